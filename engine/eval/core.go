@@ -1,0 +1,179 @@
+// Package eval computes the values of an HLO module the way XLA:CPU does.
+//
+// Each opcode is an OpFunc registered by name (see Register); files group the
+// opcodes by family (elementwise.go, dot.go, conv.go, ...). The interpreter
+// walks a computation's instructions in order, keeping each value until its last
+// use.
+package eval
+
+import (
+	"context"
+	"fmt"
+
+	"goldtrace/engine/hlo"
+	"goldtrace/engine/tensor"
+)
+
+// Value is a runtime value: an array, a tuple of values, or a token.
+type Value struct {
+	T     *tensor.Tensor // set for arrays
+	Tuple []Value        // elements when the value is a tuple
+	Token bool           // true for token values
+}
+
+// ArrayValue wraps a tensor.
+func ArrayValue(t *tensor.Tensor) Value { return Value{T: t} }
+
+// TupleValue builds a tuple.
+func TupleValue(elems ...Value) Value {
+	if elems == nil {
+		elems = []Value{}
+	}
+	return Value{Tuple: elems}
+}
+
+// IsTuple reports whether v is a tuple.
+func (v Value) IsTuple() bool { return v.T == nil && !v.Token }
+
+// Leaves returns the array leaves of v depth-first.
+func (v Value) Leaves() []*tensor.Tensor {
+	if v.T != nil {
+		return []*tensor.Tensor{v.T}
+	}
+	var out []*tensor.Tensor
+	for _, e := range v.Tuple {
+		out = append(out, e.Leaves()...)
+	}
+	return out
+}
+
+// OpFunc evaluates one instruction given its operand values. It must not modify
+// its arguments' storage: values may be shared.
+type OpFunc func(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error)
+
+var ops = map[string]OpFunc{}
+
+// Register installs the evaluator of an opcode; files call it from init.
+func Register(opcode string, f OpFunc) {
+	if _, dup := ops[opcode]; dup {
+		panic("eval: opcode registered twice: " + opcode)
+	}
+	ops[opcode] = f
+}
+
+// Supported reports whether opcode has an evaluator.
+func Supported(opcode string) bool { _, ok := ops[opcode]; return ok }
+
+// CustomCallFunc evaluates a custom-call with a given target.
+type CustomCallFunc func(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error)
+
+var customCalls = map[string]CustomCallFunc{}
+
+// RegisterCustomCall installs a handler for custom_call_target == target.
+// Later registrations replace earlier ones, so embedders can override built-ins.
+func RegisterCustomCall(target string, f CustomCallFunc) { customCalls[target] = f }
+
+// LookupCustomCall returns the handler for a target.
+func LookupCustomCall(target string) (CustomCallFunc, bool) {
+	f, ok := customCalls[target]
+	return f, ok
+}
+
+// Options select XLA:CPU behaviours that the original tool exposes as flags.
+type Options struct {
+	// ReplicaID and PartitionID are what replica-id / partition-id return.
+	ReplicaID, PartitionID int64
+	// Trace, when set, receives every instruction's value after it is computed
+	// (used for --save-intermediates and progress).
+	Trace func(in *hlo.Instruction, v Value)
+	// Parallelism bounds the goroutines a single op may use; 0 means GOMAXPROCS.
+	Parallelism int
+}
+
+// Evaluator runs one module.
+type Evaluator struct {
+	Module  *hlo.Module
+	Options Options
+	Ctx     context.Context
+}
+
+// New returns an evaluator of m.
+func New(m *hlo.Module, opts Options) *Evaluator {
+	return &Evaluator{Module: m, Options: opts, Ctx: context.Background()}
+}
+
+// Error is an evaluation failure located at an instruction.
+type Error struct {
+	Computation string
+	Instruction string
+	Opcode      string
+	Err         error
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("%s: instruction %%%s (%s): %v", e.Computation, e.Instruction, e.Opcode, e.Err)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Run evaluates the entry computation on args (one per parameter).
+func (ev *Evaluator) Run(args []Value) (Value, error) {
+	return ev.Call(ev.Module.Entry, args)
+}
+
+// Call evaluates computation c on args.
+func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
+	if len(args) != len(c.Params) {
+		return Value{}, fmt.Errorf("computation %s takes %d parameters, got %d", c.Name, len(c.Params), len(args))
+	}
+	// Count uses so values can be dropped after their last use; big modules
+	// otherwise hold every intermediate in memory.
+	uses := make(map[*hlo.Instruction]int, len(c.Instructions))
+	for _, in := range c.Instructions {
+		for _, op := range in.Operands {
+			uses[op]++
+		}
+	}
+	vals := make(map[*hlo.Instruction]Value, len(c.Instructions))
+	for _, in := range c.Instructions {
+		if err := ev.Ctx.Err(); err != nil {
+			return Value{}, err
+		}
+		var v Value
+		if in.Opcode == "parameter" {
+			v = args[in.ParameterNumber]
+		} else {
+			opArgs := make([]Value, len(in.Operands))
+			for i, op := range in.Operands {
+				a, ok := vals[op]
+				if !ok {
+					return Value{}, &Error{c.Name, in.Name, in.Opcode, fmt.Errorf("operand %%%s has no value", op.Name)}
+				}
+				opArgs[i] = a
+			}
+			f, ok := ops[in.Opcode]
+			if !ok {
+				return Value{}, &Error{c.Name, in.Name, in.Opcode, fmt.Errorf("opcode %q is not supported", in.Opcode)}
+			}
+			var err error
+			v, err = f(ev, in, opArgs)
+			if err != nil {
+				if _, located := err.(*Error); located {
+					return Value{}, err
+				}
+				return Value{}, &Error{c.Name, in.Name, in.Opcode, err}
+			}
+			for _, op := range in.Operands {
+				uses[op]--
+				if uses[op] == 0 && op != c.Root {
+					delete(vals, op)
+				}
+			}
+		}
+		if ev.Options.Trace != nil {
+			ev.Options.Trace(in, v)
+		}
+		vals[in] = v
+	}
+	return vals[c.Root], nil
+}
