@@ -1,0 +1,181 @@
+package eval
+
+import (
+	"goldtrace/engine/dtype"
+	"goldtrace/engine/tensor"
+)
+
+// Compute classes: the arithmetic type XLA:CPU uses for an element type.
+// Floats narrower than f32 compute in f32 and round once per op; integers
+// compute in 64 bits and wrap to their width when stored.
+type computeClass uint8
+
+const (
+	classPred computeClass = iota
+	classSigned
+	classUnsigned
+	classF32 // f16, bf16, f8*, f4, f32
+	classF64
+	classC64
+	classC128
+)
+
+func classOf(t dtype.Type) computeClass {
+	switch t.Kind() {
+	case dtype.KindBool:
+		return classPred
+	case dtype.KindSigned:
+		return classSigned
+	case dtype.KindUnsigned:
+		return classUnsigned
+	case dtype.KindComplex:
+		if t == dtype.C64 {
+			return classC64
+		}
+		return classC128
+	}
+	if t == dtype.F64 {
+		return classF64
+	}
+	return classF32
+}
+
+// asF32 returns the elements of a classF32 tensor as float32. For f32 it aliases
+// the storage (callers must not write to it); other types are decoded.
+func asF32(t *tensor.Tensor) []float32 {
+	if t.Type == dtype.F32 {
+		return t.F32()
+	}
+	out := make([]float32, t.NumElements())
+	dtype.DecodeF32(t.Type, t.Data, out)
+	return out
+}
+
+// newFromF32 stores float32 results into a new tensor of a classF32 type,
+// rounding once with the type's rules. For f32 it adopts vals without copying.
+func newFromF32(typ dtype.Type, dims []int64, vals []float32) *tensor.Tensor {
+	out := tensor.New(typ, dims)
+	if typ == dtype.F32 {
+		copy(out.F32(), vals)
+		return out
+	}
+	dtype.EncodeF32(typ, vals, out.Data)
+	return out
+}
+
+// asI64 returns the elements of an integer or pred tensor as int64, sign-extending
+// signed types (sub-byte ones from their low bits) and zero-extending unsigned.
+func asI64(t *tensor.Tensor) []int64 {
+	n := t.NumElements()
+	out := make([]int64, n)
+	switch t.Type {
+	case dtype.S64:
+		copy(out, t.I64())
+	case dtype.S32:
+		for i, v := range t.I32() {
+			out[i] = int64(v)
+		}
+	case dtype.S16:
+		for i, v := range t.I16() {
+			out[i] = int64(v)
+		}
+	case dtype.S8:
+		for i, v := range t.I8() {
+			out[i] = int64(v)
+		}
+	case dtype.S1, dtype.S2, dtype.S4:
+		shift := 64 - uint(t.Type.Bits())
+		for i, b := range t.Data {
+			out[i] = int64(uint64(b)<<shift) >> shift
+		}
+	default:
+		for i, v := range asU64(t) {
+			out[i] = int64(v)
+		}
+	}
+	return out
+}
+
+// asU64 returns the elements of an integer or pred tensor as uint64 (signed
+// values are sign-extended then reinterpreted).
+func asU64(t *tensor.Tensor) []uint64 {
+	n := t.NumElements()
+	out := make([]uint64, n)
+	switch t.Type {
+	case dtype.U64:
+		copy(out, t.U64())
+	case dtype.U32:
+		for i, v := range t.U32() {
+			out[i] = uint64(v)
+		}
+	case dtype.U16:
+		for i, v := range t.U16() {
+			out[i] = uint64(v)
+		}
+	case dtype.U8, dtype.Pred:
+		for i, v := range t.Data {
+			out[i] = uint64(v)
+		}
+	case dtype.U1, dtype.U2, dtype.U4:
+		mask := uint64(1)<<uint(t.Type.Bits()) - 1
+		for i, b := range t.Data {
+			out[i] = uint64(b) & mask
+		}
+	default:
+		for i, v := range asI64(t) {
+			out[i] = uint64(v)
+		}
+	}
+	return out
+}
+
+// newFromI64 stores 64-bit integer results into a new integer or pred tensor,
+// wrapping to the type's width (pred stores v != 0).
+func newFromI64(typ dtype.Type, dims []int64, vals []int64) *tensor.Tensor {
+	out := tensor.New(typ, dims)
+	switch typ {
+	case dtype.S64, dtype.U64:
+		copy(out.I64(), vals)
+	case dtype.S32, dtype.U32:
+		d := out.I32()
+		for i, v := range vals {
+			d[i] = int32(v)
+		}
+	case dtype.S16, dtype.U16:
+		d := out.I16()
+		for i, v := range vals {
+			d[i] = int16(v)
+		}
+	case dtype.Pred:
+		for i, v := range vals {
+			if v != 0 {
+				out.Data[i] = 1
+			}
+		}
+	default: // 8-bit and sub-byte: keep the low bits, masked to the width
+		mask := byte(1<<uint(typ.Bits()) - 1)
+		if typ.Bits() >= 8 {
+			mask = 0xFF
+		}
+		for i, v := range vals {
+			out.Data[i] = byte(v) & mask
+		}
+	}
+	return out
+}
+
+// newFromU64 is newFromI64 for unsigned results.
+func newFromU64(typ dtype.Type, dims []int64, vals []uint64) *tensor.Tensor {
+	out := tensor.New(typ, dims)
+	switch typ {
+	case dtype.S64, dtype.U64:
+		copy(out.U64(), vals)
+	default:
+		iv := make([]int64, len(vals))
+		for i, v := range vals {
+			iv[i] = int64(v)
+		}
+		return newFromI64(typ, dims, iv)
+	}
+	return out
+}
