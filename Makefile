@@ -1,0 +1,50 @@
+# goldtrace: `make demo` runs the main job on a bundled example; `make test` sets up
+# and runs every test. Both work on a fresh machine with Go, Python 3 and gcc.
+
+PYTHON ?= python3
+GO ?= go
+PIP := $(PYTHON) -m pip
+FUZZTIME ?= 20s
+# Packages whose code runs goroutines: their tests also run under the race detector.
+RACE_PKGS := ./engine/eval/... ./capi/...
+
+.PHONY: all deps install demo test gotest pytest bench fuzz proto clean
+
+all: install
+
+# Python packages the build and the tests need; Go modules come from go.sum.
+deps:
+	$(PIP) install -q --disable-pip-version-check "setuptools>=64" wheel "cffi>=1.16" numpy ml_dtypes pytest hypothesis jax
+	$(GO) mod download
+
+install: deps
+	$(PIP) install -q --disable-pip-version-check --no-build-isolation -e .
+
+demo: install
+	$(PYTHON) examples/demo.py
+
+gotest:
+	$(GO) vet ./...
+	$(GO) test -count=1 ./...
+	$(GO) test -count=1 -race $(RACE_PKGS)
+
+pytest:
+	$(PYTHON) -m pytest -q tests
+
+test: install gotest pytest
+
+bench: install
+	$(PYTHON) bench/run.py
+
+# Short fuzzing of every parser and decoder; FUZZTIME=10m for the long run.
+fuzz:
+	@set -e; for target in $$($(GO) test -list '^Fuzz' ./... | grep -E '^(Fuzz|ok)' | awk '/^Fuzz/{f=f" "$$1} /^ok/{if(f!=""){print $$2":"f}; f=""}'); do \
+	  pkg=$${target%%:*}; for fz in $${target#*:}; do \
+	    echo "== fuzz $$pkg $$fz ($(FUZZTIME))"; \
+	    $(GO) test -run '^$$' -fuzz "^$$fz$$" -fuzztime $(FUZZTIME) $$pkg; \
+	  done; done
+
+-include mk/proto.mk
+
+clean:
+	rm -rf build dist python/goldtrace/*.so python/goldtrace/_native.c *.egg-info python/*.egg-info

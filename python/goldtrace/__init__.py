@@ -1,0 +1,24 @@
+"""goldtrace: NKI-style kernels traced to a compact IR, and bit-faithful CPU
+reference outputs ("goldens") for whole HLO modules."""
+
+from . import dtypes
+from .errors import (
+    EvaluationError,
+    ForkedProcessError,
+    GoldtraceError,
+    GoldtraceIOError,
+    InternalError,
+    InvalidArgumentError,
+    ParseError,
+    UnsupportedError,
+)
+from .npy import load_npy, save_npy
+from ._bridge import roundtrip
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "EvaluationError", "ForkedProcessError", "GoldtraceError", "GoldtraceIOError",
+    "InternalError", "InvalidArgumentError", "ParseError", "UnsupportedError",
+    "dtypes", "load_npy", "save_npy", "roundtrip",
+]

@@ -1,0 +1,54 @@
+"""Builds goldtrace's two native pieces in order: the Go c-shared library
+libgoldtrace.so (from capi/, with the local Go toolchain), then the cffi
+extension goldtrace._native that links against it. Both land inside the
+package, so `import goldtrace` works from any directory."""
+
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+import sysconfig
+
+from setuptools import setup
+from setuptools.command.build_ext import build_ext
+
+ROOT = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(ROOT / "pybind"))
+import build_native  # noqa: E402  (pybind/ is not a package)
+
+
+def _require(tool: str, what: str) -> str:
+    path = shutil.which(tool)
+    if not path:
+        sys.exit(f"goldtrace: building needs {what} ('{tool}' not found on PATH); install it and retry")
+    return path
+
+
+class BuildGoThenNative(build_ext):
+    def run(self):
+        go = _require("go", "the Go toolchain >= 1.22 (https://go.dev/dl or apt-get install golang)")
+        cc = (sysconfig.get_config_var("CC") or "cc").split()[0]
+        _require(os.environ.get("CC", cc), "a C compiler (apt-get install gcc)")
+        libdir = pathlib.Path(self.build_temp).resolve() / "go"
+        libdir.mkdir(parents=True, exist_ok=True)
+        env = dict(os.environ, CGO_ENABLED="1")
+        subprocess.run(
+            [go, "build", "-trimpath", "-buildmode=c-shared", "-o", str(libdir / "libgoldtrace.so"), "./capi"],
+            cwd=ROOT, env=env, check=True,
+        )
+        for ext in self.extensions:
+            ext.include_dirs.insert(0, str(libdir))
+            ext.library_dirs.insert(0, str(libdir))
+        super().run()
+        for ext in self.extensions:
+            dest = pathlib.Path(self.get_ext_fullpath(ext.name)).parent
+            dest.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(libdir / "libgoldtrace.so", dest / "libgoldtrace.so")
+
+
+tmp = ROOT / "build" / "cffi-src"
+tmp.mkdir(parents=True, exist_ok=True)
+native = build_native.make_builder(str(ROOT / "build" / "go")).distutils_extension(tmpdir=str(tmp))
+
+setup(ext_modules=[native], cmdclass={"build_ext": BuildGoThenNative})
