@@ -71,19 +71,15 @@ def load_npy(path, dtype=None):
         raise GoldtraceIOError(f"{path}: no such file")
     forced = _read_meta(path) or (np.dtype(dtype) if dtype is not None else None)
     with open(path, "rb") as f:
-        try:
-            version = np.lib.format.read_magic(f)
-            shape, fortran, descr = np.lib.format._read_array_header(f, version)
-        except ValueError as exc:
-            if b"'<f1'" not in open(path, "rb").read(512):
-                raise ParseError(f"{path}: {exc}") from None
+        head = f.read(1024)
+        f.seek(0)
+        if b"'<f1'" in head:
             # ml_dtypes writes float8_e5m2 as '<f1', which numpy refuses to parse.
-            f.seek(0)
             return _load_f1(f, path)
-        data = np.fromfile(f, dtype=descr, count=int(np.prod(shape, dtype=np.int64)))
-    if data.size != int(np.prod(shape, dtype=np.int64)):
-        raise ParseError(f"{path}: truncated data: expected {int(np.prod(shape))} elements, found {data.size}")
-    data = data.reshape(shape, order="F" if fortran else "C")
+        try:
+            data = np.lib.format.read_array(f, allow_pickle=False)
+        except (ValueError, EOFError, OSError) as exc:
+            raise ParseError(f"{path}: not a valid .npy file: {exc}") from None
     if forced is not None:
         if data.dtype.itemsize != forced.itemsize:
             raise ParseError(f"{path}: element size {data.dtype.itemsize} does not match {forced.name}")
