@@ -121,6 +121,27 @@ func (ev *Evaluator) Run(args []Value) (Value, error) {
 	return ev.Call(ev.Module.Entry, args)
 }
 
+// callOp runs one op function, turning a Go panic (an out-of-range index in a
+// kernel, a malformed instruction) into an error so it never escapes the
+// evaluator.
+func callOp(f OpFunc, ev *Evaluator, in *hlo.Instruction, args []Value) (v Value, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			v, err = Value{}, fmt.Errorf("internal error: %v", r)
+		}
+	}()
+	return f(ev, in, args)
+}
+
+// Evaluate runs the entry computation of m on args with opts; it is the
+// one-call form of New(m, opts).Run(args).
+func Evaluate(m *hlo.Module, args []Value, opts Options) (Value, error) {
+	if m == nil || m.Entry == nil {
+		return Value{}, fmt.Errorf("module has no entry computation")
+	}
+	return New(m, opts).Run(args)
+}
+
 // Call evaluates computation c on args.
 func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 	if len(args) != len(c.Params) {
@@ -156,7 +177,7 @@ func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 				return Value{}, &Error{c.Name, in.Name, in.Opcode, fmt.Errorf("opcode %q is not supported", in.Opcode)}
 			}
 			var err error
-			v, err = f(ev, in, opArgs)
+			v, err = callOp(f, ev, in, opArgs)
 			if err != nil {
 				if _, located := err.(*Error); located {
 					return Value{}, err

@@ -1,6 +1,10 @@
 package eval
 
 import (
+	"runtime"
+	"sync"
+	"unsafe"
+
 	"goldtrace/engine/dtype"
 	"goldtrace/engine/tensor"
 )
@@ -178,4 +182,117 @@ func newFromU64(typ dtype.Type, dims []int64, vals []uint64) *tensor.Tensor {
 		return newFromI64(typ, dims, iv)
 	}
 	return out
+}
+
+// parallelThreshold is the element count from which elementwise loops are
+// split across goroutines; below it the goroutine overhead dominates.
+const parallelThreshold = 1 << 16
+
+// parallelFor runs body over [0,n) in contiguous chunks, one per CPU when n is
+// large enough to pay for the goroutines. body must only write its own chunk.
+func parallelFor(n int, body func(lo, hi int)) {
+	workers := runtime.GOMAXPROCS(0)
+	if n < parallelThreshold || workers < 2 {
+		body(0, n)
+		return
+	}
+	chunk := (n + workers - 1) / workers
+	var wg sync.WaitGroup
+	var perr any
+	var mu sync.Mutex
+	for lo := 0; lo < n; lo += chunk {
+		hi := min(lo+chunk, n)
+		wg.Add(1)
+		go func(lo, hi int) {
+			defer wg.Done()
+			// A panic in a worker goroutine would kill the process; carry it
+			// to the caller so Evaluator.Call can turn it into an error.
+			defer func() {
+				if r := recover(); r != nil {
+					mu.Lock()
+					perr = r
+					mu.Unlock()
+				}
+			}()
+			body(lo, hi)
+		}(lo, hi)
+	}
+	wg.Wait()
+	if perr != nil {
+		panic(perr)
+	}
+}
+
+// asF64 returns the elements of an f64 tensor (aliasing its storage) or of any
+// other real float type, decoded.
+func asF64(t *tensor.Tensor) []float64 {
+	if t.Type == dtype.F64 {
+		return t.F64()
+	}
+	f := asF32(t)
+	out := make([]float64, len(f))
+	for i, v := range f {
+		out[i] = float64(v)
+	}
+	return out
+}
+
+// integer is the set of storage types integer kernels are instantiated for.
+// Sub-byte types compute in int8/uint8 and are masked back to their width.
+type integer interface {
+	~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~uint64
+}
+
+// rawView reinterprets storage bytes as a slice of T.
+func rawView[T any](b []byte) []T {
+	if len(b) == 0 {
+		return nil
+	}
+	var z T
+	return unsafe.Slice((*T)(unsafe.Pointer(&b[0])), len(b)/int(unsafe.Sizeof(z)))
+}
+
+// intView returns the elements of an integer or pred tensor as its storage
+// type T (int8 for s1..s8, uint8 for pred and u1..u8, ...). Full-width types
+// alias the storage; sub-byte types are copied, sign-extended or masked.
+func intView[T integer](t *tensor.Tensor) []T {
+	if !t.Type.IsSubByte() {
+		return rawView[T](t.Data)
+	}
+	bits := uint(t.Type.Bits())
+	out := make([]T, len(t.Data))
+	if t.Type.IsSigned() {
+		for i, b := range t.Data {
+			out[i] = T(int8(b<<(8-bits)) >> (8 - bits))
+		}
+	} else {
+		mask := byte(1)<<bits - 1
+		for i, b := range t.Data {
+			out[i] = T(b & mask)
+		}
+	}
+	return out
+}
+
+// maskStorage truncates the bytes of a sub-byte or pred tensor to the type's
+// width, after a kernel computed them in 8 bits.
+func maskStorage(t *tensor.Tensor) {
+	bits := t.Type.Bits()
+	if t.Type == dtype.Pred {
+		bits = 1
+	} else if bits >= 8 {
+		return
+	}
+	mask := byte(1)<<uint(bits) - 1
+	for i := range t.Data {
+		t.Data[i] &= mask
+	}
+}
+
+// intBits is the arithmetic width of an integer or pred type (1 for pred).
+func intBits(t dtype.Type) int {
+	if t == dtype.Pred {
+		return 1
+	}
+	return t.Bits()
 }

@@ -1,0 +1,362 @@
+package eval
+
+// convert, bitcast-convert, reduce-precision and stochastic-convert.
+//
+// convert rounds like XLA:CPU (checked against jax.jit on CPU): f32 and
+// narrower floats round once, directly, into any narrower float; f64 rounds
+// into f16 and bf16 through f32 (twice), but into f8/f4 types directly; floats
+// into integers truncate, saturate, and send NaN to 0; integers wrap.
+
+import (
+	"fmt"
+	"math"
+
+	"goldtrace/engine/dtype"
+	"goldtrace/engine/hlo"
+	"goldtrace/engine/tensor"
+)
+
+func init() {
+	Register("convert", evalConvert)
+	Register("bitcast-convert", evalBitcastConvert)
+	Register("reduce-precision", evalReducePrecision)
+	Register("stochastic-convert", evalStochasticConvert)
+}
+
+func evalConvert(_ *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
+	ts, err := arrayArgs(args, 1)
+	if err != nil {
+		return Value{}, err
+	}
+	to, err := resultElem(in)
+	if err != nil {
+		return Value{}, err
+	}
+	out, err := convert(ts[0], to)
+	if err != nil {
+		return Value{}, err
+	}
+	return ArrayValue(out), nil
+}
+
+// convert converts x to element type to.
+func convert(x *tensor.Tensor, to dtype.Type) (*tensor.Tensor, error) {
+	if !to.IsArray() {
+		return nil, fmt.Errorf("cannot convert to %v", to)
+	}
+	if x.Type == to {
+		return x, nil
+	}
+	n := int(x.NumElements())
+	out := tensor.New(to, x.Dims)
+	switch classOf(x.Type) {
+	case classF32:
+		storeF32(out, asF32(x))
+	case classF64:
+		storeF64(out, x.F64())
+	case classC64, classC128:
+		// complex -> real keeps the real part, as XLA's convert does.
+		var re, im []float64
+		if x.Type == dtype.C64 {
+			re, im = splitComplex(x.C64())
+		} else {
+			re, im = splitComplex(x.C128())
+		}
+		if to.IsComplex() {
+			storeComplex(out, re, im)
+		} else {
+			storeF64(out, re)
+		}
+	case classSigned, classPred:
+		vals := asI64(x)
+		switch classOf(to) {
+		case classSigned, classUnsigned, classPred:
+			copy(out.Data, newFromI64(to, x.Dims, vals).Data)
+		case classF64, classC128, classC64:
+			f := make([]float64, n)
+			for i, v := range vals {
+				f[i] = float64(v)
+			}
+			storeF64(out, f)
+		default:
+			f := make([]float32, n)
+			for i, v := range vals {
+				f[i] = float32(v)
+			}
+			storeF32(out, f)
+		}
+	case classUnsigned:
+		vals := asU64(x)
+		switch classOf(to) {
+		case classSigned, classUnsigned, classPred:
+			copy(out.Data, newFromU64(to, x.Dims, vals).Data)
+		case classF64, classC128, classC64:
+			f := make([]float64, n)
+			for i, v := range vals {
+				f[i] = float64(v)
+			}
+			storeF64(out, f)
+		default:
+			f := make([]float32, n)
+			for i, v := range vals {
+				f[i] = float32(v)
+			}
+			storeF32(out, f)
+		}
+	default:
+		return nil, fmt.Errorf("cannot convert %v to %v", x.Type, to)
+	}
+	return out, nil
+}
+
+func splitComplex[C cplx](xs []C) (re, im []float64) {
+	re, im = make([]float64, len(xs)), make([]float64, len(xs))
+	for i, v := range xs {
+		re[i], im[i] = real(complex128(v)), imag(complex128(v))
+	}
+	return re, im
+}
+
+// storeF32 writes exact-in-f32 values into out's type (any type), rounding once.
+func storeF32(out *tensor.Tensor, f []float32) {
+	switch out.Type {
+	case dtype.C64:
+		o := out.C64()
+		for i, v := range f {
+			o[i] = complex(v, 0)
+		}
+	case dtype.C128:
+		o := out.C128()
+		for i, v := range f {
+			o[i] = complex(float64(v), 0)
+		}
+	case dtype.F64:
+		o := out.F64()
+		for i, v := range f {
+			o[i] = float64(v)
+		}
+	default:
+		dtype.EncodeF32(out.Type, f, out.Data)
+	}
+}
+
+// storeF64 writes f64 values into out's type (any type) with XLA:CPU's rounding.
+func storeF64(out *tensor.Tensor, f []float64) {
+	switch out.Type {
+	case dtype.C64:
+		o := out.C64()
+		for i, v := range f {
+			o[i] = complex(float32(v), 0)
+		}
+	case dtype.C128:
+		o := out.C128()
+		for i, v := range f {
+			o[i] = complex(v, 0)
+		}
+	case dtype.F64:
+		copy(out.F64(), f)
+	case dtype.F32, dtype.F16, dtype.BF16:
+		// XLA:CPU narrows f64 to f16/bf16 through f32 (two roundings).
+		f32 := make([]float32, len(f))
+		for i, v := range f {
+			f32[i] = float32(v)
+		}
+		dtype.EncodeF32(out.Type, f32, out.Data)
+	default:
+		dtype.EncodeF64(out.Type, f, out.Data)
+	}
+}
+
+func storeComplex(out *tensor.Tensor, re, im []float64) {
+	if out.Type == dtype.C64 {
+		o := out.C64()
+		for i := range o {
+			o[i] = complex(float32(re[i]), float32(im[i]))
+		}
+		return
+	}
+	o := out.C128()
+	for i := range o {
+		o[i] = complex(re[i], im[i])
+	}
+}
+
+// evalBitcastConvert reinterprets element bits. A narrower result gains a
+// minor dimension of size in/out bits; a wider one consumes it. Elements are
+// little-endian, so the minor index 0 holds the lowest bits.
+func evalBitcastConvert(_ *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
+	ts, err := arrayArgs(args, 1)
+	if err != nil {
+		return Value{}, err
+	}
+	x := ts[0]
+	to, err := resultElem(in)
+	if err != nil {
+		return Value{}, err
+	}
+	fromBits, toBits := x.Type.Bits(), to.Bits()
+	dims := append([]int64{}, x.Dims...)
+	switch {
+	case toBits < fromBits:
+		dims = append(dims, int64(fromBits/toBits))
+	case toBits > fromBits:
+		r := len(dims) - 1
+		if r < 0 || dims[r]*int64(fromBits) != int64(toBits) {
+			return Value{}, fmt.Errorf("bitcast-convert %v to %v needs a minor dimension of %d", x, to, toBits/fromBits)
+		}
+		dims = dims[:r]
+	}
+	if !equalDims(dims, in.Shape.Dims) {
+		return Value{}, fmt.Errorf("bitcast-convert of %v to %v gives dims %v, not the declared %v", x, to, dims, in.Shape.Dims)
+	}
+	if !x.Type.IsSubByte() && !to.IsSubByte() {
+		out, err := tensor.FromBytes(to, dims, x.Data)
+		if err != nil {
+			return Value{}, err
+		}
+		return ArrayValue(out), nil
+	}
+	// Sub-byte types are stored one per byte: repack the logical bit stream.
+	out := tensor.New(to, dims)
+	var acc uint64
+	var have, j int
+	size := x.Type.Size()
+	for i := 0; i < int(x.NumElements()); i++ {
+		var v uint64
+		for b := size - 1; b >= 0; b-- {
+			v = v<<8 | uint64(x.Data[i*size+b])
+		}
+		if fromBits < 64 {
+			v &= 1<<uint(fromBits) - 1
+		}
+		acc |= v << uint(have)
+		have += fromBits
+		for have >= toBits {
+			w := acc
+			if toBits < 64 {
+				w &= 1<<uint(toBits) - 1
+				acc >>= uint(toBits)
+			} else {
+				acc = 0
+			}
+			have -= toBits
+			osize := to.Size()
+			for b := 0; b < osize; b++ {
+				out.Data[j*osize+b] = byte(w >> (8 * uint(b)))
+			}
+			j++
+		}
+	}
+	return ArrayValue(out), nil
+}
+
+// evalReducePrecision rounds to a float format with the given exponent and
+// mantissa widths, as XLA's reduce-precision: mantissa to nearest even,
+// exponent overflow to ±Inf, underflow (denormals included) to ±0, NaN kept
+// unless mantissa_bits is 0.
+func evalReducePrecision(_ *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
+	ts, err := arrayArgs(args, 1)
+	if err != nil {
+		return Value{}, err
+	}
+	x := ts[0]
+	eb, mb := in.ExponentBits, in.MantissaBits
+	if eb < 1 || mb < 0 {
+		return Value{}, fmt.Errorf("reduce-precision needs exponent_bits >= 1 and mantissa_bits >= 0, got %d and %d", eb, mb)
+	}
+	switch classOf(x.Type) {
+	case classF64:
+		out := tensor.New(x.Type, x.Dims)
+		o := out.F64()
+		for i, v := range x.F64() {
+			r := reducePrecisionBits(math.Float64bits(v), 11, 52, eb, mb)
+			if mb > 0 && v != v {
+				o[i] = v
+			} else {
+				o[i] = math.Float64frombits(r)
+			}
+		}
+		return ArrayValue(out), nil
+	case classF32:
+		xs := asF32(x)
+		o := make([]float32, len(xs))
+		for i, v := range xs {
+			r := reducePrecisionBits(uint64(math.Float32bits(v)), 8, 23, eb, mb)
+			if mb > 0 && v != v {
+				o[i] = v
+			} else {
+				o[i] = math.Float32frombits(uint32(r))
+			}
+		}
+		return ArrayValue(newFromF32(x.Type, x.Dims, o)), nil
+	}
+	return Value{}, unsupported("reduce-precision", x.Type)
+}
+
+// reducePrecisionBits applies reduce-precision to the bits of an IEEE float
+// with srcExp exponent and srcMant mantissa bits.
+func reducePrecisionBits(x uint64, srcExp, srcMant, eb, mb int64) uint64 {
+	if mb < srcMant {
+		shift := uint(srcMant - mb)
+		last := uint64(1) << shift
+		bias := (last >> 1) - 1 + (x&last)>>shift
+		x = (x + bias) &^ (last - 1)
+	}
+	if eb < srcExp {
+		signMask := uint64(1) << uint(srcExp+srcMant)
+		expMask := (uint64(1)<<uint(srcExp) - 1) << uint(srcMant)
+		bias := int64(1)<<uint(srcExp-1) - 1
+		rbias := int64(1)<<uint(eb-1) - 1
+		maxExp := uint64(bias+rbias) << uint(srcMant)
+		minExp := uint64(bias-rbias) << uint(srcMant)
+		e := x & expMask
+		switch {
+		case e > maxExp:
+			x = x&signMask | expMask
+		case e <= minExp:
+			x &= signMask
+		}
+	}
+	return x
+}
+
+// evalStochasticConvert rounds floats to integers up or down by comparing the
+// fraction with a random unsigned integer of the operand's width, as
+// HloEvaluator does: round away from zero when random < fraction * 2^bits.
+func evalStochasticConvert(_ *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
+	ts, err := arrayArgs(args, 2)
+	if err != nil {
+		return Value{}, err
+	}
+	x, r := ts[0], ts[1]
+	to, err := resultElem(in)
+	if err != nil {
+		return Value{}, err
+	}
+	if !x.Type.IsFloat() || !r.Type.IsUnsigned() || !to.IsInteger() {
+		return Value{}, fmt.Errorf("stochastic-convert needs float operand, unsigned random and integer result, got %v, %v -> %v", x.Type, r.Type, to)
+	}
+	if err := sameShape(x, r); err != nil {
+		return Value{}, err
+	}
+	xs, rs := asF64(x), asU64(r)
+	rbits := r.Type.Bits()
+	f := make([]float64, len(xs))
+	for i, v := range xs {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			f[i] = v
+			continue
+		}
+		a := math.Abs(v)
+		t := math.Trunc(a)
+		if frac := a - t; frac > 0 {
+			if float64(rs[i]) < math.Ldexp(frac, rbits) {
+				t++
+			}
+		}
+		f[i] = math.Copysign(t, v)
+	}
+	out := tensor.New(to, x.Dims)
+	dtype.EncodeF64(to, f, out.Data)
+	return ArrayValue(out), nil
+}

@@ -1,0 +1,321 @@
+package eval
+
+// Elementwise unary and binary opcodes. Each op runs one typed loop over whole
+// slices per compute class: f32 (every float narrower than f64 is decoded to
+// f32, computed, and rounded once when stored, as XLA:CPU does), f64, complex,
+// and integers in their storage type (sub-byte types in 8 bits, masked back).
+
+import (
+	"fmt"
+
+	"goldtrace/engine/dtype"
+	"goldtrace/engine/hlo"
+	"goldtrace/engine/tensor"
+)
+
+var unaryOpcodes = []string{
+	"abs", "ceil", "floor", "cosine", "sine", "tan", "exponential", "exponential-minus-one",
+	"log", "log-plus-one", "logistic", "negate", "not", "popcnt", "count-leading-zeros",
+	"round-nearest-afz", "round-nearest-even", "rsqrt", "sqrt", "cbrt", "sign", "tanh",
+	"sinh", "cosh", "acos", "asin", "atanh", "acosh", "asinh", "erf", "is-finite", "real", "imag",
+}
+
+var binaryOpcodes = []string{
+	"add", "subtract", "multiply", "divide", "remainder", "power", "atan2", "maximum", "minimum",
+	"and", "or", "xor", "shift-left", "shift-right-arithmetic", "shift-right-logical", "mulhi",
+}
+
+func init() {
+	for _, op := range unaryOpcodes {
+		Register(op, evalUnary)
+	}
+	for _, op := range binaryOpcodes {
+		Register(op, evalBinary)
+	}
+	Register("complex", evalComplex)
+}
+
+// arrayArgs checks that an instruction got n array operands and returns them.
+func arrayArgs(args []Value, n int) ([]*tensor.Tensor, error) {
+	if len(args) != n {
+		return nil, fmt.Errorf("expected %d operands, got %d", n, len(args))
+	}
+	out := make([]*tensor.Tensor, n)
+	for i, a := range args {
+		if a.T == nil {
+			return nil, fmt.Errorf("operand %d is not an array", i)
+		}
+		out[i] = a.T
+	}
+	return out, nil
+}
+
+// sameShape reports an error unless every tensor has dims equal to ts[0]'s;
+// HLO never broadcasts implicitly.
+func sameShape(ts ...*tensor.Tensor) error {
+	for _, t := range ts[1:] {
+		if !equalDims(t.Dims, ts[0].Dims) {
+			return fmt.Errorf("operand shapes differ: %v vs %v", ts[0], t)
+		}
+	}
+	return nil
+}
+
+func equalDims(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// resultElem is the array element type of an instruction's result.
+func resultElem(in *hlo.Instruction) (dtype.Type, error) {
+	if !in.Shape.IsArray() {
+		return 0, fmt.Errorf("result shape must be an array, got %v", in.Shape.Elem)
+	}
+	return in.Shape.Elem, nil
+}
+
+func unsupported(op string, t dtype.Type) error {
+	return fmt.Errorf("%s is not defined for element type %v", op, t)
+}
+
+func evalUnary(_ *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
+	ts, err := arrayArgs(args, 1)
+	if err != nil {
+		return Value{}, err
+	}
+	out, err := unary(in.Opcode, ts[0])
+	if err != nil {
+		return Value{}, err
+	}
+	return ArrayValue(out), nil
+}
+
+// unary applies a unary elementwise opcode. The result type follows XLA:
+// pred for is-finite, the real type for abs/real/imag of complex.
+func unary(op string, x *tensor.Tensor) (*tensor.Tensor, error) {
+	n := int(x.NumElements())
+	switch classOf(x.Type) {
+	case classF32:
+		xs := asF32(x)
+		if op == "is-finite" {
+			return isFinite(xs, x.Dims), nil
+		}
+		if !unaryFloat(op, xs[:0], xs[:0]) {
+			return nil, unsupported(op, x.Type)
+		}
+		out := tensor.New(x.Type, x.Dims)
+		o := out.F32()
+		if x.Type != dtype.F32 {
+			o = make([]float32, n)
+		}
+		parallelFor(n, func(lo, hi int) { unaryFloat(op, xs[lo:hi], o[lo:hi]) })
+		if x.Type != dtype.F32 {
+			return newFromF32(x.Type, x.Dims, o), nil
+		}
+		return out, nil
+	case classF64:
+		xs := x.F64()
+		if op == "is-finite" {
+			return isFinite(xs, x.Dims), nil
+		}
+		if !unaryFloat(op, xs[:0], xs[:0]) {
+			return nil, unsupported(op, x.Type)
+		}
+		out := tensor.New(x.Type, x.Dims)
+		o := out.F64()
+		parallelFor(n, func(lo, hi int) { unaryFloat(op, xs[lo:hi], o[lo:hi]) })
+		return out, nil
+	case classC64:
+		return unaryComplex(op, x, x.C64(), dtype.F32)
+	case classC128:
+		return unaryComplex(op, x, x.C128(), dtype.F64)
+	}
+	switch x.Type {
+	case dtype.S8, dtype.S4, dtype.S2, dtype.S1:
+		return unaryIntT[int8](op, x)
+	case dtype.S16:
+		return unaryIntT[int16](op, x)
+	case dtype.S32:
+		return unaryIntT[int32](op, x)
+	case dtype.S64:
+		return unaryIntT[int64](op, x)
+	case dtype.U8, dtype.U4, dtype.U2, dtype.U1, dtype.Pred:
+		return unaryIntT[uint8](op, x)
+	case dtype.U16:
+		return unaryIntT[uint16](op, x)
+	case dtype.U32:
+		return unaryIntT[uint32](op, x)
+	case dtype.U64:
+		return unaryIntT[uint64](op, x)
+	}
+	return nil, unsupported(op, x.Type)
+}
+
+func isFinite[F float32 | float64](xs []F, dims []int64) *tensor.Tensor {
+	out := tensor.New(dtype.Pred, dims)
+	for i, v := range xs {
+		if v-v == 0 { // false for NaN and ±Inf
+			out.Data[i] = 1
+		}
+	}
+	return out
+}
+
+func unaryIntT[T integer](op string, x *tensor.Tensor) (*tensor.Tensor, error) {
+	bits := intBits(x.Type)
+	xs := intView[T](x)
+	if !unaryInt(op, xs[:0], xs[:0], bits) {
+		return nil, unsupported(op, x.Type)
+	}
+	out := tensor.New(x.Type, x.Dims)
+	o := rawView[T](out.Data)
+	parallelFor(len(o), func(lo, hi int) { unaryInt(op, xs[lo:hi], o[lo:hi], bits) })
+	maskStorage(out)
+	return out, nil
+}
+
+func unaryComplex[C complex64 | complex128](op string, x *tensor.Tensor, xs []C, realType dtype.Type) (*tensor.Tensor, error) {
+	switch op {
+	case "abs", "real", "imag":
+		out := tensor.New(realType, x.Dims)
+		if realType == dtype.F32 {
+			complexPart(op, xs, out.F32())
+		} else {
+			complexPart(op, xs, out.F64())
+		}
+		return out, nil
+	}
+	if !unaryCplx(op, xs[:0], xs[:0]) {
+		return nil, unsupported(op, x.Type)
+	}
+	out := tensor.New(x.Type, x.Dims)
+	o := rawView[C](out.Data)
+	parallelFor(len(o), func(lo, hi int) { unaryCplx(op, xs[lo:hi], o[lo:hi]) })
+	return out, nil
+}
+
+func evalBinary(_ *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
+	ts, err := arrayArgs(args, 2)
+	if err != nil {
+		return Value{}, err
+	}
+	out, err := binary(in.Opcode, ts[0], ts[1])
+	if err != nil {
+		return Value{}, err
+	}
+	return ArrayValue(out), nil
+}
+
+// binary applies a binary elementwise opcode to equal-shaped operands.
+func binary(op string, a, b *tensor.Tensor) (*tensor.Tensor, error) {
+	if err := sameShape(a, b); err != nil {
+		return nil, err
+	}
+	if a.Type != b.Type {
+		return nil, fmt.Errorf("operand types differ: %v vs %v", a.Type, b.Type)
+	}
+	n := int(a.NumElements())
+	switch classOf(a.Type) {
+	case classF32:
+		as, bs := asF32(a), asF32(b)
+		if !binaryFloat(op, as[:0], bs[:0], as[:0]) {
+			return nil, unsupported(op, a.Type)
+		}
+		out := tensor.New(a.Type, a.Dims)
+		o := out.F32()
+		if a.Type != dtype.F32 {
+			o = make([]float32, n)
+		}
+		parallelFor(n, func(lo, hi int) { binaryFloat(op, as[lo:hi], bs[lo:hi], o[lo:hi]) })
+		if a.Type != dtype.F32 {
+			return newFromF32(a.Type, a.Dims, o), nil
+		}
+		return out, nil
+	case classF64:
+		return binaryT(op, a, a.F64(), b.F64(), binaryFloat[float64])
+	case classC64:
+		return binaryT(op, a, a.C64(), b.C64(), binaryCplx[complex64])
+	case classC128:
+		return binaryT(op, a, a.C128(), b.C128(), binaryCplx[complex128])
+	}
+	switch a.Type {
+	case dtype.S8, dtype.S4, dtype.S2, dtype.S1:
+		return binaryIntT[int8](op, a, b)
+	case dtype.S16:
+		return binaryIntT[int16](op, a, b)
+	case dtype.S32:
+		return binaryIntT[int32](op, a, b)
+	case dtype.S64:
+		return binaryIntT[int64](op, a, b)
+	case dtype.U8, dtype.U4, dtype.U2, dtype.U1, dtype.Pred:
+		return binaryIntT[uint8](op, a, b)
+	case dtype.U16:
+		return binaryIntT[uint16](op, a, b)
+	case dtype.U32:
+		return binaryIntT[uint32](op, a, b)
+	case dtype.U64:
+		return binaryIntT[uint64](op, a, b)
+	}
+	return nil, unsupported(op, a.Type)
+}
+
+// binaryT runs a same-type binary kernel whose storage type E aliases the
+// tensors' bytes directly (f64, c64, c128).
+func binaryT[E any](op string, a *tensor.Tensor, as, bs []E, kernel func(op string, a, b, o []E) bool) (*tensor.Tensor, error) {
+	if !kernel(op, as[:0], bs[:0], as[:0]) {
+		return nil, unsupported(op, a.Type)
+	}
+	out := tensor.New(a.Type, a.Dims)
+	o := rawView[E](out.Data)
+	parallelFor(len(o), func(lo, hi int) { kernel(op, as[lo:hi], bs[lo:hi], o[lo:hi]) })
+	return out, nil
+}
+
+func binaryIntT[T integer](op string, a, b *tensor.Tensor) (*tensor.Tensor, error) {
+	bits := intBits(a.Type)
+	as, bs := intView[T](a), intView[T](b)
+	if !binaryInt(op, as[:0], bs[:0], as[:0], bits) {
+		return nil, unsupported(op, a.Type)
+	}
+	out := tensor.New(a.Type, a.Dims)
+	o := rawView[T](out.Data)
+	parallelFor(len(o), func(lo, hi int) { binaryInt(op, as[lo:hi], bs[lo:hi], o[lo:hi], bits) })
+	maskStorage(out)
+	return out, nil
+}
+
+// evalComplex builds c64/c128 from real and imaginary parts.
+func evalComplex(_ *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
+	ts, err := arrayArgs(args, 2)
+	if err != nil {
+		return Value{}, err
+	}
+	re, im := ts[0], ts[1]
+	if err := sameShape(re, im); err != nil {
+		return Value{}, err
+	}
+	switch {
+	case re.Type == dtype.F32 && im.Type == dtype.F32:
+		out := tensor.New(dtype.C64, re.Dims)
+		o, r, i := out.C64(), re.F32(), im.F32()
+		for k := range o {
+			o[k] = complex(r[k], i[k])
+		}
+		return ArrayValue(out), nil
+	case re.Type == dtype.F64 && im.Type == dtype.F64:
+		out := tensor.New(dtype.C128, re.Dims)
+		o, r, i := out.C128(), re.F64(), im.F64()
+		for k := range o {
+			o[k] = complex(r[k], i[k])
+		}
+		return ArrayValue(out), nil
+	}
+	return Value{}, fmt.Errorf("complex needs two f32 or two f64 operands, got %v and %v", re.Type, im.Type)
+}

@@ -1,0 +1,280 @@
+package eval
+
+// compare, select and clamp: the elementwise ops whose operands are not all of
+// the result's type, or may be scalars broadcast against arrays.
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+
+	"goldtrace/engine/dtype"
+	"goldtrace/engine/hlo"
+	"goldtrace/engine/tensor"
+)
+
+func init() {
+	Register("compare", evalCompare)
+	Register("select", evalSelect)
+	Register("clamp", evalClamp)
+}
+
+// defaultComparison is the comparison type XLA assumes when none is printed.
+func defaultComparison(t dtype.Type) string {
+	switch {
+	case t.IsFloat() || t.IsComplex():
+		return "FLOAT"
+	case t.IsSigned():
+		return "SIGNED"
+	}
+	return "UNSIGNED"
+}
+
+func evalCompare(_ *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
+	ts, err := arrayArgs(args, 2)
+	if err != nil {
+		return Value{}, err
+	}
+	out, err := compare(in.ComparisonDirection, in.ComparisonType, ts[0], ts[1])
+	if err != nil {
+		return Value{}, err
+	}
+	return ArrayValue(out), nil
+}
+
+// compare evaluates a compare of equal-shaped operands into a pred tensor.
+func compare(dir, ctype string, a, b *tensor.Tensor) (*tensor.Tensor, error) {
+	if err := sameShape(a, b); err != nil {
+		return nil, err
+	}
+	if a.Type != b.Type {
+		return nil, fmt.Errorf("operand types differ: %v vs %v", a.Type, b.Type)
+	}
+	if ctype == "" {
+		ctype = defaultComparison(a.Type)
+	}
+	if !compareKernel[int8](dir, nil, nil, nil) {
+		return nil, fmt.Errorf("unknown comparison direction %q", dir)
+	}
+	out := tensor.New(dtype.Pred, a.Dims)
+	o := out.Data
+	switch classOf(a.Type) {
+	case classF32:
+		as, bs := asF32(a), asF32(b)
+		if ctype == "TOTALORDER" {
+			compareKernel(dir, totalOrderKeys32(as), totalOrderKeys32(bs), o)
+		} else {
+			compareKernel(dir, as, bs, o)
+		}
+	case classF64:
+		as, bs := a.F64(), b.F64()
+		if ctype == "TOTALORDER" {
+			compareKernel(dir, totalOrderKeys64(as), totalOrderKeys64(bs), o)
+		} else {
+			compareKernel(dir, as, bs, o)
+		}
+	case classC64, classC128:
+		if dir != "EQ" && dir != "NE" {
+			return nil, fmt.Errorf("complex numbers compare only with EQ or NE, not %s", dir)
+		}
+		if a.Type == dtype.C64 {
+			compareComplex(dir == "EQ", a.C64(), b.C64(), o)
+		} else {
+			compareComplex(dir == "EQ", a.C128(), b.C128(), o)
+		}
+	default:
+		switch {
+		case ctype == "SIGNED" && a.Type.IsSigned() && a.Type.Bits() == 32:
+			compareKernel(dir, a.I32(), b.I32(), o)
+		case ctype == "SIGNED" && a.Type.IsSigned() && a.Type.Bits() == 64:
+			compareKernel(dir, a.I64(), b.I64(), o)
+		case ctype == "SIGNED":
+			compareKernel(dir, asI64(a), asI64(b), o)
+		case a.Type.IsUnsigned() && a.Type.Bits() == 32:
+			compareKernel(dir, a.U32(), b.U32(), o)
+		case !a.Type.IsSubByte() && a.Type.Bits() == 8 && !a.Type.IsSigned():
+			compareKernel(dir, a.Data, b.Data, o)
+		default:
+			// UNSIGNED on a signed type compares the bit patterns of its width.
+			ua, ub := asU64(a), asU64(b)
+			if a.Type.IsSigned() && a.Type.Bits() < 64 {
+				m := uint64(1)<<uint(a.Type.Bits()) - 1
+				for i := range ua {
+					ua[i] &= m
+					ub[i] &= m
+				}
+			}
+			compareKernel(dir, ua, ub, o)
+		}
+	}
+	return out, nil
+}
+
+func compareKernel[T cmp.Ordered](dir string, a, b []T, o []byte) bool {
+	switch dir {
+	case "EQ":
+		for i := range o {
+			o[i] = b2u(a[i] == b[i])
+		}
+	case "NE":
+		for i := range o {
+			o[i] = b2u(a[i] != b[i])
+		}
+	case "LT":
+		for i := range o {
+			o[i] = b2u(a[i] < b[i])
+		}
+	case "LE":
+		for i := range o {
+			o[i] = b2u(a[i] <= b[i])
+		}
+	case "GT":
+		for i := range o {
+			o[i] = b2u(a[i] > b[i])
+		}
+	case "GE":
+		for i := range o {
+			o[i] = b2u(a[i] >= b[i])
+		}
+	default:
+		return false
+	}
+	return true
+}
+
+func compareComplex[C cplx](eq bool, a, b []C, o []byte) {
+	for i := range o {
+		o[i] = b2u((a[i] == b[i]) == eq)
+	}
+}
+
+func b2u(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// totalOrderKeys32 maps floats to integers ordered as XLA's TOTALORDER:
+// -NaN < -Inf < ... < -0 < +0 < ... < +Inf < +NaN (sign-magnitude bits).
+func totalOrderKeys32(xs []float32) []int32 {
+	out := make([]int32, len(xs))
+	for i, v := range xs {
+		k := int32(math.Float32bits(v))
+		if k < 0 {
+			k ^= math.MaxInt32
+		}
+		out[i] = k
+	}
+	return out
+}
+
+func totalOrderKeys64(xs []float64) []int64 {
+	out := make([]int64, len(xs))
+	for i, v := range xs {
+		k := int64(math.Float64bits(v))
+		if k < 0 {
+			k ^= math.MaxInt64
+		}
+		out[i] = k
+	}
+	return out
+}
+
+func evalSelect(_ *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
+	ts, err := arrayArgs(args, 3)
+	if err != nil {
+		return Value{}, err
+	}
+	p, a, b := ts[0], ts[1], ts[2]
+	if p.Type != dtype.Pred {
+		return Value{}, fmt.Errorf("select predicate must be pred, got %v", p.Type)
+	}
+	if err := sameShape(a, b); err != nil {
+		return Value{}, err
+	}
+	if a.Type != b.Type {
+		return Value{}, fmt.Errorf("operand types differ: %v vs %v", a.Type, b.Type)
+	}
+	if p.Rank() == 0 && a.Rank() != 0 {
+		// A scalar predicate picks a whole operand; values are immutable.
+		if p.Data[0] != 0 {
+			return ArrayValue(a), nil
+		}
+		return ArrayValue(b), nil
+	}
+	if !equalDims(p.Dims, a.Dims) {
+		return Value{}, fmt.Errorf("predicate shape %v does not match operands %v", p, a)
+	}
+	out := tensor.New(a.Type, a.Dims)
+	switch a.Type.Size() {
+	case 1:
+		selectKernel(p.Data, a.Data, b.Data, out.Data)
+	case 2:
+		selectKernel(p.Data, a.U16(), b.U16(), out.U16())
+	case 4:
+		selectKernel(p.Data, a.U32(), b.U32(), out.U32())
+	case 8:
+		selectKernel(p.Data, a.U64(), b.U64(), out.U64())
+	case 16:
+		selectKernel(p.Data, a.C128(), b.C128(), out.C128())
+	default:
+		return Value{}, unsupported("select", a.Type)
+	}
+	return ArrayValue(out), nil
+}
+
+func selectKernel[T any](p []byte, a, b, o []T) {
+	parallelFor(len(o), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			if p[i] != 0 {
+				o[i] = a[i]
+			} else {
+				o[i] = b[i]
+			}
+		}
+	})
+}
+
+// evalClamp is min(max(x, lo), hi) with maximum/minimum's own NaN and ±0
+// rules; lo and hi may be scalars.
+func evalClamp(_ *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
+	ts, err := arrayArgs(args, 3)
+	if err != nil {
+		return Value{}, err
+	}
+	lo, x, hi := ts[0], ts[1], ts[2]
+	if lo.Rank() == 0 && x.Rank() != 0 {
+		lo = broadcastScalar(lo, x.Dims)
+	}
+	if hi.Rank() == 0 && x.Rank() != 0 {
+		hi = broadcastScalar(hi, x.Dims)
+	}
+	t, err := binary("maximum", x, lo)
+	if err != nil {
+		return Value{}, err
+	}
+	t, err = binary("minimum", t, hi)
+	if err != nil {
+		return Value{}, err
+	}
+	return ArrayValue(t), nil
+}
+
+// broadcastScalar repeats a one-element tensor to dims.
+func broadcastScalar(s *tensor.Tensor, dims []int64) *tensor.Tensor {
+	out := tensor.New(s.Type, dims)
+	fillBytes(out.Data, s.Data)
+	return out
+}
+
+// fillBytes tiles pattern over dst by doubling copies.
+func fillBytes(dst, pattern []byte) {
+	if len(dst) == 0 {
+		return
+	}
+	n := copy(dst, pattern)
+	for n < len(dst) {
+		n += copy(dst[n:], dst[:n])
+	}
+}
