@@ -1,0 +1,267 @@
+package eval
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"goldtrace/engine/dtype"
+	"goldtrace/engine/hlo"
+	"goldtrace/engine/tensor"
+)
+
+func init() {
+	Register("sort", evalSort)
+	Register("topk", evalTopK)
+	RegisterCustomCall("TopK", customTopK)
+}
+
+// sortKeys holds operand 0 as totally ordered integer keys so the common
+// comparators run without calling into the interpreter.
+type sortKeys struct {
+	signed   []int64
+	unsigned []uint64
+	floats   []float64
+}
+
+func newSortKeys(t *tensor.Tensor) *sortKeys {
+	switch classOf(t.Type) {
+	case classF32, classF64:
+		return &sortKeys{floats: toF64s(t)}
+	case classUnsigned, classPred:
+		return &sortKeys{unsigned: asU64(t)}
+	case classSigned:
+		return &sortKeys{signed: asI64(t)}
+	}
+	return nil
+}
+
+// totalOrderKey maps a float to an integer whose order is XLA's TOTALORDER:
+// -NaN < -Inf < ... < -0 < +0 < ... < +Inf < +NaN.
+func totalOrderKey(f float64) int64 {
+	b := int64(math.Float64bits(f))
+	if b < 0 {
+		b ^= math.MaxInt64
+	}
+	return b
+}
+
+// less reports a < b under the given comparison type.
+func (k *sortKeys) less(a, b int64, totalOrder bool) bool {
+	switch {
+	case k.floats != nil:
+		if totalOrder {
+			return totalOrderKey(k.floats[a]) < totalOrderKey(k.floats[b])
+		}
+		return k.floats[a] < k.floats[b]
+	case k.unsigned != nil:
+		return k.unsigned[a] < k.unsigned[b]
+	}
+	return k.signed[a] < k.signed[b]
+}
+
+// simpleComparator recognises `ROOT compare(p0, p1), direction=LT|GT` (or with
+// the parameters swapped), the comparator of a plain ascending or descending
+// sort on operand 0. It returns ok=false for anything else.
+func simpleComparator(c *hlo.Computation) (descending, totalOrder, ok bool) {
+	if c == nil || len(c.Params) < 2 || c.Root == nil || c.Root.Opcode != "compare" || len(c.Root.Operands) != 2 {
+		return false, false, false
+	}
+	r := c.Root
+	p0, p1 := c.Params[0], c.Params[1]
+	var swapped bool
+	switch {
+	case r.Operands[0] == p0 && r.Operands[1] == p1:
+	case r.Operands[0] == p1 && r.Operands[1] == p0:
+		swapped = true
+	default:
+		return false, false, false
+	}
+	switch r.ComparisonDirection {
+	case "LT":
+		descending = false
+	case "GT":
+		descending = true
+	default:
+		return false, false, false
+	}
+	return descending != swapped, r.ComparisonType == "TOTALORDER", true
+}
+
+func evalSort(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
+	if len(args) == 0 {
+		return Value{}, fmt.Errorf("sort has no operands")
+	}
+	for i, a := range args {
+		if a.T == nil {
+			return Value{}, fmt.Errorf("sort operand %d is not an array", i)
+		}
+		if !slices.Equal(a.T.Dims, args[0].T.Dims) {
+			return Value{}, fmt.Errorf("sort operand %d has dims %v, operand 0 has %v", i, a.T.Dims, args[0].T.Dims)
+		}
+	}
+	dims := args[0].T.Dims
+	if len(in.Dimensions) != 1 || in.Dimensions[0] < 0 || int(in.Dimensions[0]) >= len(dims) {
+		if len(dims) == 0 {
+			return sortResult(in, args), nil
+		}
+		return Value{}, fmt.Errorf("sort dimensions %v invalid for rank %d", in.Dimensions, len(dims))
+	}
+	cmp := in.ToApply()
+	if cmp == nil || len(cmp.Params) != 2*len(args) {
+		return Value{}, fmt.Errorf("sort comparator must take %d parameters", 2*len(args))
+	}
+	dim := int(in.Dimensions[0])
+	n := dims[dim]
+	stride := tensor.Strides(dims)[dim]
+	var less func(a, b int64) bool
+	var callErr error
+	if desc, total, ok := simpleComparator(cmp); ok && newSortKeys(args[0].T) != nil {
+		keys := newSortKeys(args[0].T)
+		if desc {
+			less = func(a, b int64) bool { return keys.less(b, a, total) }
+		} else {
+			less = func(a, b int64) bool { return keys.less(a, b, total) }
+		}
+	} else {
+		// The comparator is called as (k0[a], k0[b], k1[a], k1[b], ...).
+		scalars := make([][]Value, len(args))
+		for i, a := range args {
+			scalars[i] = make([]Value, a.T.NumElements())
+			for j := range scalars[i] {
+				scalars[i][j] = ArrayValue(scalarAt(a.T, int64(j)))
+			}
+		}
+		cargs := make([]Value, 2*len(args))
+		less = func(a, b int64) bool {
+			if callErr != nil {
+				return false
+			}
+			for i := range args {
+				cargs[2*i], cargs[2*i+1] = scalars[i][a], scalars[i][b]
+			}
+			r, err := ev.Call(cmp, cargs)
+			if err != nil {
+				callErr = fmt.Errorf("sort comparator: %w", err)
+				return false
+			}
+			if r.T == nil || r.T.Type != dtype.Pred || len(r.T.Data) != 1 {
+				callErr = fmt.Errorf("sort comparator %s did not return a pred scalar", cmp.Name)
+				return false
+			}
+			return r.T.Data[0] != 0
+		}
+	}
+	// Sort every 1-D line along dim. XLA:CPU uses std::sort unless is_stable;
+	// a stable sort is one valid outcome of either, and the one HloEvaluator gives.
+	total := args[0].T.NumElements()
+	perm := make([]int64, total)
+	line := make([]int64, n)
+	outer := stride * n
+	for base := int64(0); base < total && n > 0; base += outer {
+		for inner := int64(0); inner < stride; inner++ {
+			start := base + inner
+			for i := range line {
+				line[i] = start + int64(i)*stride
+			}
+			slices.SortStableFunc(line, func(a, b int64) int {
+				if less(a, b) {
+					return -1
+				}
+				if less(b, a) {
+					return 1
+				}
+				return 0
+			})
+			if callErr != nil {
+				return Value{}, callErr
+			}
+			for i, src := range line {
+				perm[start+int64(i)*stride] = src
+			}
+		}
+	}
+	outs := make([]Value, len(args))
+	for i, a := range args {
+		outs[i] = ArrayValue(takeElems(a.T, dims, perm))
+	}
+	if len(outs) == 1 && !in.Shape.IsTuple() {
+		return outs[0], nil
+	}
+	return TupleValue(outs...), nil
+}
+
+func sortResult(in *hlo.Instruction, args []Value) Value {
+	if len(args) == 1 && !in.Shape.IsTuple() {
+		return args[0]
+	}
+	return TupleValue(args...)
+}
+
+func evalTopK(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
+	if len(args) != 1 || args[0].T == nil {
+		return Value{}, fmt.Errorf("topk takes one array operand")
+	}
+	return topK(args[0].T, in.K, in.Largest)
+}
+
+// customTopK is XLA:CPU's "TopK" custom call (from TopkRewriter): operand x,
+// result (values, s32 indices) of the k largest along the last dim, k taken
+// from the result shape.
+func customTopK(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
+	if len(args) != 1 || args[0].T == nil || !in.Shape.IsTuple() || len(in.Shape.Tuple) != 2 || len(in.Shape.Tuple[0].Dims) == 0 {
+		return Value{}, fmt.Errorf("TopK custom call takes one array and returns (values, indices)")
+	}
+	d := in.Shape.Tuple[0].Dims
+	return topK(args[0].T, d[len(d)-1], true)
+}
+
+// topK returns the k largest (or smallest) entries along the last dim and
+// their s32 indices, ordered by value with ties broken by lower index first.
+// NaNs rank by total order (a positive NaN is largest).
+func topK(x *tensor.Tensor, k int64, largest bool) (Value, error) {
+	if len(x.Dims) == 0 {
+		return Value{}, fmt.Errorf("topk operand must have rank >= 1")
+	}
+	n := x.Dims[len(x.Dims)-1]
+	if k < 0 || k > n {
+		return Value{}, fmt.Errorf("topk k=%d out of range for last dimension %d", k, n)
+	}
+	keys := newSortKeys(x)
+	if keys == nil {
+		return Value{}, fmt.Errorf("topk does not support element type %v", x.Type)
+	}
+	rows := int64(0)
+	if n > 0 {
+		rows = x.NumElements() / n
+	}
+	outDims := append(slices.Clone(x.Dims[:len(x.Dims)-1]), k)
+	idx := make([]int64, rows*k)
+	pos := make([]int32, rows*k)
+	line := make([]int64, n)
+	for r := int64(0); r < rows; r++ {
+		for i := range line {
+			line[i] = r*n + int64(i)
+		}
+		slices.SortStableFunc(line, func(a, b int64) int {
+			if largest {
+				a, b = b, a
+			}
+			switch {
+			case keys.less(a, b, true):
+				return -1
+			case keys.less(b, a, true):
+				return 1
+			}
+			return 0
+		})
+		for i := int64(0); i < k; i++ {
+			idx[r*k+i] = line[i]
+			pos[r*k+i] = int32(line[i] - r*n)
+		}
+	}
+	vals := takeElems(x, outDims, idx)
+	ind := tensor.New(dtype.S32, outDims)
+	copy(ind.I32(), pos)
+	return TupleValue(ArrayValue(vals), ArrayValue(ind)), nil
+}

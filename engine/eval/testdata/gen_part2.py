@@ -1,0 +1,126 @@
+"""Differential reference cases for engine/eval part 2 (dot, convolution,
+gather/scatter, sort/top-k, fft, linalg, rng, custom calls).
+
+Usage: python3 gen_part2.py OUTDIR
+
+For every case it lowers a jax function to HLO text (pre-optimisation, as jax
+hands it to XLA), runs it with jax on CPU, and writes into OUTDIR:
+  <name>.hlo, <name>.in<i>.bin, <name>.out<i>.bin   (raw little-endian bytes)
+and OUTDIR/manifest.json describing each case's inputs/outputs (numpy dtype
+name, shape) and how to compare (exact, or rtol/atol).
+"""
+import json
+import os
+import sys
+
+import jax
+
+jax.config.update("jax_enable_x64", True)
+jax.config.update("jax_platforms", "cpu")
+
+import jax.numpy as jnp  # noqa: E402
+import ml_dtypes  # noqa: E402
+import numpy as np  # noqa: E402
+from jax import lax  # noqa: E402
+
+rng = np.random.default_rng(1234)
+CASES = []
+
+
+def case(name, fn, args, rtol=None, atol=0.0):
+    """rtol None means bit-exact comparison."""
+    CASES.append((name, fn, args, rtol, atol))
+
+
+def randf(shape, dtype=np.float32, scale=1.0):
+    return (rng.standard_normal(shape) * scale).astype(dtype)
+
+
+def randi(shape, lo, hi, dtype=np.int32):
+    return rng.integers(lo, hi, size=shape).astype(dtype)
+
+
+def randc(shape, dtype=np.complex64):
+    return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+
+
+# ---------------------------------------------------------------- dot
+def dg(dims, pet=None):
+    return lambda a, b: lax.dot_general(a, b, dims, preferred_element_type=pet)
+
+
+case("dot_f32_mm", jnp.matmul, [randf((64, 48)), randf((48, 33))], 1e-5, 1e-5)
+case("dot_f32_vec", jnp.dot, [randf((7,)), randf((7,))], 1e-5, 1e-5)
+case("dot_f32_mv", jnp.dot, [randf((9, 7)), randf((7,))], 1e-5, 1e-5)
+case("dot_f32_outer", dg(((( ), ()), ((), ()))), [randf((5,)), randf((6,))], 1e-6, 0)
+case("dot_f32_batch", lambda a, b: jnp.einsum("bij,bjk->bik", a, b), [randf((3, 5, 6)), randf((3, 6, 4))], 1e-5, 1e-5)
+case("dot_f32_batch_mid", dg((((2,), (1,)), ((1,), (0,)))), [randf((4, 3, 5)), randf((3, 5, 6))], 1e-5, 1e-5)
+case("dot_f32_multi_contract", lambda a, b: jnp.einsum("abc,cbd->ad", a, b), [randf((4, 3, 5)), randf((5, 3, 6))], 1e-5, 1e-5)
+case("dot_f32_two_batch", dg((((3,), (2,)), ((0, 2), (1, 0)))), [randf((2, 3, 4, 5)), randf((4, 2, 5, 3))], 1e-5, 1e-5)
+case("dot_f32_big", jnp.matmul, [randf((130, 300)), randf((300, 70))], 1e-4, 1e-4)
+case("dot_f64", jnp.matmul, [randf((17, 9), np.float64), randf((9, 11), np.float64)], 1e-12, 1e-12)
+case("dot_s8_s32", dg((((1,), (0,)), ((), ())), jnp.int32), [randi((16, 40), -128, 128, np.int8), randi((40, 8), -128, 128, np.int8)])
+case("dot_s32_wrap", jnp.matmul, [randi((6, 5), -2**31, 2**31 - 1, np.int32), randi((5, 4), -2**31, 2**31 - 1, np.int32)])
+case("dot_u8", jnp.matmul, [randi((6, 5), 0, 256, np.uint8), randi((5, 4), 0, 256, np.uint8)])
+case("dot_s64", jnp.matmul, [randi((6, 5), -1000, 1000, np.int64), randi((5, 4), -1000, 1000, np.int64)])
+case("dot_bf16", jnp.matmul, [randf((32, 64), ml_dtypes.bfloat16), randf((64, 16), ml_dtypes.bfloat16)], 2 ** -7, 1e-2)
+case("dot_bf16_f32", dg((((1,), (0,)), ((), ())), jnp.float32), [randf((32, 64), ml_dtypes.bfloat16), randf((64, 16), ml_dtypes.bfloat16)], 1e-5, 1e-5)
+case("dot_f16", jnp.matmul, [randf((12, 20), np.float16), randf((20, 8), np.float16)], 2 ** -10, 1e-3)
+case("dot_f8_f32", dg((((1,), (0,)), ((), ())), jnp.float32), [randf((8, 16), ml_dtypes.float8_e4m3fn), randf((16, 8), ml_dtypes.float8_e4m3fn)], 1e-5, 1e-5)
+case("dot_c64", jnp.matmul, [randc((5, 6)), randc((6, 3))], 1e-5, 1e-5)
+case("dot_c128", jnp.matmul, [randc((5, 6), np.complex128), randc((6, 3), np.complex128)], 1e-12, 1e-12)
+
+# ---------------------------------------------------------------- gather / scatter
+x45 = randf((4, 5))
+case("gather_rows", lambda x, i: x[i], [x45, np.array([3, 0, 1, 3], np.int32)])
+case("gather_cols", lambda x, i: x[:, i], [x45, np.array([[4, 0], [2, 2]], np.int32)])
+case("gather_clip", lambda x, i: x.at[i].get(mode="clip"), [x45, np.array([-3, 9, 2], np.int32)])
+case("gather_fill", lambda x, i: x.at[i].get(mode="fill", fill_value=-1.0), [x45, np.array([-3, 9, 2, 3], np.int32)])
+case("gather_take_along", lambda x, i: jnp.take_along_axis(x, i, axis=1), [randf((3, 6)), randi((3, 4), 0, 6)])
+case("gather_2d_points", lambda x, i, j: x[i, j], [randf((5, 6, 3)), randi((7,), 0, 5), randi((7,), 0, 6)])
+case("gather_vmap", jax.vmap(lambda x, i: x[i]), [randf((3, 6, 2)), randi((3, 4), 0, 6)])
+case("gather_u8_idx_s64", lambda x, i: x[i], [randi((10,), 0, 255, np.uint8), randi((3, 2), 0, 10, np.int64)])
+upd = randf((4,))
+case("scatter_add_dup", lambda x, i, u: x.at[i].add(u), [randf((6,)), np.array([1, 3, 1, 1], np.int32), upd], 1e-6, 1e-6)
+case("scatter_set", lambda x, i, u: x.at[i].set(u), [randf((6,)), np.array([1, 3, 2, 5], np.int32), upd])
+case("scatter_max", lambda x, i, u: x.at[i].max(u), [randf((6,)), np.array([1, 3, 1, 1], np.int32), upd])
+case("scatter_min_int", lambda x, i, u: x.at[i].min(u), [randi((6,), -9, 9), np.array([1, 3, 1, 1], np.int32), randi((4,), -9, 9)])
+case("scatter_mul", lambda x, i, u: x.at[i].mul(u), [randf((6,)), np.array([1, 3, 1, 1], np.int32), upd], 1e-6, 0)
+case("scatter_drop", lambda x, i, u: x.at[i].add(u, mode="drop"), [randf((6,)), np.array([-1, 3, 7, 1], np.int32), upd], 1e-6, 1e-6)
+case("scatter_clip", lambda x, i, u: x.at[i].set(u, mode="clip"), [randf((6,)), np.array([-4, 3, 70, 1], np.int32), upd])
+case("scatter_rows", lambda x, i, u: x.at[i, :].add(u), [randf((5, 3)), np.array([4, 0, 4], np.int32), randf((3, 3))], 1e-6, 1e-6)
+case("scatter_2d_points", lambda x, i, j, u: x.at[i, j].add(u), [randf((4, 5)), randi((6,), 0, 4), randi((6,), 0, 5), randf((6,))], 1e-6, 1e-6)
+case("scatter_vmap", jax.vmap(lambda x, i, u: x.at[i].add(u)), [randf((3, 6)), randi((3, 4), 0, 6), randf((3, 4))], 1e-6, 1e-6)
+case("scatter_bf16_add", lambda x, i, u: x.at[i].add(u), [randf((5,), ml_dtypes.bfloat16), np.array([1, 1, 1, 2, 1, 1], np.int32), randf((6,), ml_dtypes.bfloat16)])
+case("scatter_apply", lambda x, i: x.at[i].apply(lambda v: v * 2 + 1), [randf((6,)), np.array([1, 3, 1], np.int32)], 1e-6, 0)
+
+
+def main():
+    out = sys.argv[1]
+    only = sys.argv[2:]
+    os.makedirs(out, exist_ok=True)
+    manifest = []
+    for name, fn, args, rtol, atol in CASES:
+        if only and not any(name.startswith(p) for p in only):
+            continue
+        args = [np.asarray(a) for a in args]
+        jf = jax.jit(fn)
+        text = jf.lower(*args).as_text(dialect="hlo")
+        res = jax.tree_util.tree_leaves(jf(*args))
+        with open(os.path.join(out, name + ".hlo"), "w") as f:
+            f.write(text)
+        ent = {"name": name, "hlo": name + ".hlo", "inputs": [], "outputs": [], "rtol": rtol, "atol": atol}
+        for kind, vals in (("inputs", args), ("outputs", res)):
+            for i, v in enumerate(vals):
+                v = np.ascontiguousarray(np.asarray(v))
+                fname = "%s.%s%d.bin" % (name, kind[:-1], i)
+                with open(os.path.join(out, fname), "wb") as f:
+                    f.write(v.tobytes())
+                ent[kind].append({"file": fname, "dtype": v.dtype.name, "shape": list(v.shape)})
+        manifest.append(ent)
+    with open(os.path.join(out, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
