@@ -1,0 +1,144 @@
+"""`make bench`: goldtrace's time-to-golden against JAX's compile-and-run of the
+same module on CPU, plus dot f32 1024^3 GFLOP/s beside XLA:CPU's. Results are
+ratios measured in the same run; they are printed and written to
+docs/benchmarks.md."""
+
+import os
+import platform
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+
+import jax  # noqa: E402
+
+import goldtrace  # noqa: E402
+from programs import programs  # noqa: E402
+
+REPEATS = int(os.environ.get("BENCH_REPEATS", "3"))
+
+
+def build_cli():
+    out = os.path.join(ROOT, "build", "bin", "infergoldens")
+    subprocess.run(["go", "build", "-o", out, "./cmd/infergoldens"], cwd=ROOT, check=True)
+    return out
+
+
+def jax_compile_and_run(fn, args):
+    """Fresh jit each time: lower, compile, run, wait. The peer's time-to-output."""
+    t0 = time.perf_counter()
+    out = jax.jit(fn).lower(*args).compile()(*args)
+    jax.block_until_ready(out)
+    return time.perf_counter() - t0
+
+
+def cli_time(cli, module_path, input_paths, outdir):
+    cmd = [cli, "-m", module_path, "-O", outdir]
+    for p in input_paths:
+        cmd += ["-i", p]
+    t0 = time.perf_counter()
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - t0
+
+
+def go_dot_gflops():
+    res = subprocess.run(
+        ["go", "test", "-run", "^$", "-bench", "BenchmarkDotF32_1024$", "-benchtime", "5x", "./engine/eval/"],
+        cwd=ROOT, check=True, capture_output=True, text=True,
+    )
+    m = re.search(r"([\d.]+) GFLOP/s", res.stdout)
+    if m:
+        return float(m.group(1))
+    m = re.search(r"BenchmarkDotF32_1024\S*\s+\d+\s+(\d+) ns/op", res.stdout)
+    return 2 * 1024**3 / float(m.group(1))
+
+
+def xla_dot_gflops():
+    a = np.random.default_rng(0).standard_normal((1024, 1024)).astype(np.float32)
+    f = jax.jit(lambda x, y: x @ y)
+    f(a, a).block_until_ready()
+    best = min(_timed(lambda: f(a, a).block_until_ready()) for _ in range(10))
+    return 2 * 1024**3 / best / 1e9
+
+
+def _timed(thunk):
+    t0 = time.perf_counter()
+    thunk()
+    return time.perf_counter() - t0
+
+
+def main():
+    cli = build_cli()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, fn, make_args in programs():
+            args = make_args()
+            module_path = os.path.join(tmp, f"{name}.hlo")
+            with open(module_path, "w") as f:
+                f.write(jax.jit(fn).lower(*args).as_text(dialect="hlo"))
+            inputs = []
+            for i, a in enumerate(args):
+                p = os.path.join(tmp, f"{name}_in{i}.npy")
+                goldtrace.save_npy(p, a)
+                inputs.append(p)
+            outdir = os.path.join(tmp, f"{name}_out")
+            os.makedirs(outdir)
+            ours = min(cli_time(cli, module_path, inputs, outdir) for _ in range(REPEATS))
+            peer = min(jax_compile_and_run(fn, args) for _ in range(REPEATS))
+            rows.append((name, ours, peer))
+            print(f"{name:14s} goldtrace {ours*1e3:8.1f} ms   jax compile+run {peer*1e3:8.1f} ms   ratio {ours/peer:5.2f}", flush=True)
+    ours_dot, xla_dot = go_dot_gflops(), xla_dot_gflops()
+    print(f"dot f32 1024^3: goldtrace {ours_dot:.1f} GFLOP/s, XLA:CPU {xla_dot:.1f} GFLOP/s")
+    write_report(rows, ours_dot, xla_dot)
+
+
+def write_report(rows, ours_dot, xla_dot):
+    geo = float(np.exp(np.mean([np.log(o / p) for _, o, p in rows])))
+    lines = [
+        "# Benchmarks",
+        "",
+        f"Measured by `make bench` on {platform.machine()}, {os.cpu_count()} cores, jax {jax.__version__}, "
+        f"{time.strftime('%Y-%m-%d')}. Ratios are goldtrace / peer in the same run (lower is better for goldtrace).",
+        "",
+        "## Time to golden vs. JAX compile-and-run on CPU",
+        "",
+        "goldtrace: `infergoldens` process start to `value_output*.npy` written (module text and .npy inputs on disk).",
+        "JAX: `jax.jit(f).lower(*args).compile()(*args)` in an already warm process (JAX import not counted).",
+        f"Best of {REPEATS}.",
+        "",
+        "| module | goldtrace ms | JAX ms | ratio |",
+        "|---|---:|---:|---:|",
+    ]
+    lines += [f"| {n} | {o*1e3:.1f} | {p*1e3:.1f} | {o/p:.2f} |" for n, o, p in rows]
+    lines += [
+        f"| geometric mean | | | {geo:.2f} |",
+        "",
+        "## dot f32 1024x1024x1024",
+        "",
+        "| engine | GFLOP/s |",
+        "|---|---:|",
+        f"| goldtrace (engine/eval BenchmarkDotF32_1024) | {ours_dot:.1f} |",
+        f"| XLA:CPU (jax.jit, warm) | {xla_dot:.1f} |",
+        f"| ratio | {ours_dot/xla_dot:.2f} |",
+        "",
+    ]
+    path = os.path.join(ROOT, "docs", "benchmarks.md")
+    extra = ""
+    if os.path.exists(path):
+        text = open(path).read()
+        marker = "<!-- more -->"
+        if marker in text:
+            extra = text[text.index(marker):]
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + ("\n" + extra if extra else ""))
+
+
+if __name__ == "__main__":
+    main()
