@@ -185,6 +185,90 @@ func (Kind) EnumDescriptor() ([]byte, []int) {
 	return file_hlo_proto_rawDescGZIP(), []int{2}
 }
 
+// Payload is a byte string stored inline or by index into the module's
+// payloads.
+type Payload struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to PayloadSource:
+	//
+	//	*Payload_Value
+	//	*Payload_Id
+	PayloadSource isPayload_PayloadSource `protobuf_oneof:"payload_source"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Payload) Reset() {
+	*x = Payload{}
+	mi := &file_hlo_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Payload) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Payload) ProtoMessage() {}
+
+func (x *Payload) ProtoReflect() protoreflect.Message {
+	mi := &file_hlo_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Payload.ProtoReflect.Descriptor instead.
+func (*Payload) Descriptor() ([]byte, []int) {
+	return file_hlo_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *Payload) GetPayloadSource() isPayload_PayloadSource {
+	if x != nil {
+		return x.PayloadSource
+	}
+	return nil
+}
+
+func (x *Payload) GetValue() []byte {
+	if x != nil {
+		if x, ok := x.PayloadSource.(*Payload_Value); ok {
+			return x.Value
+		}
+	}
+	return nil
+}
+
+func (x *Payload) GetId() int64 {
+	if x != nil {
+		if x, ok := x.PayloadSource.(*Payload_Id); ok {
+			return x.Id
+		}
+	}
+	return 0
+}
+
+type isPayload_PayloadSource interface {
+	isPayload_PayloadSource()
+}
+
+type Payload_Value struct {
+	Value []byte `protobuf:"bytes,1,opt,name=value,proto3,oneof"`
+}
+
+type Payload_Id struct {
+	Id int64 `protobuf:"varint,2,opt,name=id,proto3,oneof"`
+}
+
+func (*Payload_Value) isPayload_PayloadSource() {}
+
+func (*Payload_Id) isPayload_PayloadSource() {}
+
 // HloInstructionProto is one instruction. Operands, control predecessors and
 // called computations are referenced by id.
 type HloInstructionProto struct {
@@ -228,31 +312,34 @@ type HloInstructionProto struct {
 	CalledComputationIds        []int64                                `protobuf:"varint,38,rep,packed,name=called_computation_ids,json=calledComputationIds,proto3" json:"called_computation_ids,omitempty"`
 	Sharding                    *OpSharding                            `protobuf:"bytes,40,opt,name=sharding,proto3" json:"sharding,omitempty"`
 	BackendConfig               []byte                                 `protobuf:"bytes,43,opt,name=backend_config,json=backendConfig,proto3" json:"backend_config,omitempty"`
-	ReplicaGroups               []*ReplicaGroup                        `protobuf:"bytes,49,rep,name=replica_groups,json=replicaGroups,proto3" json:"replica_groups,omitempty"`
-	AllReduceId                 int64                                  `protobuf:"varint,45,opt,name=all_reduce_id,json=allReduceId,proto3" json:"all_reduce_id,omitempty"`
-	UseGlobalDeviceIds          bool                                   `protobuf:"varint,71,opt,name=use_global_device_ids,json=useGlobalDeviceIds,proto3" json:"use_global_device_ids,omitempty"`
-	IsHostTransfer              bool                                   `protobuf:"varint,47,opt,name=is_host_transfer,json=isHostTransfer,proto3" json:"is_host_transfer,omitempty"`
-	IsStable                    bool                                   `protobuf:"varint,60,opt,name=is_stable,json=isStable,proto3" json:"is_stable,omitempty"`
-	ScatterDimensionNumbers     *ScatterDimensionNumbers               `protobuf:"bytes,48,opt,name=scatter_dimension_numbers,json=scatterDimensionNumbers,proto3" json:"scatter_dimension_numbers,omitempty"`
-	PrecisionConfig             *PrecisionConfig                       `protobuf:"bytes,51,opt,name=precision_config,json=precisionConfig,proto3" json:"precision_config,omitempty"`
-	SourceTargetPairs           []*SourceTarget                        `protobuf:"bytes,52,rep,name=source_target_pairs,json=sourceTargetPairs,proto3" json:"source_target_pairs,omitempty"`
-	DomainEntrySharding         *OpSharding                            `protobuf:"bytes,54,opt,name=domain_entry_sharding,json=domainEntrySharding,proto3" json:"domain_entry_sharding,omitempty"`
-	DomainExitSharding          *OpSharding                            `protobuf:"bytes,55,opt,name=domain_exit_sharding,json=domainExitSharding,proto3" json:"domain_exit_sharding,omitempty"`
-	ConstrainLayout             bool                                   `protobuf:"varint,56,opt,name=constrain_layout,json=constrainLayout,proto3" json:"constrain_layout,omitempty"`
-	OperandShapesWithLayout     []*ShapeProto                          `protobuf:"bytes,57,rep,name=operand_shapes_with_layout,json=operandShapesWithLayout,proto3" json:"operand_shapes_with_layout,omitempty"`
-	TriangularSolveOptions      *TriangularSolveOptions                `protobuf:"bytes,59,opt,name=triangular_solve_options,json=triangularSolveOptions,proto3" json:"triangular_solve_options,omitempty"`
-	CholeskyOptions             *CholeskyOptions                       `protobuf:"bytes,62,opt,name=cholesky_options,json=choleskyOptions,proto3" json:"cholesky_options,omitempty"`
-	ParameterReplication        *ParameterReplication                  `protobuf:"bytes,61,opt,name=parameter_replication,json=parameterReplication,proto3" json:"parameter_replication,omitempty"`
-	CustomCallHasSideEffect     bool                                   `protobuf:"varint,65,opt,name=custom_call_has_side_effect,json=customCallHasSideEffect,proto3" json:"custom_call_has_side_effect,omitempty"`
-	OutputOperandAliasing       []*OutputOperandAliasing               `protobuf:"bytes,74,rep,name=output_operand_aliasing,json=outputOperandAliasing,proto3" json:"output_operand_aliasing,omitempty"`
-	CustomCallSchedule          CustomCallSchedule                     `protobuf:"varint,76,opt,name=custom_call_schedule,json=customCallSchedule,proto3,enum=xla.CustomCallSchedule" json:"custom_call_schedule,omitempty"`
-	Delta                       int64                                  `protobuf:"varint,66,opt,name=delta,proto3" json:"delta,omitempty"`
-	IndicesAreSorted            bool                                   `protobuf:"varint,67,opt,name=indices_are_sorted,json=indicesAreSorted,proto3" json:"indices_are_sorted,omitempty"`
-	FrontendAttributes          *FrontendAttributes                    `protobuf:"bytes,68,opt,name=frontend_attributes,json=frontendAttributes,proto3" json:"frontend_attributes,omitempty"`
-	UniqueIndices               bool                                   `protobuf:"varint,69,opt,name=unique_indices,json=uniqueIndices,proto3" json:"unique_indices,omitempty"`
-	RngAlgorithm                RandomAlgorithm                        `protobuf:"varint,70,opt,name=rng_algorithm,json=rngAlgorithm,proto3,enum=xla.RandomAlgorithm" json:"rng_algorithm,omitempty"`
-	ComparisonType              string                                 `protobuf:"bytes,72,opt,name=comparison_type,json=comparisonType,proto3" json:"comparison_type,omitempty"`
-	IsCrossProgramPrefetch      bool                                   `protobuf:"varint,73,opt,name=is_cross_program_prefetch,json=isCrossProgramPrefetch,proto3" json:"is_cross_program_prefetch,omitempty"`
+	// Newer XLA may hold the backend config here instead, inline or as an
+	// index into HloModuleProto.payloads.
+	BackendConfigPayload    *Payload                 `protobuf:"bytes,99,opt,name=backend_config_payload,json=backendConfigPayload,proto3" json:"backend_config_payload,omitempty"`
+	ReplicaGroups           []*ReplicaGroup          `protobuf:"bytes,49,rep,name=replica_groups,json=replicaGroups,proto3" json:"replica_groups,omitempty"`
+	AllReduceId             int64                    `protobuf:"varint,45,opt,name=all_reduce_id,json=allReduceId,proto3" json:"all_reduce_id,omitempty"`
+	UseGlobalDeviceIds      bool                     `protobuf:"varint,71,opt,name=use_global_device_ids,json=useGlobalDeviceIds,proto3" json:"use_global_device_ids,omitempty"`
+	IsHostTransfer          bool                     `protobuf:"varint,47,opt,name=is_host_transfer,json=isHostTransfer,proto3" json:"is_host_transfer,omitempty"`
+	IsStable                bool                     `protobuf:"varint,60,opt,name=is_stable,json=isStable,proto3" json:"is_stable,omitempty"`
+	ScatterDimensionNumbers *ScatterDimensionNumbers `protobuf:"bytes,48,opt,name=scatter_dimension_numbers,json=scatterDimensionNumbers,proto3" json:"scatter_dimension_numbers,omitempty"`
+	PrecisionConfig         *PrecisionConfig         `protobuf:"bytes,51,opt,name=precision_config,json=precisionConfig,proto3" json:"precision_config,omitempty"`
+	SourceTargetPairs       []*SourceTarget          `protobuf:"bytes,52,rep,name=source_target_pairs,json=sourceTargetPairs,proto3" json:"source_target_pairs,omitempty"`
+	DomainEntrySharding     *OpSharding              `protobuf:"bytes,54,opt,name=domain_entry_sharding,json=domainEntrySharding,proto3" json:"domain_entry_sharding,omitempty"`
+	DomainExitSharding      *OpSharding              `protobuf:"bytes,55,opt,name=domain_exit_sharding,json=domainExitSharding,proto3" json:"domain_exit_sharding,omitempty"`
+	ConstrainLayout         bool                     `protobuf:"varint,56,opt,name=constrain_layout,json=constrainLayout,proto3" json:"constrain_layout,omitempty"`
+	OperandShapesWithLayout []*ShapeProto            `protobuf:"bytes,57,rep,name=operand_shapes_with_layout,json=operandShapesWithLayout,proto3" json:"operand_shapes_with_layout,omitempty"`
+	TriangularSolveOptions  *TriangularSolveOptions  `protobuf:"bytes,59,opt,name=triangular_solve_options,json=triangularSolveOptions,proto3" json:"triangular_solve_options,omitempty"`
+	CholeskyOptions         *CholeskyOptions         `protobuf:"bytes,62,opt,name=cholesky_options,json=choleskyOptions,proto3" json:"cholesky_options,omitempty"`
+	ParameterReplication    *ParameterReplication    `protobuf:"bytes,61,opt,name=parameter_replication,json=parameterReplication,proto3" json:"parameter_replication,omitempty"`
+	CustomCallHasSideEffect bool                     `protobuf:"varint,65,opt,name=custom_call_has_side_effect,json=customCallHasSideEffect,proto3" json:"custom_call_has_side_effect,omitempty"`
+	OutputOperandAliasing   []*OutputOperandAliasing `protobuf:"bytes,74,rep,name=output_operand_aliasing,json=outputOperandAliasing,proto3" json:"output_operand_aliasing,omitempty"`
+	CustomCallSchedule      CustomCallSchedule       `protobuf:"varint,76,opt,name=custom_call_schedule,json=customCallSchedule,proto3,enum=xla.CustomCallSchedule" json:"custom_call_schedule,omitempty"`
+	Delta                   int64                    `protobuf:"varint,66,opt,name=delta,proto3" json:"delta,omitempty"`
+	IndicesAreSorted        bool                     `protobuf:"varint,67,opt,name=indices_are_sorted,json=indicesAreSorted,proto3" json:"indices_are_sorted,omitempty"`
+	FrontendAttributes      *FrontendAttributes      `protobuf:"bytes,68,opt,name=frontend_attributes,json=frontendAttributes,proto3" json:"frontend_attributes,omitempty"`
+	UniqueIndices           bool                     `protobuf:"varint,69,opt,name=unique_indices,json=uniqueIndices,proto3" json:"unique_indices,omitempty"`
+	RngAlgorithm            RandomAlgorithm          `protobuf:"varint,70,opt,name=rng_algorithm,json=rngAlgorithm,proto3,enum=xla.RandomAlgorithm" json:"rng_algorithm,omitempty"`
+	ComparisonType          string                   `protobuf:"bytes,72,opt,name=comparison_type,json=comparisonType,proto3" json:"comparison_type,omitempty"`
+	IsCrossProgramPrefetch  bool                     `protobuf:"varint,73,opt,name=is_cross_program_prefetch,json=isCrossProgramPrefetch,proto3" json:"is_cross_program_prefetch,omitempty"`
 	// Types that are valid to be assigned to OptionalCrossProgramPrefetchIndex:
 	//
 	//	*HloInstructionProto_CrossProgramPrefetchIndex
@@ -262,16 +349,20 @@ type HloInstructionProto struct {
 	AsyncExecutionThread              string                                                  `protobuf:"bytes,79,opt,name=async_execution_thread,json=asyncExecutionThread,proto3" json:"async_execution_thread,omitempty"`
 	K                                 int64                                                   `protobuf:"varint,81,opt,name=k,proto3" json:"k,omitempty"`
 	Largest                           bool                                                    `protobuf:"varint,85,opt,name=largest,proto3" json:"largest,omitempty"`
-	CollectiveDeviceList              *CollectiveDeviceListProto                              `protobuf:"bytes,87,opt,name=collective_device_list,json=collectiveDeviceList,proto3" json:"collective_device_list,omitempty"`
-	IsComposite                       bool                                                    `protobuf:"varint,89,opt,name=is_composite,json=isComposite,proto3" json:"is_composite,omitempty"`
-	ResultAccuracy                    *ResultAccuracy                                         `protobuf:"bytes,91,opt,name=result_accuracy,json=resultAccuracy,proto3" json:"result_accuracy,omitempty"`
-	unknownFields                     protoimpl.UnknownFields
-	sizeCache                         protoimpl.SizeCache
+	// XLA keeps these three in a oneof: the device list in its general form,
+	// directly in iota form (newer XLA writes this one), or as mesh axes (not
+	// declared here).
+	CollectiveDeviceList     *CollectiveDeviceListProto `protobuf:"bytes,87,opt,name=collective_device_list,json=collectiveDeviceList,proto3" json:"collective_device_list,omitempty"`
+	IotaCollectiveDeviceList *IotaReplicaGroupListProto `protobuf:"bytes,92,opt,name=iota_collective_device_list,json=iotaCollectiveDeviceList,proto3" json:"iota_collective_device_list,omitempty"`
+	IsComposite              bool                       `protobuf:"varint,89,opt,name=is_composite,json=isComposite,proto3" json:"is_composite,omitempty"`
+	ResultAccuracy           *ResultAccuracy            `protobuf:"bytes,91,opt,name=result_accuracy,json=resultAccuracy,proto3" json:"result_accuracy,omitempty"`
+	unknownFields            protoimpl.UnknownFields
+	sizeCache                protoimpl.SizeCache
 }
 
 func (x *HloInstructionProto) Reset() {
 	*x = HloInstructionProto{}
-	mi := &file_hlo_proto_msgTypes[0]
+	mi := &file_hlo_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -283,7 +374,7 @@ func (x *HloInstructionProto) String() string {
 func (*HloInstructionProto) ProtoMessage() {}
 
 func (x *HloInstructionProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hlo_proto_msgTypes[0]
+	mi := &file_hlo_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -296,7 +387,7 @@ func (x *HloInstructionProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HloInstructionProto.ProtoReflect.Descriptor instead.
 func (*HloInstructionProto) Descriptor() ([]byte, []int) {
-	return file_hlo_proto_rawDescGZIP(), []int{0}
+	return file_hlo_proto_rawDescGZIP(), []int{1}
 }
 
 func (x *HloInstructionProto) GetName() string {
@@ -572,6 +663,13 @@ func (x *HloInstructionProto) GetBackendConfig() []byte {
 	return nil
 }
 
+func (x *HloInstructionProto) GetBackendConfigPayload() *Payload {
+	if x != nil {
+		return x.BackendConfigPayload
+	}
+	return nil
+}
+
 func (x *HloInstructionProto) GetReplicaGroups() []*ReplicaGroup {
 	if x != nil {
 		return x.ReplicaGroups
@@ -805,6 +903,13 @@ func (x *HloInstructionProto) GetCollectiveDeviceList() *CollectiveDeviceListPro
 	return nil
 }
 
+func (x *HloInstructionProto) GetIotaCollectiveDeviceList() *IotaReplicaGroupListProto {
+	if x != nil {
+		return x.IotaCollectiveDeviceList
+	}
+	return nil
+}
+
 func (x *HloInstructionProto) GetIsComposite() bool {
 	if x != nil {
 		return x.IsComposite
@@ -846,7 +951,7 @@ type HloComputationProto struct {
 
 func (x *HloComputationProto) Reset() {
 	*x = HloComputationProto{}
-	mi := &file_hlo_proto_msgTypes[1]
+	mi := &file_hlo_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -858,7 +963,7 @@ func (x *HloComputationProto) String() string {
 func (*HloComputationProto) ProtoMessage() {}
 
 func (x *HloComputationProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hlo_proto_msgTypes[1]
+	mi := &file_hlo_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -871,7 +976,7 @@ func (x *HloComputationProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HloComputationProto.ProtoReflect.Descriptor instead.
 func (*HloComputationProto) Descriptor() ([]byte, []int) {
-	return file_hlo_proto_rawDescGZIP(), []int{1}
+	return file_hlo_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *HloComputationProto) GetName() string {
@@ -934,7 +1039,7 @@ type HloScheduleProto struct {
 
 func (x *HloScheduleProto) Reset() {
 	*x = HloScheduleProto{}
-	mi := &file_hlo_proto_msgTypes[2]
+	mi := &file_hlo_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -946,7 +1051,7 @@ func (x *HloScheduleProto) String() string {
 func (*HloScheduleProto) ProtoMessage() {}
 
 func (x *HloScheduleProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hlo_proto_msgTypes[2]
+	mi := &file_hlo_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -959,7 +1064,7 @@ func (x *HloScheduleProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HloScheduleProto.ProtoReflect.Descriptor instead.
 func (*HloScheduleProto) Descriptor() ([]byte, []int) {
-	return file_hlo_proto_rawDescGZIP(), []int{2}
+	return file_hlo_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *HloScheduleProto) GetSequences() map[int64]*HloScheduleProto_InstructionSequence {
@@ -979,7 +1084,7 @@ type HloInputOutputAliasProto struct {
 
 func (x *HloInputOutputAliasProto) Reset() {
 	*x = HloInputOutputAliasProto{}
-	mi := &file_hlo_proto_msgTypes[3]
+	mi := &file_hlo_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -991,7 +1096,7 @@ func (x *HloInputOutputAliasProto) String() string {
 func (*HloInputOutputAliasProto) ProtoMessage() {}
 
 func (x *HloInputOutputAliasProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hlo_proto_msgTypes[3]
+	mi := &file_hlo_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1004,7 +1109,7 @@ func (x *HloInputOutputAliasProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HloInputOutputAliasProto.ProtoReflect.Descriptor instead.
 func (*HloInputOutputAliasProto) Descriptor() ([]byte, []int) {
-	return file_hlo_proto_rawDescGZIP(), []int{3}
+	return file_hlo_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *HloInputOutputAliasProto) GetEntries() []*HloInputOutputAliasProto_AliasEntryProto {
@@ -1024,7 +1129,7 @@ type HloBufferDonorProto struct {
 
 func (x *HloBufferDonorProto) Reset() {
 	*x = HloBufferDonorProto{}
-	mi := &file_hlo_proto_msgTypes[4]
+	mi := &file_hlo_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1036,7 +1141,7 @@ func (x *HloBufferDonorProto) String() string {
 func (*HloBufferDonorProto) ProtoMessage() {}
 
 func (x *HloBufferDonorProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hlo_proto_msgTypes[4]
+	mi := &file_hlo_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1049,7 +1154,7 @@ func (x *HloBufferDonorProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HloBufferDonorProto.ProtoReflect.Descriptor instead.
 func (*HloBufferDonorProto) Descriptor() ([]byte, []int) {
-	return file_hlo_proto_rawDescGZIP(), []int{4}
+	return file_hlo_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *HloBufferDonorProto) GetEntries() []*HloBufferDonorProto_BufferDonorEntryProto {
@@ -1071,7 +1176,7 @@ type CrossProgramPrefetch struct {
 
 func (x *CrossProgramPrefetch) Reset() {
 	*x = CrossProgramPrefetch{}
-	mi := &file_hlo_proto_msgTypes[5]
+	mi := &file_hlo_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1083,7 +1188,7 @@ func (x *CrossProgramPrefetch) String() string {
 func (*CrossProgramPrefetch) ProtoMessage() {}
 
 func (x *CrossProgramPrefetch) ProtoReflect() protoreflect.Message {
-	mi := &file_hlo_proto_msgTypes[5]
+	mi := &file_hlo_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1096,7 +1201,7 @@ func (x *CrossProgramPrefetch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CrossProgramPrefetch.ProtoReflect.Descriptor instead.
 func (*CrossProgramPrefetch) Descriptor() ([]byte, []int) {
-	return file_hlo_proto_rawDescGZIP(), []int{5}
+	return file_hlo_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *CrossProgramPrefetch) GetParameter() int64 {
@@ -1141,13 +1246,15 @@ type HloModuleProto struct {
 	UseAutoSpmdPartitioning bool                      `protobuf:"varint,16,opt,name=use_auto_spmd_partitioning,json=useAutoSpmdPartitioning,proto3" json:"use_auto_spmd_partitioning,omitempty"`
 	DeviceAssignment        *DeviceAssignmentProto    `protobuf:"bytes,15,opt,name=device_assignment,json=deviceAssignment,proto3" json:"device_assignment,omitempty"`
 	FrontendAttributes      *FrontendAttributes       `protobuf:"bytes,19,opt,name=frontend_attributes,json=frontendAttributes,proto3" json:"frontend_attributes,omitempty"`
-	unknownFields           protoimpl.UnknownFields
-	sizeCache               protoimpl.SizeCache
+	// Large strings (backend configs) referenced by Payload.id.
+	Payloads      [][]byte `protobuf:"bytes,22,rep,name=payloads,proto3" json:"payloads,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *HloModuleProto) Reset() {
 	*x = HloModuleProto{}
-	mi := &file_hlo_proto_msgTypes[6]
+	mi := &file_hlo_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1159,7 +1266,7 @@ func (x *HloModuleProto) String() string {
 func (*HloModuleProto) ProtoMessage() {}
 
 func (x *HloModuleProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hlo_proto_msgTypes[6]
+	mi := &file_hlo_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1172,7 +1279,7 @@ func (x *HloModuleProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HloModuleProto.ProtoReflect.Descriptor instead.
 func (*HloModuleProto) Descriptor() ([]byte, []int) {
-	return file_hlo_proto_rawDescGZIP(), []int{6}
+	return file_hlo_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *HloModuleProto) GetName() string {
@@ -1287,6 +1394,13 @@ func (x *HloModuleProto) GetFrontendAttributes() *FrontendAttributes {
 	return nil
 }
 
+func (x *HloModuleProto) GetPayloads() [][]byte {
+	if x != nil {
+		return x.Payloads
+	}
+	return nil
+}
+
 // HloProto wraps a module (buffer assignment, field 3, is not declared).
 type HloProto struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -1297,7 +1411,7 @@ type HloProto struct {
 
 func (x *HloProto) Reset() {
 	*x = HloProto{}
-	mi := &file_hlo_proto_msgTypes[7]
+	mi := &file_hlo_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1309,7 +1423,7 @@ func (x *HloProto) String() string {
 func (*HloProto) ProtoMessage() {}
 
 func (x *HloProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hlo_proto_msgTypes[7]
+	mi := &file_hlo_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1322,7 +1436,7 @@ func (x *HloProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HloProto.ProtoReflect.Descriptor instead.
 func (*HloProto) Descriptor() ([]byte, []int) {
-	return file_hlo_proto_rawDescGZIP(), []int{7}
+	return file_hlo_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *HloProto) GetHloModule() *HloModuleProto {
@@ -1345,7 +1459,7 @@ type HloSnapshot struct {
 
 func (x *HloSnapshot) Reset() {
 	*x = HloSnapshot{}
-	mi := &file_hlo_proto_msgTypes[8]
+	mi := &file_hlo_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1357,7 +1471,7 @@ func (x *HloSnapshot) String() string {
 func (*HloSnapshot) ProtoMessage() {}
 
 func (x *HloSnapshot) ProtoReflect() protoreflect.Message {
-	mi := &file_hlo_proto_msgTypes[8]
+	mi := &file_hlo_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1370,7 +1484,7 @@ func (x *HloSnapshot) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HloSnapshot.ProtoReflect.Descriptor instead.
 func (*HloSnapshot) Descriptor() ([]byte, []int) {
-	return file_hlo_proto_rawDescGZIP(), []int{8}
+	return file_hlo_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *HloSnapshot) GetHlo() *HloProto {
@@ -1417,7 +1531,7 @@ type HloModuleConfigProto struct {
 
 func (x *HloModuleConfigProto) Reset() {
 	*x = HloModuleConfigProto{}
-	mi := &file_hlo_proto_msgTypes[9]
+	mi := &file_hlo_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1429,7 +1543,7 @@ func (x *HloModuleConfigProto) String() string {
 func (*HloModuleConfigProto) ProtoMessage() {}
 
 func (x *HloModuleConfigProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hlo_proto_msgTypes[9]
+	mi := &file_hlo_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1442,7 +1556,7 @@ func (x *HloModuleConfigProto) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HloModuleConfigProto.ProtoReflect.Descriptor instead.
 func (*HloModuleConfigProto) Descriptor() ([]byte, []int) {
-	return file_hlo_proto_rawDescGZIP(), []int{9}
+	return file_hlo_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *HloModuleConfigProto) GetEntryComputationLayout() *ProgramShapeProto {
@@ -1499,7 +1613,7 @@ type HloModuleProtoWithConfig struct {
 
 func (x *HloModuleProtoWithConfig) Reset() {
 	*x = HloModuleProtoWithConfig{}
-	mi := &file_hlo_proto_msgTypes[10]
+	mi := &file_hlo_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1511,7 +1625,7 @@ func (x *HloModuleProtoWithConfig) String() string {
 func (*HloModuleProtoWithConfig) ProtoMessage() {}
 
 func (x *HloModuleProtoWithConfig) ProtoReflect() protoreflect.Message {
-	mi := &file_hlo_proto_msgTypes[10]
+	mi := &file_hlo_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1524,7 +1638,7 @@ func (x *HloModuleProtoWithConfig) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HloModuleProtoWithConfig.ProtoReflect.Descriptor instead.
 func (*HloModuleProtoWithConfig) Descriptor() ([]byte, []int) {
-	return file_hlo_proto_rawDescGZIP(), []int{10}
+	return file_hlo_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *HloModuleProtoWithConfig) GetHloModule() *HloModuleProto {
@@ -1552,7 +1666,7 @@ type HloInstructionProto_SliceDimensions struct {
 
 func (x *HloInstructionProto_SliceDimensions) Reset() {
 	*x = HloInstructionProto_SliceDimensions{}
-	mi := &file_hlo_proto_msgTypes[11]
+	mi := &file_hlo_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1564,7 +1678,7 @@ func (x *HloInstructionProto_SliceDimensions) String() string {
 func (*HloInstructionProto_SliceDimensions) ProtoMessage() {}
 
 func (x *HloInstructionProto_SliceDimensions) ProtoReflect() protoreflect.Message {
-	mi := &file_hlo_proto_msgTypes[11]
+	mi := &file_hlo_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1577,7 +1691,7 @@ func (x *HloInstructionProto_SliceDimensions) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use HloInstructionProto_SliceDimensions.ProtoReflect.Descriptor instead.
 func (*HloInstructionProto_SliceDimensions) Descriptor() ([]byte, []int) {
-	return file_hlo_proto_rawDescGZIP(), []int{0, 0}
+	return file_hlo_proto_rawDescGZIP(), []int{1, 0}
 }
 
 func (x *HloInstructionProto_SliceDimensions) GetStart() int64 {
@@ -1610,7 +1724,7 @@ type HloScheduleProto_InstructionSequence struct {
 
 func (x *HloScheduleProto_InstructionSequence) Reset() {
 	*x = HloScheduleProto_InstructionSequence{}
-	mi := &file_hlo_proto_msgTypes[12]
+	mi := &file_hlo_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1622,7 +1736,7 @@ func (x *HloScheduleProto_InstructionSequence) String() string {
 func (*HloScheduleProto_InstructionSequence) ProtoMessage() {}
 
 func (x *HloScheduleProto_InstructionSequence) ProtoReflect() protoreflect.Message {
-	mi := &file_hlo_proto_msgTypes[12]
+	mi := &file_hlo_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1635,7 +1749,7 @@ func (x *HloScheduleProto_InstructionSequence) ProtoReflect() protoreflect.Messa
 
 // Deprecated: Use HloScheduleProto_InstructionSequence.ProtoReflect.Descriptor instead.
 func (*HloScheduleProto_InstructionSequence) Descriptor() ([]byte, []int) {
-	return file_hlo_proto_rawDescGZIP(), []int{2, 0}
+	return file_hlo_proto_rawDescGZIP(), []int{3, 0}
 }
 
 func (x *HloScheduleProto_InstructionSequence) GetInstructionIds() []int64 {
@@ -1657,7 +1771,7 @@ type HloInputOutputAliasProto_AliasEntryProto struct {
 
 func (x *HloInputOutputAliasProto_AliasEntryProto) Reset() {
 	*x = HloInputOutputAliasProto_AliasEntryProto{}
-	mi := &file_hlo_proto_msgTypes[14]
+	mi := &file_hlo_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1669,7 +1783,7 @@ func (x *HloInputOutputAliasProto_AliasEntryProto) String() string {
 func (*HloInputOutputAliasProto_AliasEntryProto) ProtoMessage() {}
 
 func (x *HloInputOutputAliasProto_AliasEntryProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hlo_proto_msgTypes[14]
+	mi := &file_hlo_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1682,7 +1796,7 @@ func (x *HloInputOutputAliasProto_AliasEntryProto) ProtoReflect() protoreflect.M
 
 // Deprecated: Use HloInputOutputAliasProto_AliasEntryProto.ProtoReflect.Descriptor instead.
 func (*HloInputOutputAliasProto_AliasEntryProto) Descriptor() ([]byte, []int) {
-	return file_hlo_proto_rawDescGZIP(), []int{3, 0}
+	return file_hlo_proto_rawDescGZIP(), []int{4, 0}
 }
 
 func (x *HloInputOutputAliasProto_AliasEntryProto) GetOutputShapeIndex() []int64 {
@@ -1723,7 +1837,7 @@ type HloBufferDonorProto_BufferDonorEntryProto struct {
 
 func (x *HloBufferDonorProto_BufferDonorEntryProto) Reset() {
 	*x = HloBufferDonorProto_BufferDonorEntryProto{}
-	mi := &file_hlo_proto_msgTypes[15]
+	mi := &file_hlo_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1735,7 +1849,7 @@ func (x *HloBufferDonorProto_BufferDonorEntryProto) String() string {
 func (*HloBufferDonorProto_BufferDonorEntryProto) ProtoMessage() {}
 
 func (x *HloBufferDonorProto_BufferDonorEntryProto) ProtoReflect() protoreflect.Message {
-	mi := &file_hlo_proto_msgTypes[15]
+	mi := &file_hlo_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1748,7 +1862,7 @@ func (x *HloBufferDonorProto_BufferDonorEntryProto) ProtoReflect() protoreflect.
 
 // Deprecated: Use HloBufferDonorProto_BufferDonorEntryProto.ProtoReflect.Descriptor instead.
 func (*HloBufferDonorProto_BufferDonorEntryProto) Descriptor() ([]byte, []int) {
-	return file_hlo_proto_rawDescGZIP(), []int{4, 0}
+	return file_hlo_proto_rawDescGZIP(), []int{5, 0}
 }
 
 func (x *HloBufferDonorProto_BufferDonorEntryProto) GetParameterNumber() int64 {
@@ -1769,7 +1883,11 @@ var File_hlo_proto protoreflect.FileDescriptor
 
 const file_hlo_proto_rawDesc = "" +
 	"\n" +
-	"\thlo.proto\x12\x03xla\x1a\x0exla_data.proto\"\xdc\x1e\n" +
+	"\thlo.proto\x12\x03xla\x1a\x0exla_data.proto\"E\n" +
+	"\aPayload\x12\x16\n" +
+	"\x05value\x18\x01 \x01(\fH\x00R\x05value\x12\x10\n" +
+	"\x02id\x18\x02 \x01(\x03H\x00R\x02idB\x10\n" +
+	"\x0epayload_source\"\xff\x1f\n" +
 	"\x13HloInstructionProto\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06opcode\x18\x02 \x01(\tR\x06opcode\x12%\n" +
@@ -1816,7 +1934,8 @@ const file_hlo_proto_rawDesc = "" +
 	"\x17control_predecessor_ids\x18% \x03(\x03R\x15controlPredecessorIds\x124\n" +
 	"\x16called_computation_ids\x18& \x03(\x03R\x14calledComputationIds\x12+\n" +
 	"\bsharding\x18( \x01(\v2\x0f.xla.OpShardingR\bsharding\x12%\n" +
-	"\x0ebackend_config\x18+ \x01(\fR\rbackendConfig\x128\n" +
+	"\x0ebackend_config\x18+ \x01(\fR\rbackendConfig\x12B\n" +
+	"\x16backend_config_payload\x18c \x01(\v2\f.xla.PayloadR\x14backendConfigPayload\x128\n" +
 	"\x0ereplica_groups\x181 \x03(\v2\x11.xla.ReplicaGroupR\rreplicaGroups\x12\"\n" +
 	"\rall_reduce_id\x18- \x01(\x03R\vallReduceId\x121\n" +
 	"\x15use_global_device_ids\x18G \x01(\bR\x12useGlobalDeviceIds\x12(\n" +
@@ -1848,7 +1967,8 @@ const file_hlo_proto_rawDesc = "" +
 	"\x16async_execution_thread\x18O \x01(\tR\x14asyncExecutionThread\x12\f\n" +
 	"\x01k\x18Q \x01(\x03R\x01k\x12\x18\n" +
 	"\alargest\x18U \x01(\bR\alargest\x12T\n" +
-	"\x16collective_device_list\x18W \x01(\v2\x1e.xla.CollectiveDeviceListProtoR\x14collectiveDeviceList\x12!\n" +
+	"\x16collective_device_list\x18W \x01(\v2\x1e.xla.CollectiveDeviceListProtoR\x14collectiveDeviceList\x12]\n" +
+	"\x1biota_collective_device_list\x18\\ \x01(\v2\x1e.xla.IotaReplicaGroupListProtoR\x18iotaCollectiveDeviceList\x12!\n" +
 	"\fis_composite\x18Y \x01(\bR\visComposite\x12<\n" +
 	"\x0fresult_accuracy\x18[ \x01(\v2\x13.xla.ResultAccuracyR\x0eresultAccuracy\x1aU\n" +
 	"\x0fSliceDimensions\x12\x14\n" +
@@ -1886,7 +2006,7 @@ const file_hlo_proto_rawDesc = "" +
 	"\x14CrossProgramPrefetch\x12\x1c\n" +
 	"\tparameter\x18\x01 \x01(\x03R\tparameter\x12\x14\n" +
 	"\x05index\x18\x02 \x03(\x03R\x05index\x12\x16\n" +
-	"\x06offset\x18\x03 \x01(\x03R\x06offset\"\xb1\a\n" +
+	"\x06offset\x18\x03 \x01(\x03R\x06offset\"\xcd\a\n" +
 	"\x0eHloModuleProto\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x124\n" +
 	"\x16entry_computation_name\x18\x02 \x01(\tR\x14entryComputationName\x120\n" +
@@ -1905,7 +2025,8 @@ const file_hlo_proto_rawDesc = "" +
 	"\x19spmd_parameters_shardings\x18\x0e \x03(\v2\x0f.xla.OpShardingR\x17spmdParametersShardings\x12;\n" +
 	"\x1ause_auto_spmd_partitioning\x18\x10 \x01(\bR\x17useAutoSpmdPartitioning\x12G\n" +
 	"\x11device_assignment\x18\x0f \x01(\v2\x1a.xla.DeviceAssignmentProtoR\x10deviceAssignment\x12H\n" +
-	"\x13frontend_attributes\x18\x13 \x01(\v2\x17.xla.FrontendAttributesR\x12frontendAttributes\">\n" +
+	"\x13frontend_attributes\x18\x13 \x01(\v2\x17.xla.FrontendAttributesR\x12frontendAttributes\x12\x1a\n" +
+	"\bpayloads\x18\x16 \x03(\fR\bpayloads\">\n" +
 	"\bHloProto\x122\n" +
 	"\n" +
 	"hlo_module\x18\x01 \x01(\v2\x13.xla.HloModuleProtoR\thloModule\"\xb9\x01\n" +
@@ -1954,117 +2075,121 @@ func file_hlo_proto_rawDescGZIP() []byte {
 }
 
 var file_hlo_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_hlo_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_hlo_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
 var file_hlo_proto_goTypes = []any{
 	(CustomCallSchedule)(0),                      // 0: xla.CustomCallSchedule
 	(CustomCallApiVersion)(0),                    // 1: xla.CustomCallApiVersion
 	(Kind)(0),                                    // 2: xla.Kind
-	(*HloInstructionProto)(nil),                  // 3: xla.HloInstructionProto
-	(*HloComputationProto)(nil),                  // 4: xla.HloComputationProto
-	(*HloScheduleProto)(nil),                     // 5: xla.HloScheduleProto
-	(*HloInputOutputAliasProto)(nil),             // 6: xla.HloInputOutputAliasProto
-	(*HloBufferDonorProto)(nil),                  // 7: xla.HloBufferDonorProto
-	(*CrossProgramPrefetch)(nil),                 // 8: xla.CrossProgramPrefetch
-	(*HloModuleProto)(nil),                       // 9: xla.HloModuleProto
-	(*HloProto)(nil),                             // 10: xla.HloProto
-	(*HloSnapshot)(nil),                          // 11: xla.HloSnapshot
-	(*HloModuleConfigProto)(nil),                 // 12: xla.HloModuleConfigProto
-	(*HloModuleProtoWithConfig)(nil),             // 13: xla.HloModuleProtoWithConfig
-	(*HloInstructionProto_SliceDimensions)(nil),  // 14: xla.HloInstructionProto.SliceDimensions
-	(*HloScheduleProto_InstructionSequence)(nil), // 15: xla.HloScheduleProto.InstructionSequence
-	nil, // 16: xla.HloScheduleProto.SequencesEntry
-	(*HloInputOutputAliasProto_AliasEntryProto)(nil),  // 17: xla.HloInputOutputAliasProto.AliasEntryProto
-	(*HloBufferDonorProto_BufferDonorEntryProto)(nil), // 18: xla.HloBufferDonorProto.BufferDonorEntryProto
-	(*ShapeProto)(nil),                  // 19: xla.ShapeProto
-	(*OpMetadata)(nil),                  // 20: xla.OpMetadata
-	(*LiteralProto)(nil),                // 21: xla.LiteralProto
-	(*Window)(nil),                      // 22: xla.Window
-	(*ConvolutionDimensionNumbers)(nil), // 23: xla.ConvolutionDimensionNumbers
-	(*PaddingConfig)(nil),               // 24: xla.PaddingConfig
-	(RandomDistribution)(0),             // 25: xla.RandomDistribution
-	(*DotDimensionNumbers)(nil),         // 26: xla.DotDimensionNumbers
-	(*RaggedDotDimensionNumbers)(nil),   // 27: xla.RaggedDotDimensionNumbers
-	(FftType)(0),                        // 28: xla.FftType
-	(*GatherDimensionNumbers)(nil),      // 29: xla.GatherDimensionNumbers
-	(*OpSharding)(nil),                  // 30: xla.OpSharding
-	(*ReplicaGroup)(nil),                // 31: xla.ReplicaGroup
-	(*ScatterDimensionNumbers)(nil),     // 32: xla.ScatterDimensionNumbers
-	(*PrecisionConfig)(nil),             // 33: xla.PrecisionConfig
-	(*SourceTarget)(nil),                // 34: xla.SourceTarget
-	(*TriangularSolveOptions)(nil),      // 35: xla.TriangularSolveOptions
-	(*CholeskyOptions)(nil),             // 36: xla.CholeskyOptions
-	(*ParameterReplication)(nil),        // 37: xla.ParameterReplication
-	(*OutputOperandAliasing)(nil),       // 38: xla.OutputOperandAliasing
-	(*FrontendAttributes)(nil),          // 39: xla.FrontendAttributes
-	(RandomAlgorithm)(0),                // 40: xla.RandomAlgorithm
-	(PaddingType)(0),                    // 41: xla.PaddingType
-	(*CollectiveDeviceListProto)(nil),   // 42: xla.CollectiveDeviceListProto
-	(*ResultAccuracy)(nil),              // 43: xla.ResultAccuracy
-	(*ProgramShapeProto)(nil),           // 44: xla.ProgramShapeProto
-	(*DeviceAssignmentProto)(nil),       // 45: xla.DeviceAssignmentProto
+	(*Payload)(nil),                              // 3: xla.Payload
+	(*HloInstructionProto)(nil),                  // 4: xla.HloInstructionProto
+	(*HloComputationProto)(nil),                  // 5: xla.HloComputationProto
+	(*HloScheduleProto)(nil),                     // 6: xla.HloScheduleProto
+	(*HloInputOutputAliasProto)(nil),             // 7: xla.HloInputOutputAliasProto
+	(*HloBufferDonorProto)(nil),                  // 8: xla.HloBufferDonorProto
+	(*CrossProgramPrefetch)(nil),                 // 9: xla.CrossProgramPrefetch
+	(*HloModuleProto)(nil),                       // 10: xla.HloModuleProto
+	(*HloProto)(nil),                             // 11: xla.HloProto
+	(*HloSnapshot)(nil),                          // 12: xla.HloSnapshot
+	(*HloModuleConfigProto)(nil),                 // 13: xla.HloModuleConfigProto
+	(*HloModuleProtoWithConfig)(nil),             // 14: xla.HloModuleProtoWithConfig
+	(*HloInstructionProto_SliceDimensions)(nil),  // 15: xla.HloInstructionProto.SliceDimensions
+	(*HloScheduleProto_InstructionSequence)(nil), // 16: xla.HloScheduleProto.InstructionSequence
+	nil, // 17: xla.HloScheduleProto.SequencesEntry
+	(*HloInputOutputAliasProto_AliasEntryProto)(nil),  // 18: xla.HloInputOutputAliasProto.AliasEntryProto
+	(*HloBufferDonorProto_BufferDonorEntryProto)(nil), // 19: xla.HloBufferDonorProto.BufferDonorEntryProto
+	(*ShapeProto)(nil),                  // 20: xla.ShapeProto
+	(*OpMetadata)(nil),                  // 21: xla.OpMetadata
+	(*LiteralProto)(nil),                // 22: xla.LiteralProto
+	(*Window)(nil),                      // 23: xla.Window
+	(*ConvolutionDimensionNumbers)(nil), // 24: xla.ConvolutionDimensionNumbers
+	(*PaddingConfig)(nil),               // 25: xla.PaddingConfig
+	(RandomDistribution)(0),             // 26: xla.RandomDistribution
+	(*DotDimensionNumbers)(nil),         // 27: xla.DotDimensionNumbers
+	(*RaggedDotDimensionNumbers)(nil),   // 28: xla.RaggedDotDimensionNumbers
+	(FftType)(0),                        // 29: xla.FftType
+	(*GatherDimensionNumbers)(nil),      // 30: xla.GatherDimensionNumbers
+	(*OpSharding)(nil),                  // 31: xla.OpSharding
+	(*ReplicaGroup)(nil),                // 32: xla.ReplicaGroup
+	(*ScatterDimensionNumbers)(nil),     // 33: xla.ScatterDimensionNumbers
+	(*PrecisionConfig)(nil),             // 34: xla.PrecisionConfig
+	(*SourceTarget)(nil),                // 35: xla.SourceTarget
+	(*TriangularSolveOptions)(nil),      // 36: xla.TriangularSolveOptions
+	(*CholeskyOptions)(nil),             // 37: xla.CholeskyOptions
+	(*ParameterReplication)(nil),        // 38: xla.ParameterReplication
+	(*OutputOperandAliasing)(nil),       // 39: xla.OutputOperandAliasing
+	(*FrontendAttributes)(nil),          // 40: xla.FrontendAttributes
+	(RandomAlgorithm)(0),                // 41: xla.RandomAlgorithm
+	(PaddingType)(0),                    // 42: xla.PaddingType
+	(*CollectiveDeviceListProto)(nil),   // 43: xla.CollectiveDeviceListProto
+	(*IotaReplicaGroupListProto)(nil),   // 44: xla.IotaReplicaGroupListProto
+	(*ResultAccuracy)(nil),              // 45: xla.ResultAccuracy
+	(*ProgramShapeProto)(nil),           // 46: xla.ProgramShapeProto
+	(*DeviceAssignmentProto)(nil),       // 47: xla.DeviceAssignmentProto
 }
 var file_hlo_proto_depIdxs = []int32{
-	19, // 0: xla.HloInstructionProto.shape:type_name -> xla.ShapeProto
-	20, // 1: xla.HloInstructionProto.metadata:type_name -> xla.OpMetadata
-	21, // 2: xla.HloInstructionProto.literal:type_name -> xla.LiteralProto
-	22, // 3: xla.HloInstructionProto.window:type_name -> xla.Window
-	23, // 4: xla.HloInstructionProto.convolution_dimension_numbers:type_name -> xla.ConvolutionDimensionNumbers
-	14, // 5: xla.HloInstructionProto.slice_dimensions:type_name -> xla.HloInstructionProto.SliceDimensions
-	24, // 6: xla.HloInstructionProto.padding_config:type_name -> xla.PaddingConfig
-	25, // 7: xla.HloInstructionProto.distribution:type_name -> xla.RandomDistribution
-	19, // 8: xla.HloInstructionProto.outfeed_shape:type_name -> xla.ShapeProto
-	26, // 9: xla.HloInstructionProto.dot_dimension_numbers:type_name -> xla.DotDimensionNumbers
-	27, // 10: xla.HloInstructionProto.ragged_dot_dimension_numbers:type_name -> xla.RaggedDotDimensionNumbers
-	28, // 11: xla.HloInstructionProto.fft_type:type_name -> xla.FftType
-	29, // 12: xla.HloInstructionProto.gather_dimension_numbers:type_name -> xla.GatherDimensionNumbers
-	30, // 13: xla.HloInstructionProto.sharding:type_name -> xla.OpSharding
-	31, // 14: xla.HloInstructionProto.replica_groups:type_name -> xla.ReplicaGroup
-	32, // 15: xla.HloInstructionProto.scatter_dimension_numbers:type_name -> xla.ScatterDimensionNumbers
-	33, // 16: xla.HloInstructionProto.precision_config:type_name -> xla.PrecisionConfig
-	34, // 17: xla.HloInstructionProto.source_target_pairs:type_name -> xla.SourceTarget
-	30, // 18: xla.HloInstructionProto.domain_entry_sharding:type_name -> xla.OpSharding
-	30, // 19: xla.HloInstructionProto.domain_exit_sharding:type_name -> xla.OpSharding
-	19, // 20: xla.HloInstructionProto.operand_shapes_with_layout:type_name -> xla.ShapeProto
-	35, // 21: xla.HloInstructionProto.triangular_solve_options:type_name -> xla.TriangularSolveOptions
-	36, // 22: xla.HloInstructionProto.cholesky_options:type_name -> xla.CholeskyOptions
-	37, // 23: xla.HloInstructionProto.parameter_replication:type_name -> xla.ParameterReplication
-	38, // 24: xla.HloInstructionProto.output_operand_aliasing:type_name -> xla.OutputOperandAliasing
-	0,  // 25: xla.HloInstructionProto.custom_call_schedule:type_name -> xla.CustomCallSchedule
-	39, // 26: xla.HloInstructionProto.frontend_attributes:type_name -> xla.FrontendAttributes
-	40, // 27: xla.HloInstructionProto.rng_algorithm:type_name -> xla.RandomAlgorithm
-	41, // 28: xla.HloInstructionProto.padding_type:type_name -> xla.PaddingType
-	1,  // 29: xla.HloInstructionProto.custom_call_api_version:type_name -> xla.CustomCallApiVersion
-	42, // 30: xla.HloInstructionProto.collective_device_list:type_name -> xla.CollectiveDeviceListProto
-	43, // 31: xla.HloInstructionProto.result_accuracy:type_name -> xla.ResultAccuracy
-	3,  // 32: xla.HloComputationProto.instructions:type_name -> xla.HloInstructionProto
-	44, // 33: xla.HloComputationProto.program_shape:type_name -> xla.ProgramShapeProto
-	16, // 34: xla.HloScheduleProto.sequences:type_name -> xla.HloScheduleProto.SequencesEntry
-	17, // 35: xla.HloInputOutputAliasProto.entries:type_name -> xla.HloInputOutputAliasProto.AliasEntryProto
-	18, // 36: xla.HloBufferDonorProto.entries:type_name -> xla.HloBufferDonorProto.BufferDonorEntryProto
-	4,  // 37: xla.HloModuleProto.computations:type_name -> xla.HloComputationProto
-	44, // 38: xla.HloModuleProto.host_program_shape:type_name -> xla.ProgramShapeProto
-	5,  // 39: xla.HloModuleProto.schedule:type_name -> xla.HloScheduleProto
-	6,  // 40: xla.HloModuleProto.input_output_alias:type_name -> xla.HloInputOutputAliasProto
-	7,  // 41: xla.HloModuleProto.buffer_donor:type_name -> xla.HloBufferDonorProto
-	8,  // 42: xla.HloModuleProto.cross_program_prefetches:type_name -> xla.CrossProgramPrefetch
-	30, // 43: xla.HloModuleProto.spmd_output_sharding:type_name -> xla.OpSharding
-	30, // 44: xla.HloModuleProto.spmd_parameters_shardings:type_name -> xla.OpSharding
-	45, // 45: xla.HloModuleProto.device_assignment:type_name -> xla.DeviceAssignmentProto
-	39, // 46: xla.HloModuleProto.frontend_attributes:type_name -> xla.FrontendAttributes
-	9,  // 47: xla.HloProto.hlo_module:type_name -> xla.HloModuleProto
-	10, // 48: xla.HloSnapshot.hlo:type_name -> xla.HloProto
-	21, // 49: xla.HloSnapshot.arguments:type_name -> xla.LiteralProto
-	21, // 50: xla.HloSnapshot.result:type_name -> xla.LiteralProto
-	44, // 51: xla.HloModuleConfigProto.entry_computation_layout:type_name -> xla.ProgramShapeProto
-	9,  // 52: xla.HloModuleProtoWithConfig.hlo_module:type_name -> xla.HloModuleProto
-	12, // 53: xla.HloModuleProtoWithConfig.config:type_name -> xla.HloModuleConfigProto
-	15, // 54: xla.HloScheduleProto.SequencesEntry.value:type_name -> xla.HloScheduleProto.InstructionSequence
-	2,  // 55: xla.HloInputOutputAliasProto.AliasEntryProto.kind:type_name -> xla.Kind
-	56, // [56:56] is the sub-list for method output_type
-	56, // [56:56] is the sub-list for method input_type
-	56, // [56:56] is the sub-list for extension type_name
-	56, // [56:56] is the sub-list for extension extendee
-	0,  // [0:56] is the sub-list for field type_name
+	20, // 0: xla.HloInstructionProto.shape:type_name -> xla.ShapeProto
+	21, // 1: xla.HloInstructionProto.metadata:type_name -> xla.OpMetadata
+	22, // 2: xla.HloInstructionProto.literal:type_name -> xla.LiteralProto
+	23, // 3: xla.HloInstructionProto.window:type_name -> xla.Window
+	24, // 4: xla.HloInstructionProto.convolution_dimension_numbers:type_name -> xla.ConvolutionDimensionNumbers
+	15, // 5: xla.HloInstructionProto.slice_dimensions:type_name -> xla.HloInstructionProto.SliceDimensions
+	25, // 6: xla.HloInstructionProto.padding_config:type_name -> xla.PaddingConfig
+	26, // 7: xla.HloInstructionProto.distribution:type_name -> xla.RandomDistribution
+	20, // 8: xla.HloInstructionProto.outfeed_shape:type_name -> xla.ShapeProto
+	27, // 9: xla.HloInstructionProto.dot_dimension_numbers:type_name -> xla.DotDimensionNumbers
+	28, // 10: xla.HloInstructionProto.ragged_dot_dimension_numbers:type_name -> xla.RaggedDotDimensionNumbers
+	29, // 11: xla.HloInstructionProto.fft_type:type_name -> xla.FftType
+	30, // 12: xla.HloInstructionProto.gather_dimension_numbers:type_name -> xla.GatherDimensionNumbers
+	31, // 13: xla.HloInstructionProto.sharding:type_name -> xla.OpSharding
+	3,  // 14: xla.HloInstructionProto.backend_config_payload:type_name -> xla.Payload
+	32, // 15: xla.HloInstructionProto.replica_groups:type_name -> xla.ReplicaGroup
+	33, // 16: xla.HloInstructionProto.scatter_dimension_numbers:type_name -> xla.ScatterDimensionNumbers
+	34, // 17: xla.HloInstructionProto.precision_config:type_name -> xla.PrecisionConfig
+	35, // 18: xla.HloInstructionProto.source_target_pairs:type_name -> xla.SourceTarget
+	31, // 19: xla.HloInstructionProto.domain_entry_sharding:type_name -> xla.OpSharding
+	31, // 20: xla.HloInstructionProto.domain_exit_sharding:type_name -> xla.OpSharding
+	20, // 21: xla.HloInstructionProto.operand_shapes_with_layout:type_name -> xla.ShapeProto
+	36, // 22: xla.HloInstructionProto.triangular_solve_options:type_name -> xla.TriangularSolveOptions
+	37, // 23: xla.HloInstructionProto.cholesky_options:type_name -> xla.CholeskyOptions
+	38, // 24: xla.HloInstructionProto.parameter_replication:type_name -> xla.ParameterReplication
+	39, // 25: xla.HloInstructionProto.output_operand_aliasing:type_name -> xla.OutputOperandAliasing
+	0,  // 26: xla.HloInstructionProto.custom_call_schedule:type_name -> xla.CustomCallSchedule
+	40, // 27: xla.HloInstructionProto.frontend_attributes:type_name -> xla.FrontendAttributes
+	41, // 28: xla.HloInstructionProto.rng_algorithm:type_name -> xla.RandomAlgorithm
+	42, // 29: xla.HloInstructionProto.padding_type:type_name -> xla.PaddingType
+	1,  // 30: xla.HloInstructionProto.custom_call_api_version:type_name -> xla.CustomCallApiVersion
+	43, // 31: xla.HloInstructionProto.collective_device_list:type_name -> xla.CollectiveDeviceListProto
+	44, // 32: xla.HloInstructionProto.iota_collective_device_list:type_name -> xla.IotaReplicaGroupListProto
+	45, // 33: xla.HloInstructionProto.result_accuracy:type_name -> xla.ResultAccuracy
+	4,  // 34: xla.HloComputationProto.instructions:type_name -> xla.HloInstructionProto
+	46, // 35: xla.HloComputationProto.program_shape:type_name -> xla.ProgramShapeProto
+	17, // 36: xla.HloScheduleProto.sequences:type_name -> xla.HloScheduleProto.SequencesEntry
+	18, // 37: xla.HloInputOutputAliasProto.entries:type_name -> xla.HloInputOutputAliasProto.AliasEntryProto
+	19, // 38: xla.HloBufferDonorProto.entries:type_name -> xla.HloBufferDonorProto.BufferDonorEntryProto
+	5,  // 39: xla.HloModuleProto.computations:type_name -> xla.HloComputationProto
+	46, // 40: xla.HloModuleProto.host_program_shape:type_name -> xla.ProgramShapeProto
+	6,  // 41: xla.HloModuleProto.schedule:type_name -> xla.HloScheduleProto
+	7,  // 42: xla.HloModuleProto.input_output_alias:type_name -> xla.HloInputOutputAliasProto
+	8,  // 43: xla.HloModuleProto.buffer_donor:type_name -> xla.HloBufferDonorProto
+	9,  // 44: xla.HloModuleProto.cross_program_prefetches:type_name -> xla.CrossProgramPrefetch
+	31, // 45: xla.HloModuleProto.spmd_output_sharding:type_name -> xla.OpSharding
+	31, // 46: xla.HloModuleProto.spmd_parameters_shardings:type_name -> xla.OpSharding
+	47, // 47: xla.HloModuleProto.device_assignment:type_name -> xla.DeviceAssignmentProto
+	40, // 48: xla.HloModuleProto.frontend_attributes:type_name -> xla.FrontendAttributes
+	10, // 49: xla.HloProto.hlo_module:type_name -> xla.HloModuleProto
+	11, // 50: xla.HloSnapshot.hlo:type_name -> xla.HloProto
+	22, // 51: xla.HloSnapshot.arguments:type_name -> xla.LiteralProto
+	22, // 52: xla.HloSnapshot.result:type_name -> xla.LiteralProto
+	46, // 53: xla.HloModuleConfigProto.entry_computation_layout:type_name -> xla.ProgramShapeProto
+	10, // 54: xla.HloModuleProtoWithConfig.hlo_module:type_name -> xla.HloModuleProto
+	13, // 55: xla.HloModuleProtoWithConfig.config:type_name -> xla.HloModuleConfigProto
+	16, // 56: xla.HloScheduleProto.SequencesEntry.value:type_name -> xla.HloScheduleProto.InstructionSequence
+	2,  // 57: xla.HloInputOutputAliasProto.AliasEntryProto.kind:type_name -> xla.Kind
+	58, // [58:58] is the sub-list for method output_type
+	58, // [58:58] is the sub-list for method input_type
+	58, // [58:58] is the sub-list for extension type_name
+	58, // [58:58] is the sub-list for extension extendee
+	0,  // [0:58] is the sub-list for field type_name
 }
 
 func init() { file_hlo_proto_init() }
@@ -2074,6 +2199,10 @@ func file_hlo_proto_init() {
 	}
 	file_xla_data_proto_init()
 	file_hlo_proto_msgTypes[0].OneofWrappers = []any{
+		(*Payload_Value)(nil),
+		(*Payload_Id)(nil),
+	}
+	file_hlo_proto_msgTypes[1].OneofWrappers = []any{
 		(*HloInstructionProto_CrossProgramPrefetchIndex)(nil),
 	}
 	type x struct{}
@@ -2082,7 +2211,7 @@ func file_hlo_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_hlo_proto_rawDesc), len(file_hlo_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   16,
+			NumMessages:   17,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
