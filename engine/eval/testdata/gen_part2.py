@@ -94,6 +94,47 @@ case("scatter_vmap", jax.vmap(lambda x, i, u: x.at[i].add(u)), [randf((3, 6)), r
 case("scatter_bf16_add", lambda x, i, u: x.at[i].add(u), [randf((5,), ml_dtypes.bfloat16), np.array([1, 1, 1, 2, 1, 1], np.int32), randf((6,), ml_dtypes.bfloat16)])
 case("scatter_apply", lambda x, i: x.at[i].apply(lambda v: v * 2 + 1), [randf((6,)), np.array([1, 3, 1], np.int32)], 1e-6, 0)
 
+# ---------------------------------------------------------------- convolution
+def conv(strides=(1, 1), padding="VALID", lhs_dil=None, rhs_dil=None, fgc=1, bgc=1, dn=("NCHW", "OIHW", "NCHW"), pet=None):
+    return lambda x, k: lax.conv_general_dilated(x, k, strides, padding, lhs_dil, rhs_dil, dn, fgc, bgc, preferred_element_type=pet)
+
+
+case("conv_basic", conv(), [randf((2, 3, 7, 6)), randf((4, 3, 3, 2))], 1e-5, 1e-5)
+case("conv_stride_pad", conv((2, 1), ((1, 2), (0, 1))), [randf((2, 3, 7, 6)), randf((4, 3, 3, 2))], 1e-5, 1e-5)
+case("conv_neg_pad", conv((1, 1), ((-1, 2), (1, -2))), [randf((1, 2, 7, 6)), randf((3, 2, 2, 2))], 1e-5, 1e-5)
+case("conv_dilations", conv((1, 2), ((1, 1), (0, 2)), (2, 1), (1, 2)), [randf((2, 3, 5, 6)), randf((4, 3, 3, 2))], 1e-5, 1e-5)
+case("conv_groups", conv(fgc=3), [randf((2, 6, 5, 5)), randf((9, 2, 2, 3))], 1e-5, 1e-5)
+case("conv_batch_groups", conv(bgc=2), [randf((4, 3, 5, 5)), randf((6, 3, 2, 2))], 1e-5, 1e-5)
+case("conv_nhwc", conv((1, 1), "SAME", dn=("NHWC", "HWIO", "NHWC")), [randf((2, 6, 5, 3)), randf((3, 3, 3, 4))], 1e-5, 1e-5)
+case("conv_1d", lambda x, k: lax.conv_general_dilated(x, k, (2,), ((1, 1),), None, (2,)), [randf((2, 3, 11)), randf((5, 3, 3))], 1e-5, 1e-5)
+case("conv_3d", lambda x, k: lax.conv_general_dilated(x, k, (1, 1, 2), "SAME"), [randf((1, 2, 4, 5, 6)), randf((3, 2, 2, 3, 2))], 1e-5, 1e-5)
+case("conv_0d", lambda x, k: lax.conv_general_dilated(x, k, (), ()), [randf((3, 4)), randf((5, 4))], 1e-5, 1e-5)
+case("conv_s8_s32", conv(pet=jnp.int32), [randi((1, 2, 5, 5), -128, 128, np.int8), randi((3, 2, 2, 2), -128, 128, np.int8)])
+case("conv_bf16", conv(), [randf((1, 4, 6, 6), ml_dtypes.bfloat16), randf((2, 4, 3, 3), ml_dtypes.bfloat16)], 2 ** -7, 1e-2)
+case("conv_f64", conv((2, 2), "SAME"), [randf((1, 2, 6, 6), np.float64), randf((2, 2, 3, 3), np.float64)], 1e-12, 1e-12)
+
+
+def conv_loss(x, k):
+    return jnp.sum(lax.conv_general_dilated(x, k, (2, 1), ((1, 1), (2, 0)), None, (1, 2), feature_group_count=2) ** 2)
+
+
+case("conv_grad", jax.grad(conv_loss, argnums=(0, 1)), [randf((2, 4, 7, 6)), randf((4, 2, 3, 2))], 1e-4, 1e-4)
+
+# ---------------------------------------------------------------- sort / top-k
+xs = randf((4, 9))
+xs[0, 2] = np.nan
+xs[1, 3] = -0.0
+xs[1, 4] = 0.0
+case("sort_f32", lambda x: jnp.sort(x, axis=1), [xs])
+case("sort_axis0", lambda x: jnp.sort(x, axis=0), [randf((6, 3))])
+case("sort_int_desc", lambda x: -jnp.sort(-x), [randi((20,), -5, 5)])
+case("sort_argsort", lambda x: jnp.argsort(x, axis=1), [randi((3, 12), 0, 4)])
+case("sort_multi", lambda a, b, c: lax.sort((a, b, c), num_keys=2), [randi((15,), 0, 3), randi((15,), 0, 3), randf((15,))])
+case("sort_lax_simple", lambda a: lax.sort(a, dimension=0, is_stable=False), [randi((5, 3), 0, 100, np.uint32)])
+case("topk", lambda x: lax.top_k(x, 3), [randi((4, 7), 0, 4).astype(np.float32)])
+case("topk_nan", lambda x: lax.top_k(x, 4), [xs])
+case("topk_int", lambda x: lax.top_k(x, 5), [randi((2, 3, 6), -3, 3)])
+
 
 def main():
     out = sys.argv[1]
