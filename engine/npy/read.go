@@ -110,7 +110,7 @@ func readData(r io.Reader, n int64) ([]byte, error) {
 	}
 	var one [1]byte
 	if k, _ := io.ReadFull(r, one[:]); k > 0 {
-		return nil, fmt.Errorf("unexpected bytes after the %d bytes of data", n)
+		return nil, fmt.Errorf("header needs %d bytes of data, the input holds more", n)
 	}
 	return buf.Bytes(), nil
 }
