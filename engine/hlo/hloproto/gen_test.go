@@ -1,0 +1,97 @@
+package hloproto
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+// manifest mirrors testdata/gen_protos.py's manifest.json.
+type manifestCase struct {
+	Name         string `json:"name"`
+	PB           string `json:"pb"`
+	Txt          string `json:"txt"`
+	Computations []struct {
+		Name         string `json:"name"`
+		Instructions []struct {
+			Name     string   `json:"name"`
+			Opcode   string   `json:"opcode"`
+			Operands []string `json:"operands"`
+			Text     string   `json:"text"`
+		} `json:"instructions"`
+	} `json:"computations"`
+	Constants []struct {
+		Computation string  `json:"computation"`
+		Instruction string  `json:"instruction"`
+		Dtype       string  `json:"dtype"`
+		Dims        []int64 `json:"dims"`
+		File        string  `json:"file"`
+	} `json:"constants"`
+}
+
+var (
+	genOnce sync.Once
+	genDir  string
+	genErr  error
+	genSkip string
+)
+
+// generated runs gen_protos.py once per test binary and returns its output
+// directory and manifest; it skips the test when python3 or jax is missing.
+func generated(tb testing.TB) (string, []manifestCase) {
+	tb.Helper()
+	genOnce.Do(func() {
+		if _, err := exec.LookPath("python3"); err != nil {
+			genSkip = "python3 not found"
+			return
+		}
+		if err := exec.Command("python3", "-c", "import jax, numpy, ml_dtypes").Run(); err != nil {
+			genSkip = "python3 lacks jax/numpy/ml_dtypes"
+			return
+		}
+		dir, err := os.MkdirTemp("", "hloproto-gen-")
+		if err != nil {
+			genErr = err
+			return
+		}
+		genDir = dir
+		cmd := exec.Command("python3", filepath.Join("testdata", "gen_protos.py"), dir)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			genErr = &genError{err: err, out: string(out)}
+		}
+	})
+	if genSkip != "" {
+		tb.Skip(genSkip)
+	}
+	if genErr != nil {
+		tb.Fatal(genErr)
+	}
+	raw, err := os.ReadFile(filepath.Join(genDir, "manifest.json"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var cases []manifestCase
+	if err := json.Unmarshal(raw, &cases); err != nil {
+		tb.Fatal(err)
+	}
+	return genDir, cases
+}
+
+type genError struct {
+	err error
+	out string
+}
+
+func (e *genError) Error() string { return "gen_protos.py: " + e.err.Error() + "\n" + e.out }
+
+func readGen(tb testing.TB, dir, name string) []byte {
+	tb.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
