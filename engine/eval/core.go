@@ -174,6 +174,9 @@ func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 			}
 			f, ok := ops[in.Opcode]
 			if !ok {
+				f, ok = asyncWrapper(in.Opcode)
+			}
+			if !ok {
 				return Value{}, &Error{c.Name, in.Name, in.Opcode, fmt.Errorf("opcode %q is not supported", in.Opcode)}
 			}
 			var err error
