@@ -1,0 +1,372 @@
+package golden
+
+import (
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"goldtrace/engine/dtype"
+	"goldtrace/engine/eval"
+	"goldtrace/engine/hlo"
+	"goldtrace/engine/tensor"
+)
+
+// AllDevices as Options.EmulateDevices emulates every device the module
+// declares (replica_count × num_partitions).
+const AllDevices = -1
+
+// Options are the driver's knobs; the CLI flag of each is in brackets.
+type Options struct {
+	// Upcast computes every float type narrower than f32 in f32 [-U]; see
+	// the legalization notes in legalize.go.
+	Upcast bool
+	// FP8E4M3FNAsE4M3 reads f8e4m3fn as f8e4m3, bit for bit [-F].
+	FP8E4M3FNAsE4M3 bool
+	// UnsafeDtypeCast converts an input of another element type to its
+	// parameter's type instead of rejecting it [-u]. Shapes must still match.
+	UnsafeDtypeCast bool
+	// EmulateDevices is the number of devices to run [-e]: 0 or 1 runs one
+	// device (replica 0, partition 0); AllDevices runs replica_count ×
+	// num_partitions of them; any other n must equal that product, or, for a
+	// module that declares one device, runs n replicas of it.
+	EmulateDevices int
+	// SPMD runs the module as an SPMD program on all num_partitions ×
+	// replica_count devices, as EmulateDevices = AllDevices does [-S].
+	SPMD bool
+	// SaveIntermediates keeps the value of every instruction of the entry
+	// computation in Result.Intermediates [-s].
+	SaveIntermediates bool
+	// Verbose is the CLI's verbosity [-v]; Run only uses it through Progress.
+	Verbose int
+	// Progress, when set, receives a progress line about once a second
+	// while the module runs.
+	Progress io.Writer
+	// ProgressInterval overrides the one-second progress period (tests).
+	ProgressInterval time.Duration
+}
+
+// Result is what a run produced.
+type Result struct {
+	// Module is the legalized module that ran.
+	Module *hlo.Module
+	// Outputs are the result's array leaves, depth-first over the result
+	// tuple; with several devices, device 0's leaves, then device 1's, ...
+	Outputs []*tensor.Tensor
+	// Devices is the number of emulated devices; OutputsPerDevice = len(Outputs)/Devices.
+	Devices          int
+	OutputsPerDevice int
+	// Intermediates are the values of the entry computation's instructions in
+	// execution order (with SaveIntermediates).
+	Intermediates []Intermediate
+	// Elapsed is the evaluation time.
+	Elapsed time.Duration
+}
+
+// Intermediate is one array value computed by an entry instruction.
+type Intermediate struct {
+	Device      int
+	Computation string
+	Instruction string
+	Opcode      string
+	TupleIndex  []int // position within a tuple-valued instruction; nil for arrays
+	Value       *tensor.Tensor
+}
+
+// DeviceCount is the number of devices a run of m with opts emulates, or an
+// error when opts ask for a count the module cannot have.
+func DeviceCount(m *hlo.Module, opts Options) (int, error) {
+	declared := max(m.ReplicaCount, 1) * max(m.NumPartitions, 1)
+	switch {
+	case opts.SPMD || opts.EmulateDevices == AllDevices:
+		return int(declared), nil
+	case opts.EmulateDevices == 0 || opts.EmulateDevices == 1:
+		return 1, nil
+	case opts.EmulateDevices < 0:
+		return 0, usageErrorf("invalid device count %d", opts.EmulateDevices)
+	case int64(opts.EmulateDevices) == declared || declared == 1:
+		return opts.EmulateDevices, nil
+	}
+	return 0, usageErrorf("cannot emulate %d devices: the module declares replica_count=%d × num_partitions=%d",
+		opts.EmulateDevices, max(m.ReplicaCount, 1), max(m.NumPartitions, 1))
+}
+
+// Run evaluates m on inputs (one tensor per ParamLeaves entry; with several
+// devices, either that list, given to every device, or one such list per
+// device, concatenated). m itself is not changed.
+func Run(m *hlo.Module, inputs []*tensor.Tensor, opts Options) (res *Result, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			res, err = nil, &InternalError{Value: r}
+		}
+	}()
+	if m == nil || m.Entry == nil {
+		return nil, &ModuleError{File: "<module>", Err: fmt.Errorf("module has no entry computation")}
+	}
+	devices, err := DeviceCount(m, opts)
+	if err != nil {
+		return nil, err
+	}
+	lm, err := legalize(m, opts)
+	if err != nil {
+		return nil, &ModuleError{File: m.Name, Err: err}
+	}
+	if err := checkSupported(lm); err != nil {
+		return nil, err
+	}
+	args, err := deviceArgs(m, lm, inputs, devices, opts)
+	if err != nil {
+		return nil, err
+	}
+
+	res = &Result{Module: lm, Devices: devices}
+	prog := newProgress(lm, devices)
+	var mu sync.Mutex
+	trace := func(dev int) func(in *hlo.Instruction, v eval.Value) {
+		return func(in *hlo.Instruction, v eval.Value) {
+			prog.step(dev, in)
+			if !opts.SaveIntermediates || in.Parent != lm.Entry {
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			res.Intermediates = append(res.Intermediates, valueIntermediates(dev, in, v)...)
+		}
+	}
+	stop := prog.start(opts.Progress, opts.ProgressInterval)
+	start := time.Now()
+	outs := make([]eval.Value, devices)
+	errs := make([]error, devices)
+	var wg sync.WaitGroup
+	for d := range devices {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() {
+				if r := recover(); r != nil {
+					errs[d] = &InternalError{Value: r}
+				}
+			}()
+			ev := eval.New(lm, eval.Options{
+				ReplicaID:   int64(d) / max(lm.NumPartitions, 1),
+				PartitionID: int64(d) % max(lm.NumPartitions, 1),
+				Trace:       trace(d),
+			})
+			outs[d], errs[d] = ev.Run(args[d])
+		}()
+	}
+	wg.Wait()
+	stop()
+	res.Elapsed = time.Since(start)
+	for d, e := range errs {
+		if e == nil {
+			continue
+		}
+		if _, ok := e.(*InternalError); ok {
+			return nil, e
+		}
+		dev := d
+		if devices == 1 {
+			dev = -1
+		}
+		return nil, &EvalError{Device: dev, Err: e}
+	}
+	inputSet := map[*tensor.Tensor]bool{}
+	for _, a := range args {
+		for _, v := range a {
+			for _, t := range v.Leaves() {
+				inputSet[t] = true
+			}
+		}
+	}
+	for _, out := range outs {
+		leaves := out.Leaves()
+		res.OutputsPerDevice = len(leaves)
+		for _, t := range leaves {
+			// An output that is an input (a passed-through parameter) gets its
+			// own copy, as aliasing was stripped.
+			if inputSet[t] {
+				t = t.Clone()
+			}
+			res.Outputs = append(res.Outputs, t)
+		}
+	}
+	if opts.SaveIntermediates {
+		sortIntermediates(res.Intermediates)
+	}
+	return res, nil
+}
+
+func valueIntermediates(dev int, in *hlo.Instruction, v eval.Value) []Intermediate {
+	var out []Intermediate
+	var walk func(v eval.Value, idx []int)
+	walk = func(v eval.Value, idx []int) {
+		switch {
+		case v.T != nil:
+			out = append(out, Intermediate{Device: dev, Computation: in.Parent.Name, Instruction: in.Name,
+				Opcode: in.Opcode, TupleIndex: idx, Value: v.T})
+		case v.Token:
+		default:
+			for i, e := range v.Tuple {
+				walk(e, append(append([]int{}, idx...), i))
+			}
+		}
+	}
+	var root []int
+	if v.IsTuple() {
+		root = []int{}
+	}
+	walk(v, root)
+	return out
+}
+
+// sortIntermediates orders by device, keeping each device's execution order
+// (devices run concurrently, so their traces interleave).
+func sortIntermediates(xs []Intermediate) {
+	var byDev [][]Intermediate
+	for _, x := range xs {
+		for len(byDev) <= x.Device {
+			byDev = append(byDev, nil)
+		}
+		byDev[x.Device] = append(byDev[x.Device], x)
+	}
+	xs = xs[:0]
+	for _, d := range byDev {
+		xs = append(xs, d...)
+	}
+}
+
+// checkSupported fails before any work is done when the module uses an
+// opcode or custom-call target the evaluator does not have, naming it.
+func checkSupported(m *hlo.Module) error {
+	for _, c := range m.Computations {
+		for _, in := range c.Instructions {
+			var err error
+			switch {
+			case in.Opcode == "parameter":
+			case !eval.Supported(in.Opcode):
+				err = fmt.Errorf("opcode %q is not supported", in.Opcode)
+			case in.Opcode == "custom-call":
+				if _, ok := eval.LookupCustomCall(in.CustomCallTarget); !ok {
+					err = fmt.Errorf("unknown custom-call target %q (no handler registered)", in.CustomCallTarget)
+				}
+			}
+			if err != nil {
+				return &EvalError{Device: -1, Err: &eval.Error{Computation: c.Name, Instruction: in.Name, Opcode: in.Opcode, Err: err}}
+			}
+		}
+	}
+	return nil
+}
+
+// deviceArgs validates inputs against the original module m, converts them
+// to the legalized module lm's parameter types, and assembles each device's
+// parameter values (tuples, tokens).
+func deviceArgs(m, lm *hlo.Module, inputs []*tensor.Tensor, devices int, opts Options) ([][]eval.Value, error) {
+	leaves, legal := ParamLeaves(m), ParamLeaves(lm)
+	n := len(leaves)
+	perDevice := false
+	switch {
+	case len(inputs) == n:
+	case devices > 1 && len(inputs) == n*devices:
+		perDevice = true
+	default:
+		want := fmt.Sprint(n)
+		if devices > 1 {
+			want = fmt.Sprintf("%d (or %d for %d devices)", n, n*devices, devices)
+		}
+		return nil, &InputError{Param: -1, Leaf: -1, Err: fmt.Errorf("wrong number of inputs"),
+			Want: want, Got: fmt.Sprint(len(inputs))}
+	}
+	args := make([][]eval.Value, devices)
+	var shared []*tensor.Tensor
+	for d := range devices {
+		var prepared []*tensor.Tensor
+		if perDevice || d == 0 {
+			base := 0
+			if perDevice {
+				base = d * n
+			}
+			prepared = make([]*tensor.Tensor, n)
+			for i := range n {
+				t, err := prepareInput(leaves[i], legal[i], inputs[base+i], opts)
+				if err != nil {
+					if ie, ok := err.(*InputError); ok {
+						ie.Leaf = base + i
+					}
+					return nil, err
+				}
+				prepared[i] = t
+			}
+			shared = prepared
+		} else {
+			prepared = shared
+		}
+		args[d] = assembleParams(lm, prepared)
+	}
+	return args, nil
+}
+
+// prepareInput checks one input against its parameter leaf and returns it in
+// the legalized type.
+func prepareInput(orig, legal ParamLeaf, t *tensor.Tensor, opts Options) (*tensor.Tensor, error) {
+	fail := func(err error, want, got string) error {
+		return &InputError{Param: orig.Param, Leaf: orig.Param, Name: orig.Name, Err: err, Want: want, Got: got}
+	}
+	if t == nil {
+		return nil, fail(fmt.Errorf("missing"), hloShapeString(orig.Shape), "nothing")
+	}
+	if !sameDims(t.Dims, orig.Shape.Dims) {
+		return nil, fail(fmt.Errorf("wrong shape"), hloShapeString(orig.Shape), shapeString(t))
+	}
+	if opts.FP8E4M3FNAsE4M3 && orig.Shape.Elem == dtype.F8E4M3FN {
+		t = relabelTensor(t)
+	}
+	mid := orig.Shape.Elem
+	if opts.FP8E4M3FNAsE4M3 {
+		mid = fp8Relabel(mid)
+	}
+	if t.Type != mid && t.Type != legal.Shape.Elem {
+		if !opts.UnsafeDtypeCast {
+			return nil, fail(fmt.Errorf("wrong dtype (-u/--unsafe-dtype-cast converts it)"), hloShapeString(orig.Shape), shapeString(t))
+		}
+		var err error
+		if t, err = castTensor(t, mid); err != nil {
+			return nil, fail(err, "", "")
+		}
+	}
+	if t.Type != legal.Shape.Elem {
+		var err error
+		if t, err = castTensor(t, legal.Shape.Elem); err != nil {
+			return nil, fail(err, "", "")
+		}
+	}
+	return t, nil
+}
+
+// assembleParams builds the entry computation's parameter values from the
+// flattened leaves (in ParamLeaves order), rebuilding tuples and tokens.
+func assembleParams(m *hlo.Module, leaves []*tensor.Tensor) []eval.Value {
+	next := 0
+	var build func(s hlo.Shape) eval.Value
+	build = func(s hlo.Shape) eval.Value {
+		switch {
+		case s.IsTuple():
+			elems := make([]eval.Value, len(s.Tuple))
+			for i, e := range s.Tuple {
+				elems[i] = build(e)
+			}
+			return eval.TupleValue(elems...)
+		case s.IsArray():
+			t := leaves[next]
+			next++
+			return eval.ArrayValue(t)
+		}
+		return eval.Value{Token: true}
+	}
+	out := make([]eval.Value, len(m.Entry.Params))
+	for i, p := range m.Entry.Params {
+		out[i] = build(p.Shape)
+	}
+	return out
+}
