@@ -153,7 +153,7 @@ def main():
         ent = {"name": name, "hlo": name + ".hlo", "inputs": [], "outputs": [], "rtol": rtol, "atol": atol}
         for kind, vals in (("inputs", args), ("outputs", res)):
             for i, v in enumerate(vals):
-                v = np.ascontiguousarray(np.asarray(v))
+                v = np.array(v, order="C", copy=True)
                 fname = "%s.%s%d.bin" % (name, kind[:-1], i)
                 with open(os.path.join(out, fname), "wb") as f:
                     f.write(v.tobytes())
