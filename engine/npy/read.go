@@ -54,18 +54,35 @@ func read(r io.Reader, want *dtype.Type, source string) (*tensor.Tensor, error) 
 	}
 	n := tensor.NumElements(h.shape)
 	nbytes := n * int64(d.size)
-	data, err := readData(r, nbytes)
-	if err != nil {
-		return nil, fmt.Errorf("npy: %s%v data: %w", t, h.shape, err)
+	var out *tensor.Tensor
+	if rem, ok := remaining(r); ok {
+		if rem != nbytes {
+			return nil, fmt.Errorf("npy: %v data: header needs %d bytes of data, the input holds %d", tensor.ShapeString(t, h.shape), nbytes, rem)
+		}
+		// The size is known to be there: read straight into the tensor.
+		out = tensor.New(t, h.shape)
+		if _, err := io.ReadFull(r, out.Data); err != nil {
+			return nil, fmt.Errorf("npy: %v data: %w", out, eofIsUnexpected(err))
+		}
+	} else {
+		data, err := readStream(r, nbytes)
+		if err != nil {
+			return nil, fmt.Errorf("npy: %v data: %w", tensor.ShapeString(t, h.shape), err)
+		}
+		if out, err = tensor.FromBytes(t, h.shape, data); err != nil {
+			return nil, err
+		}
 	}
 	if d.big {
-		swapBytes(data, t)
+		swapBytes(out.Data, t)
 	}
 	if h.fortran && len(h.shape) > 1 {
-		data = fortranToC(data, h.shape, d.size)
+		c := tensor.New(t, h.shape) // aligned like every tensor, for typed views
+		fortranToC(c.Data, out.Data, h.shape, d.size)
+		out = c
 	}
-	normalize(data, t)
-	return tensor.FromBytes(t, h.shape, data)
+	normalize(out.Data, t)
+	return out, nil
 }
 
 // remaining reports how many unread bytes r holds, if it can tell.
@@ -87,19 +104,9 @@ func remaining(r io.Reader) (int64, bool) {
 	return 0, false
 }
 
-// readData reads exactly n bytes and checks that nothing follows.
-func readData(r io.Reader, n int64) ([]byte, error) {
-	if rem, ok := remaining(r); ok {
-		if rem != n {
-			return nil, fmt.Errorf("header needs %d bytes of data, the input holds %d", n, rem)
-		}
-		buf := make([]byte, n)
-		if _, err := io.ReadFull(r, buf); err != nil {
-			return nil, eofIsUnexpected(err)
-		}
-		return buf, nil
-	}
-	// Unknown length: grow with the data actually read.
+// readStream reads exactly n bytes from a reader of unknown length, growing
+// its buffer only with data actually read, and checks that nothing follows.
+func readStream(r io.Reader, n int64) ([]byte, error) {
 	var buf bytes.Buffer
 	got, err := io.CopyN(&buf, r, n)
 	if err != nil {
@@ -133,11 +140,10 @@ func swapBytes(b []byte, t dtype.Type) {
 	}
 }
 
-// fortranToC reorders column-major data into row-major order.
-func fortranToC(src []byte, shape []int64, size int) []byte {
-	dst := make([]byte, len(src))
+// fortranToC copies column-major src into dst in row-major order.
+func fortranToC(dst, src []byte, shape []int64, size int) {
 	if len(src) == 0 {
-		return dst
+		return
 	}
 	rank := len(shape)
 	// Column-major strides, in elements.
@@ -163,7 +169,6 @@ func fortranToC(src []byte, shape []int64, size int) []byte {
 			idx[k] = 0
 		}
 	}
-	return dst
 }
 
 // normalize makes stored values canonical for the tensor: pred bytes become
