@@ -43,6 +43,19 @@ var (
 // directory and manifest; it skips the test when python3 or jax is missing.
 func generated(tb testing.TB) (string, []manifestCase) {
 	tb.Helper()
+	dir, cases, skip, err := runGenerator()
+	if skip != "" {
+		tb.Skip(skip)
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return dir, cases
+}
+
+// runGenerator runs gen_protos.py (once) and reads its manifest. skip is
+// non-empty when python3 or its packages are missing.
+func runGenerator() (dir string, cases []manifestCase, skip string, err error) {
 	genOnce.Do(func() {
 		if _, err := exec.LookPath("python3"); err != nil {
 			genSkip = "python3 not found"
@@ -63,21 +76,17 @@ func generated(tb testing.TB) (string, []manifestCase) {
 			genErr = &genError{err: err, out: string(out)}
 		}
 	})
-	if genSkip != "" {
-		tb.Skip(genSkip)
-	}
-	if genErr != nil {
-		tb.Fatal(genErr)
+	if genSkip != "" || genErr != nil {
+		return "", nil, genSkip, genErr
 	}
 	raw, err := os.ReadFile(filepath.Join(genDir, "manifest.json"))
 	if err != nil {
-		tb.Fatal(err)
+		return "", nil, "", err
 	}
-	var cases []manifestCase
 	if err := json.Unmarshal(raw, &cases); err != nil {
-		tb.Fatal(err)
+		return "", nil, "", err
 	}
-	return genDir, cases
+	return genDir, cases, "", nil
 }
 
 type genError struct {

@@ -328,7 +328,7 @@ func TestCorruptInputs(t *testing.T) {
 
 func TestLooksLikeText(t *testing.T) {
 	for in, want := range map[string]bool{
-		"HloModule m\n":                   true,
+		"HloModule m\n":                    true,
 		"  // c\n/* x */ HloModule m":      true,
 		"/* unterminated HloModule":        false,
 		"\x0a\x02HloModule":                false,
