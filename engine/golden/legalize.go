@@ -49,6 +49,10 @@ func legalize(m *hlo.Module, opts Options) (*hlo.Module, error) {
 		if err := upcastModule(m); err != nil {
 			return nil, err
 		}
+		// The rewrite must leave a module the evaluator can trust.
+		if err := hlo.Verify(m); err != nil {
+			return nil, fmt.Errorf("after upcasting to f32: %w", err)
+		}
 	}
 	return m, nil
 }

@@ -43,6 +43,9 @@ func LoadModule(path, moduleType string) (*Loaded, error) {
 	if l.Module == nil || l.Module.Entry == nil {
 		return nil, &ModuleError{File: path, Err: fmt.Errorf("module has no entry computation")}
 	}
+	if err := hlo.Verify(l.Module); err != nil {
+		return nil, &ModuleError{File: path, Err: fmt.Errorf("invalid module: %w", err)}
+	}
 	return l, nil
 }
 
