@@ -503,7 +503,11 @@ func convertAttributes(ip *hlopb.HloInstructionProto, in *hlo.Instruction) error
 		in.ChannelID = c
 	}
 	in.UseGlobalDeviceIDs = ip.GetUseGlobalDeviceIds()
-	in.ConstrainLayout = ip.GetConstrainLayout()
+	// A custom-call's constrained layouts show in text only as
+	// operand_layout_constraints, which the model keeps on their own.
+	if in.Opcode != "custom-call" {
+		in.ConstrainLayout = ip.GetConstrainLayout()
+	}
 	for _, st := range ip.GetSourceTargetPairs() {
 		in.SourceTargetPairs = append(in.SourceTargetPairs, [2]int64{st.GetSource(), st.GetTarget()})
 	}

@@ -1,12 +1,10 @@
 package hloproto
 
 import (
-	"errors"
-
 	"goldtrace/engine/hlo"
 )
 
-// parseTextDefault is replaced by hlo.ParseText once the text parser exists.
+// parseTextDefault parses HLO text with the engine's text parser.
 func parseTextDefault(data []byte) (*hlo.Module, error) {
-	return nil, errors.New("hloproto: HLO text input needs the HLO text parser (hlo.ParseText), which is not available yet")
+	return hlo.ParseText(data, "<input>")
 }
