@@ -135,6 +135,41 @@ case("topk", lambda x: lax.top_k(x, 3), [randi((4, 7), 0, 4).astype(np.float32)]
 case("topk_nan", lambda x: lax.top_k(x, 4), [xs])
 case("topk_int", lambda x: lax.top_k(x, 5), [randi((2, 3, 6), -3, 3)])
 
+# ---------------------------------------------------------------- fft
+case("fft_c64", jnp.fft.fft, [randc((3, 8))], 1e-5, 1e-5)
+case("fft_c64_odd", jnp.fft.fft, [randc((2, 7))], 1e-5, 1e-5)
+case("fft_ifft2", jnp.fft.ifft2, [randc((2, 6, 5), np.complex128)], 1e-12, 1e-12)
+case("fft_rfft", jnp.fft.rfft, [randf((3, 10))], 1e-5, 1e-5)
+case("fft_rfft_pad", lambda x: jnp.fft.rfft(x, n=12), [randf((3, 9))], 1e-5, 1e-5)
+case("fft_irfft", jnp.fft.irfft, [randc((3, 6))], 1e-5, 1e-5)
+case("fft_irfft_odd", lambda x: jnp.fft.irfft(x, n=9), [randc((2, 5))], 1e-5, 1e-5)
+case("fft_rfftn3", jnp.fft.rfftn, [randf((2, 4, 3, 6), np.float64)], 1e-12, 1e-12)
+case("fft_irfft2", jnp.fft.irfft2, [randc((4, 5))], 1e-5, 1e-5)
+case("fft_fftn3", jnp.fft.fftn, [randc((3, 4, 5))], 1e-5, 1e-5)
+
+# ---------------------------------------------------------------- linalg
+def spd(n, batch=(), dtype=np.float32):
+    a = rng.standard_normal(batch + (n, n))
+    return (a @ np.swapaxes(a, -1, -2) + n * np.eye(n)).astype(dtype)
+
+
+case("chol_f32", jnp.linalg.cholesky, [spd(5)], 1e-5, 1e-5)
+case("chol_f64_batch", jnp.linalg.cholesky, [spd(4, (3,), np.float64)], 1e-12, 1e-12)
+case("chol_not_pd", jnp.linalg.cholesky, [-spd(3)], 1e-5, 1e-5)
+case("chol_c64", jnp.linalg.cholesky, [(spd(4) + 1j * (lambda m: m - m.T)(randf((4, 4)))).astype(np.complex64)], 1e-5, 1e-5)
+tri = randf((5, 5)) + 5 * np.eye(5, dtype=np.float32)
+for left in (True, False):
+    for lower in (True, False):
+        for ta in (0, 1, 2):
+            for unit in (False, True):
+                case("trsm_%d%d%d%d" % (left, lower, ta, unit),
+                     lambda a, b, left=left, lower=lower, ta=ta, unit=unit: lax.linalg.triangular_solve(
+                         a, b, left_side=left, lower=lower, transpose_a=ta > 0, conjugate_a=ta == 2, unit_diagonal=unit),
+                     [tri, randf((5, 3) if left else (3, 5))], 1e-4, 1e-5)
+case("trsm_batch_c64", lambda a, b: lax.linalg.triangular_solve(a, b, left_side=True, lower=True, transpose_a=True, conjugate_a=True),
+     [(randc((2, 4, 4)) + 4 * np.eye(4)).astype(np.complex64), randc((2, 4, 3))], 1e-4, 1e-5)
+case("solve_triangular_f64", lambda a, b: jax.scipy.linalg.solve_triangular(a, b, lower=False), [tri.astype(np.float64), randf((5,), np.float64)], 1e-10, 1e-10)
+
 
 def main():
     out = sys.argv[1]
