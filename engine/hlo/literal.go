@@ -200,9 +200,9 @@ func (p *parser) floatBits(t dtype.Type) uint64 {
 	switch body {
 	case "inf":
 		if neg {
-			return p.fromF64(pos, t, math.Inf(-1))
+			return p.fromF64(t, math.Inf(-1))
 		}
-		return p.fromF64(pos, t, math.Inf(1))
+		return p.fromF64(t, math.Inf(1))
 	case "nan":
 		var payload uint64
 		if p.tok == tLParen {
@@ -225,7 +225,7 @@ func (p *parser) floatBits(t dtype.Type) uint64 {
 			if neg {
 				nan = math.Copysign(nan, -1)
 			}
-			return p.fromF64(pos, t, nan)
+			return p.fromF64(t, nan)
 		}
 		if payload == 0 {
 			payload = 1 << (f.mant - 1) // quiet NaN without payload
@@ -249,42 +249,11 @@ func (p *parser) floatBits(t dtype.Type) uint64 {
 	if err != nil || math.Abs(v) > maxFinite[t] {
 		p.errorf(pos, "%q is out of range for %v", w, t)
 	}
-	return p.fromF64(pos, t, v)
+	return p.fromF64(t, v)
 }
 
-// fromF64 rounds v to t's bits; f32 and f64 need nothing from package dtype.
-func (p *parser) fromF64(pos int, t dtype.Type, v float64) (bits uint64) {
-	switch t {
-	case dtype.F64:
-		return math.Float64bits(v)
-	case dtype.F32:
-		return uint64(math.Float32bits(float32(v)))
-	}
-	defer func() {
-		// Until every dtype conversion exists, an unimplemented one is a
-		// parse error rather than a crash.
-		if r := recover(); r != nil {
-			p.errorf(pos, "cannot convert %v to %v: %v", v, t, r)
-		}
-	}()
-	return dtype.FromF64(t, v)
-}
-
-// toF64 decodes one float element; see fromF64.
-func toF64(t dtype.Type, bits uint64) (v float64, err error) {
-	switch t {
-	case dtype.F64:
-		return math.Float64frombits(bits), nil
-	case dtype.F32:
-		return float64(math.Float32frombits(uint32(bits))), nil
-	}
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("cannot decode %v: %v", t, r)
-		}
-	}()
-	return dtype.ToF64(t, bits), nil
-}
+// fromF64 rounds v to t with t's rounding and overflow rules.
+func (p *parser) fromF64(t dtype.Type, v float64) uint64 { return dtype.FromF64(t, v) }
 
 // formatFloat prints an element of float type t so that parsing it gives the same bits.
 func formatFloat(t dtype.Type, bits uint64) string {
@@ -302,10 +271,7 @@ func formatFloat(t dtype.Type, bits uint64) string {
 			return s
 		}
 	}
-	v, err := toF64(t, bits)
-	if err != nil {
-		return fmt.Sprintf("<%v>", err)
-	}
+	v := dtype.ToF64(t, bits)
 	switch {
 	case math.IsNaN(v):
 		if math.Signbit(v) {
@@ -318,7 +284,12 @@ func formatFloat(t dtype.Type, bits uint64) string {
 		return "-inf"
 	}
 	if t == dtype.F32 {
-		return strconv.FormatFloat(v, 'g', -1, 32)
+		// The shortest f32 spelling of the largest floats reads back as a
+		// double beyond the f32 range, which the parser rejects as XLA does.
+		s := strconv.FormatFloat(v, 'g', -1, 32)
+		if d, err := strconv.ParseFloat(s, 64); err == nil && math.Abs(d) <= math.MaxFloat32 {
+			return s
+		}
 	}
 	return strconv.FormatFloat(v, 'g', -1, 64)
 }

@@ -453,9 +453,8 @@ func (p *parser) startsShape() bool {
 	if p.tok != tWord {
 		return false
 	}
-	if t, ok := dtype.FromHLO(p.lit); !ok || t == dtype.Tuple {
-		return false
-	}
+	// Opcodes are followed by '(', element types by '['; parseShape
+	// reports unknown element types.
 	t, _ := p.peek()
 	return t == tLBrack
 }
