@@ -191,6 +191,10 @@ func (c *cliConfig) run(stdout, stderr io.Writer) error {
 		opts.Progress = stderr
 	}
 	res, err := Run(m, inputs, opts)
+	var ie *InputError
+	if errors.As(err, &ie) && ie.File == "" && ie.Input >= 0 && ie.Input < len(c.inputs) {
+		ie.File = c.inputs[ie.Input]
+	}
 	if err != nil {
 		return err
 	}

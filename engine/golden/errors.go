@@ -40,12 +40,13 @@ func (e *ModuleError) Error() string { return fmt.Sprintf("module %s: %v", e.Fil
 func (e *ModuleError) Unwrap() error { return e.Err }
 
 // InputError is an input that does not fit the module's parameters. Param is
-// the parameter number (-1 when the error concerns the input list as a whole,
-// e.g. a wrong count); Leaf is the index of the input among the flattened
-// parameter leaves, which differs from Param only for tuple parameters.
+// the parameter number and Input the position in the input list (both -1
+// when the error concerns the list as a whole, e.g. a wrong count); they
+// differ for tuple parameters (one input per leaf) and per-device inputs.
 type InputError struct {
 	Param int
-	Leaf  int
+	Index []int  // position inside a tuple parameter, nil for array parameters
+	Input int    // position in the input list
 	Name  string // parameter instruction name, "" when Param < 0
 	File  string // the input file, "" for in-memory inputs
 	// Want and Got describe the mismatch ("f32[2,3]" vs "bf16[2,3]"), when there is one.
@@ -56,13 +57,16 @@ type InputError struct {
 func (e *InputError) Error() string {
 	var b strings.Builder
 	b.WriteString("input")
+	if e.Input >= 0 {
+		fmt.Fprintf(&b, " #%d", e.Input)
+	}
 	if e.File != "" {
-		fmt.Fprintf(&b, " %s", e.File)
+		fmt.Fprintf(&b, " (%s)", e.File)
 	}
 	if e.Param >= 0 {
 		fmt.Fprintf(&b, " for parameter %d (%%%s)", e.Param, e.Name)
-		if e.Leaf != e.Param {
-			fmt.Fprintf(&b, " leaf %d", e.Leaf)
+		if e.Index != nil {
+			b.WriteString(" " + indexString(e.Index))
 		}
 	}
 	b.WriteString(": ")

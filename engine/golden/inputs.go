@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strings"
 
 	"goldtrace/engine/hlo"
 	"goldtrace/engine/npy"
@@ -22,7 +23,7 @@ func ReadInputs(m *hlo.Module, paths []string, devices int) ([]*tensor.Tensor, e
 		if devices > 1 {
 			want = fmt.Sprintf("%d (or %d for %d devices)", n, n*devices, devices)
 		}
-		return nil, &InputError{Param: -1, Leaf: -1, Err: errors.New("wrong number of input files"),
+		return nil, &InputError{Param: -1, Input: -1, Err: errors.New("wrong number of input files"),
 			Want: want, Got: fmt.Sprint(len(paths))}
 	}
 	out := make([]*tensor.Tensor, len(paths))
@@ -30,7 +31,7 @@ func ReadInputs(m *hlo.Module, paths []string, devices int) ([]*tensor.Tensor, e
 		p := leaves[i%max(n, 1)]
 		t, err := readInput(path, p)
 		if err != nil {
-			return nil, &InputError{Param: p.Param, Leaf: i, Name: p.Name, File: path, Err: err}
+			return nil, &InputError{Param: p.Param, Index: p.Index, Input: i, Name: p.Name, File: path, Err: err}
 		}
 		out[i] = t
 	}
@@ -48,6 +49,10 @@ func readInput(path string, p ParamLeaf) (*tensor.Tensor, error) {
 	// Raw bits (|V2 ...) without a sidecar: the parameter says what they are.
 	if t2, err2 := npy.ReadFileAs(path, p.Shape.Elem); err2 == nil {
 		return t2, nil
+	}
+	// The error names the file already in InputError.
+	if msg, ok := strings.CutPrefix(err.Error(), path+": "); ok {
+		return nil, errors.New(msg)
 	}
 	return nil, err
 }

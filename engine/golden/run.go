@@ -245,10 +245,10 @@ func checkSupported(m *hlo.Module) error {
 			switch {
 			case in.Opcode == "parameter":
 			case !eval.Supported(in.Opcode):
-				err = fmt.Errorf("opcode %q is not supported", in.Opcode)
+				err = eval.Unsupported("opcode %q", in.Opcode)
 			case in.Opcode == "custom-call":
 				if _, ok := eval.LookupCustomCall(in.CustomCallTarget); !ok {
-					err = fmt.Errorf("unknown custom-call target %q (no handler registered)", in.CustomCallTarget)
+					err = eval.Unsupported("custom-call target %q (no handler registered)", in.CustomCallTarget)
 				}
 			}
 			if err != nil {
@@ -275,7 +275,7 @@ func deviceArgs(m, lm *hlo.Module, inputs []*tensor.Tensor, devices int, opts Op
 		if devices > 1 {
 			want = fmt.Sprintf("%d (or %d for %d devices)", n, n*devices, devices)
 		}
-		return nil, &InputError{Param: -1, Leaf: -1, Err: fmt.Errorf("wrong number of inputs"),
+		return nil, &InputError{Param: -1, Input: -1, Err: fmt.Errorf("wrong number of inputs"),
 			Want: want, Got: fmt.Sprint(len(inputs))}
 	}
 	args := make([][]eval.Value, devices)
@@ -292,7 +292,7 @@ func deviceArgs(m, lm *hlo.Module, inputs []*tensor.Tensor, devices int, opts Op
 				t, err := prepareInput(leaves[i], legal[i], inputs[base+i], opts)
 				if err != nil {
 					if ie, ok := err.(*InputError); ok {
-						ie.Leaf = base + i
+						ie.Input = base + i
 					}
 					return nil, err
 				}
@@ -311,7 +311,7 @@ func deviceArgs(m, lm *hlo.Module, inputs []*tensor.Tensor, devices int, opts Op
 // the legalized type.
 func prepareInput(orig, legal ParamLeaf, t *tensor.Tensor, opts Options) (*tensor.Tensor, error) {
 	fail := func(err error, want, got string) error {
-		return &InputError{Param: orig.Param, Leaf: orig.Param, Name: orig.Name, Err: err, Want: want, Got: got}
+		return &InputError{Param: orig.Param, Index: orig.Index, Input: -1, Name: orig.Name, Err: err, Want: want, Got: got}
 	}
 	if t == nil {
 		return nil, fail(fmt.Errorf("missing"), hloShapeString(orig.Shape), "nothing")
