@@ -177,7 +177,7 @@ func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 				f, ok = asyncWrapper(in.Opcode)
 			}
 			if !ok {
-				return Value{}, &Error{c.Name, in.Name, in.Opcode, fmt.Errorf("opcode %q is not supported", in.Opcode)}
+				return Value{}, &Error{c.Name, in.Name, in.Opcode, Unsupported("opcode %q", in.Opcode)}
 			}
 			var err error
 			v, err = callOp(f, ev, in, opArgs)
@@ -200,4 +200,16 @@ func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 		vals[in] = v
 	}
 	return vals[c.Root], nil
+}
+
+// UnsupportedError marks an opcode, custom-call target, type or attribute value
+// the evaluator does not implement, so callers can tell "not supported" from
+// "failed" (the C ABI maps it to GT_ERR_UNSUPPORTED).
+type UnsupportedError struct{ What string }
+
+func (e *UnsupportedError) Error() string { return e.What + " is not supported" }
+
+// Unsupported returns an *UnsupportedError describing what is missing.
+func Unsupported(format string, args ...any) error {
+	return &UnsupportedError{What: fmt.Sprintf(format, args...)}
 }

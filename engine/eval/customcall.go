@@ -19,7 +19,7 @@ func init() {
 func evalCustomCall(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
 	f, ok := LookupCustomCall(in.CustomCallTarget)
 	if !ok {
-		return Value{}, fmt.Errorf("custom-call target %q is not supported (no handler registered)", in.CustomCallTarget)
+		return Value{}, Unsupported("custom-call target %q (no handler registered)", in.CustomCallTarget)
 	}
 	v, err := f(ev, in, args)
 	if err != nil {

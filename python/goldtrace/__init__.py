@@ -14,11 +14,13 @@ from .errors import (
 )
 from .npy import load_npy, save_npy
 from ._bridge import roundtrip
+from . import hlo
+from .golden import Goldens, golden
 
 __version__ = "0.1.0"
 
 __all__ = [
     "EvaluationError", "ForkedProcessError", "GoldtraceError", "GoldtraceIOError",
     "InternalError", "InvalidArgumentError", "ParseError", "UnsupportedError",
-    "dtypes", "load_npy", "save_npy", "roundtrip",
+    "Goldens", "dtypes", "golden", "hlo", "load_npy", "save_npy", "roundtrip",
 ]
