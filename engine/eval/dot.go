@@ -125,32 +125,57 @@ func evalDot(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
 		return Value{}, fmt.Errorf("dot result shape %v does not hold %dx%dx%d elements", tensor.ShapeString(out.Elem, out.Dims), p.b, p.m, p.n)
 	}
 	par := ev.parallelism()
-	switch contractionClass(out.Elem, lhs.Type, rhs.Type) {
+	c := contractAs(contractionClass(out.Elem, lhs.Type, rhs.Type), lhs, rhs, out.Elem, out.Dims, kernels{
+		f32:  func(a, b []float32) []float32 { return dotIn(par, p, lhs.Dims, rhs.Dims, a, b) },
+		f64:  func(a, b []float64) []float64 { return dotIn(par, p, lhs.Dims, rhs.Dims, a, b) },
+		c128: func(a, b []complex128) []complex128 { return dotIn(par, p, lhs.Dims, rhs.Dims, a, b) },
+		i64:  func(a, b []int64) []int64 { return dotIn(par, p, lhs.Dims, rhs.Dims, a, b) },
+	})
+	return ArrayValue(c), nil
+}
+
+func dotIn[T number](par int, p *dotPlan, ldims, rdims []int64, lhs, rhs []T) []T {
+	a := permuteTo(lhs, ldims, p.lhsPerm)
+	b := permuteTo(rhs, rdims, p.rhsPerm)
+	c := make([]T, p.b*p.m*p.n)
+	gemm(par, p.b, p.m, p.n, p.k, a, b, c)
+	return c
+}
+
+// kernels is one contraction instantiated for each compute type.
+type kernels struct {
+	f32  func(a, b []float32) []float32
+	f64  func(a, b []float64) []float64
+	c128 func(a, b []complex128) []complex128
+	i64  func(a, b []int64) []int64
+}
+
+// contractAs converts both operands to the compute type of class, runs that
+// type's kernel and stores its result as a typ tensor of dims.
+func contractAs(class computeClass, lhs, rhs *tensor.Tensor, typ dtype.Type, dims []int64, k kernels) *tensor.Tensor {
+	switch class {
 	case classF32:
-		a := permuteTo(toF32s(lhs), lhs.Dims, p.lhsPerm)
-		b := permuteTo(toF32s(rhs), rhs.Dims, p.rhsPerm)
-		c := make([]float32, p.b*p.m*p.n)
-		gemm(par, p.b, p.m, p.n, p.k, a, b, c)
-		return ArrayValue(newFromF32(out.Elem, out.Dims, c)), nil
+		return newFromF32(typ, dims, k.f32(toF32s(lhs), toF32s(rhs)))
 	case classF64:
-		a := permuteTo(toF64s(lhs), lhs.Dims, p.lhsPerm)
-		b := permuteTo(toF64s(rhs), rhs.Dims, p.rhsPerm)
-		c := make([]float64, p.b*p.m*p.n)
-		gemm(par, p.b, p.m, p.n, p.k, a, b, c)
-		return ArrayValue(fromF64s(out.Elem, out.Dims, c)), nil
+		return fromF64s(typ, dims, k.f64(toF64s(lhs), toF64s(rhs)))
 	case classC64, classC128:
-		a := permuteTo(toC128s(lhs), lhs.Dims, p.lhsPerm)
-		b := permuteTo(toC128s(rhs), rhs.Dims, p.rhsPerm)
-		c := make([]complex128, p.b*p.m*p.n)
-		gemm(par, p.b, p.m, p.n, p.k, a, b, c)
-		return ArrayValue(fromC128s(out.Elem, out.Dims, c)), nil
-	default:
-		a := permuteTo(asI64(lhs), lhs.Dims, p.lhsPerm)
-		b := permuteTo(asI64(rhs), rhs.Dims, p.rhsPerm)
-		c := make([]int64, p.b*p.m*p.n)
-		gemm(par, p.b, p.m, p.n, p.k, a, b, c)
-		return ArrayValue(newFromI64(out.Elem, out.Dims, c)), nil
+		return fromC128s(typ, dims, k.c128(toC128s(lhs), toC128s(rhs)))
 	}
+	return newFromI64(typ, dims, k.i64(toI64s(lhs), toI64s(rhs)))
+}
+
+// toI64s converts integers exactly and floats by truncation toward zero.
+func toI64s(t *tensor.Tensor) []int64 {
+	switch classOf(t.Type) {
+	case classF32, classF64, classC64, classC128:
+		f := toF64s(t)
+		out := make([]int64, len(f))
+		for i, v := range f {
+			out[i] = int64(v)
+		}
+		return out
+	}
+	return asI64(t)
 }
 
 // contractionClass picks the arithmetic of a dot or convolution: the widest of
