@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"goldtrace/engine/dtype"
 	"goldtrace/engine/eval"
@@ -304,5 +306,52 @@ ENTRY main {
 	var ee *EvalError
 	if !errors.As(err, &ee) || !strings.Contains(err.Error(), `"nope"`) || !strings.Contains(err.Error(), "%c") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the progress goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func TestRunReportsProgress(t *testing.T) {
+	m := parse(t, `HloModule loop
+cond {
+  p = (s32[], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(20000)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  p = (s32[], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  x = f32[8] get-tuple-element(p), index=1
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  ROOT t = (s32[], f32[8]) tuple(j, x)
+}
+ENTRY main {
+  x = f32[8] parameter(0)
+  z = s32[] constant(0)
+  t = (s32[], f32[8]) tuple(z, x)
+  w = (s32[], f32[8]) while(t), condition=cond, body=body
+  ROOT r = f32[8] get-tuple-element(w), index=1
+}`)
+	var buf syncBuffer
+	if _, err := Run(m, SynthesizeInputs(m, 0), Options{Progress: &buf, ProgressInterval: time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	buf.mu.Lock()
+	out := buf.b.String()
+	buf.mu.Unlock()
+	if !strings.Contains(out, "entry instructions") || !strings.Contains(out, "evaluated), at %") {
+		t.Errorf("no progress line:\n%s", out)
 	}
 }

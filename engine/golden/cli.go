@@ -213,7 +213,7 @@ func (c *cliConfig) run(stdout, stderr io.Writer) error {
 	if len(res.Intermediates) > 0 {
 		report("  %d intermediates, indexed in %s", len(res.Intermediates), IntermediatesIndex)
 	}
-	report("wrote %d files to %s in %v", len(res.Outputs)+len(res.Intermediates), c.outputDir, time.Since(t1).Round(time.Microsecond))
+	report("wrote %d file(s) to %s in %v", len(res.Outputs)+len(res.Intermediates), c.outputDir, time.Since(t1).Round(time.Microsecond))
 	return nil
 }
 

@@ -6,6 +6,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	"goldtrace/engine/hlo/hlopb"
 )
 
 // cliCase is one end-to-end run: an HLO text module, a Python script that
@@ -331,6 +335,66 @@ func TestCLIHelp(t *testing.T) {
 		"-S, --spmd", "-h, --help", "Exit codes", "70"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("help lacks %q", want)
+		}
+	}
+}
+
+// TestCLIProtoAndSnapshot runs a JAX-made HloModuleProto (with -i inputs) and
+// an HloSnapshot built around it (whose arguments are the inputs), both
+// auto-detected and with -t.
+func TestCLIProtoAndSnapshot(t *testing.T) {
+	needJAX(t)
+	dir := t.TempDir()
+	python(t, dir, `
+import jax, jax.numpy as jnp
+def f(x, y):
+    return x * 2 - y, jnp.max(x)
+x = np.array([1.5, -2, 8.25, 3], dtype=np.float32)
+y = np.array([0.5, 0.25, -1, 6], dtype=np.float32)
+mod = jax.jit(f).lower(x, y).compiler_ir("hlo").get_hlo_module()
+with open("module.pb", "wb") as fh:
+    fh.write(mod.as_serialized_hlo_module_proto())
+save("in0.npy", x); save("in1.npy", y)
+r0, r1 = jax.jit(f)(x, y)
+save("exp0.npy", np.asarray(r0)); save("exp1.npy", np.asarray(r1))`)
+	data, err := os.ReadFile(filepath.Join(dir, "module.pb"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mp hlopb.HloModuleProto
+	if err := proto.Unmarshal(data, &mp); err != nil {
+		t.Fatal(err)
+	}
+	f32 := func(v ...float32) *hlopb.LiteralProto {
+		return &hlopb.LiteralProto{Shape: &hlopb.ShapeProto{ElementType: hlopb.PrimitiveType_F32, Dimensions: []int64{4},
+			Layout: &hlopb.LayoutProto{MinorToMajor: []int64{0}}}, F32S: v}
+	}
+	snap, err := proto.Marshal(&hlopb.HloSnapshot{Hlo: &hlopb.HloProto{HloModule: &mp},
+		Arguments: []*hlopb.LiteralProto{f32(1.5, -2, 8.25, 3), f32(0.5, 0.25, -1, 6)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "snap.pb"), string(snap))
+
+	in0, in1 := filepath.Join(dir, "in0.npy"), filepath.Join(dir, "in1.npy")
+	runs := [][]string{
+		{"-m", filepath.Join(dir, "module.pb"), "-i", in0, "-i", in1},
+		{"-m", filepath.Join(dir, "module.pb"), "-t", "proto", "-i", in0, "-i", in1},
+		{"-m", filepath.Join(dir, "snap.pb")},
+		{"-m", filepath.Join(dir, "snap.pb"), "-t", "snapshot", "-v", "1"},
+	}
+	for i, args := range runs {
+		out := filepath.Join(dir, fmt.Sprint("out", i))
+		code, stdout, stderr := runMain(append(args, "-O", out)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+		if i == 3 && !strings.Contains(stdout, "the snapshot's 2 arguments") {
+			t.Errorf("-v 1 does not say the snapshot's arguments are used:\n%s", stdout)
+		}
+		for j := range 2 {
+			sameTensor(t, fmt.Sprint(args, " output ", j), readNpy(t, filepath.Join(out, OutputFileName(j))),
+				readNpy(t, filepath.Join(dir, fmt.Sprintf("exp%d.npy", j))))
 		}
 	}
 }

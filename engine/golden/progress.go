@@ -17,7 +17,7 @@ type progress struct {
 	mu      sync.Mutex
 	done    []int    // entry instructions finished, per device
 	steps   []int64  // all instructions evaluated (nested ones too), per device
-	current []string // last instruction seen, per device
+	current []*hlo.Instruction // last instruction seen, per device
 	began   time.Time
 }
 
@@ -27,7 +27,7 @@ func newProgress(m *hlo.Module, devices int) *progress {
 		total:   len(m.Entry.Instructions),
 		done:    make([]int, devices),
 		steps:   make([]int64, devices),
-		current: make([]string, devices),
+		current: make([]*hlo.Instruction, devices),
 	}
 }
 
@@ -37,7 +37,7 @@ func (p *progress) step(dev int, in *hlo.Instruction) {
 	if in.Parent == p.entry {
 		p.done[dev]++
 	}
-	p.current[dev] = fmt.Sprintf("%%%s (%s) in %s", in.Name, in.Opcode, in.Parent.Name)
+	p.current[dev] = in
 	p.mu.Unlock()
 }
 
@@ -81,7 +81,11 @@ func (p *progress) report(w io.Writer) {
 		if len(p.done) > 1 {
 			prefix = fmt.Sprintf("device %d: ", d)
 		}
+		at := "start"
+		if in := p.current[d]; in != nil {
+			at = fmt.Sprintf("%%%s (%s) in %s", in.Name, in.Opcode, in.Parent.Name)
+		}
 		fmt.Fprintf(w, "infergoldens: %s%s %d/%d entry instructions (%d evaluated), at %s\n",
-			prefix, elapsed, p.done[d], p.total, p.steps[d], p.current[d])
+			prefix, elapsed, p.done[d], p.total, p.steps[d], at)
 	}
 }

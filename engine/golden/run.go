@@ -123,6 +123,9 @@ func Run(m *hlo.Module, inputs []*tensor.Tensor, opts Options) (res *Result, err
 	prog := newProgress(lm, devices)
 	var mu sync.Mutex
 	trace := func(dev int) func(in *hlo.Instruction, v eval.Value) {
+		if opts.Progress == nil && !opts.SaveIntermediates {
+			return nil // no per-instruction cost when nobody listens
+		}
 		return func(in *hlo.Instruction, v eval.Value) {
 			prog.step(dev, in)
 			if !opts.SaveIntermediates || in.Parent != lm.Entry {
