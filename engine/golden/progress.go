@@ -15,8 +15,8 @@ type progress struct {
 	entry   *hlo.Computation
 	total   int // entry instructions
 	mu      sync.Mutex
-	done    []int    // entry instructions finished, per device
-	steps   []int64  // all instructions evaluated (nested ones too), per device
+	done    []int              // entry instructions finished, per device
+	steps   []int64            // all instructions evaluated (nested ones too), per device
 	current []*hlo.Instruction // last instruction seen, per device
 	began   time.Time
 }
