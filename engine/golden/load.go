@@ -36,15 +36,22 @@ func LoadModule(path, moduleType string) (*Loaded, error) {
 	if err != nil {
 		return nil, &ModuleError{File: path, Err: err}
 	}
-	l, err := loadModuleBytes(data, path, moduleType)
+	return LoadModuleBytes(data, path, moduleType)
+}
+
+// LoadModuleBytes is LoadModule on the contents of a file; source names it in
+// errors (and in parse positions). The module is verified before it is
+// returned.
+func LoadModuleBytes(data []byte, source, moduleType string) (*Loaded, error) {
+	l, err := loadModuleBytes(data, source, moduleType)
 	if err != nil {
-		return nil, &ModuleError{File: path, Err: err}
+		return nil, &ModuleError{File: source, Err: err}
 	}
 	if l.Module == nil || l.Module.Entry == nil {
-		return nil, &ModuleError{File: path, Err: fmt.Errorf("module has no entry computation")}
+		return nil, &ModuleError{File: source, Err: fmt.Errorf("module has no entry computation")}
 	}
 	if err := hlo.Verify(l.Module); err != nil {
-		return nil, &ModuleError{File: path, Err: fmt.Errorf("invalid module: %w", err)}
+		return nil, &ModuleError{File: source, Err: fmt.Errorf("invalid module: %w", err)}
 	}
 	return l, nil
 }
