@@ -138,6 +138,10 @@ func Run(m *hlo.Module, inputs []*tensor.Tensor, opts Options) (res *Result, err
 	}
 	stop := prog.start(opts.Progress, opts.ProgressInterval)
 	start := time.Now()
+	// The meeting point for collectives across devices. eval.Options has no
+	// hook to pass rv.Exchange to yet, so multi-device collectives still fail
+	// in the evaluator; device completion is reported already.
+	rv := NewRendezvous(devices)
 	outs := make([]eval.Value, devices)
 	errs := make([]error, devices)
 	var wg sync.WaitGroup
@@ -156,6 +160,7 @@ func Run(m *hlo.Module, inputs []*tensor.Tensor, opts Options) (res *Result, err
 				Trace:       trace(d),
 			})
 			outs[d], errs[d] = ev.Run(args[d])
+			rv.Finish(d, errs[d])
 		}()
 	}
 	wg.Wait()
