@@ -354,6 +354,12 @@ func writeLiteral(b *strings.Builder, l *Literal) {
 		b.WriteString(formatElement(tn, 0))
 		return
 	}
+	if tn.NumElements() == 0 {
+		// Nested empty braces could be huge (f32[1000000000,0]); the
+		// parser accepts a single {} for any empty array.
+		b.WriteString("{}")
+		return
+	}
 	idx := 0
 	var rec func(level int)
 	rec = func(level int) {
