@@ -27,7 +27,7 @@ def _require(tool: str, what: str) -> str:
 
 class BuildGoThenNative(build_ext):
     def run(self):
-        go = _require("go", "the Go toolchain >= 1.22 (https://go.dev/dl or apt-get install golang)")
+        go = _require("go", "the Go toolchain >= 1.26 (https://go.dev/dl or apt-get install golang)")
         cc = (sysconfig.get_config_var("CC") or "cc").split()[0]
         _require(os.environ.get("CC", cc), "a C compiler (apt-get install gcc)")
         libdir = pathlib.Path(self.build_temp).resolve() / "go"
