@@ -51,16 +51,43 @@ func convert(x *tensor.Tensor, to dtype.Type) (*tensor.Tensor, error) {
 	out := tensor.New(to, x.Dims)
 	switch classOf(x.Type) {
 	case classF32:
-		storeF32(out, asF32(x))
+		f := asF32(x)
+		if to == dtype.Pred {
+			if x.Type == dtype.F32 {
+				f = daz(f)
+			}
+			for i, v := range f {
+				out.Data[i] = b2u(v != 0)
+			}
+			return out, nil
+		}
+		if (x.Type == dtype.F32 && !to.IsComplex()) || (x.Type == dtype.BF16 && to == dtype.F64) {
+			f = daz(f) // a real f32 instruction reads it; exact bit widenings do not
+		}
+		if x.Type == dtype.F4E2M1FN && to.IsInteger() {
+			// XLA:CPU's float->int convert saturates values equal to the
+			// type's "infinity", and f4e2m1fn's is its max, ±6 (checked with jax).
+			f = append([]float32(nil), f...)
+			for i, v := range f {
+				if v == 6 || v == -6 {
+					f[i] = float32(math.Inf(int(v)))
+				}
+			}
+		}
+		storeF32(out, f)
 	case classF64:
-		storeF64(out, x.F64())
+		f := x.F64()
+		if !to.IsComplex() {
+			f = daz(f)
+		}
+		storeF64(out, f)
 	case classC64, classC128:
 		// complex -> real keeps the real part, as XLA's convert does.
 		var re, im []float64
 		if x.Type == dtype.C64 {
-			re, im = splitComplex(x.C64())
+			re, im = splitComplex(dazComplex(x.C64()))
 		} else {
-			re, im = splitComplex(x.C128())
+			re, im = splitComplex(dazComplex(x.C128()))
 		}
 		if to.IsComplex() {
 			storeComplex(out, re, im)
@@ -105,6 +132,15 @@ func convert(x *tensor.Tensor, to dtype.Type) (*tensor.Tensor, error) {
 		}
 	default:
 		return nil, fmt.Errorf("cannot convert %v to %v", x.Type, to)
+	}
+	switch to {
+	case dtype.F4E2M1FN:
+		// f4e2m1fn has no NaN; XLA:CPU turns every NaN into -0.
+		markNaN(x, out, 0x08)
+	case dtype.F32:
+		if x.Type == dtype.F64 {
+			ftz(out.F32()) // f64 narrowing writes through the FTZ unit
+		}
 	}
 	return out, nil
 }
@@ -252,8 +288,8 @@ func evalBitcastConvert(_ *Evaluator, in *hlo.Instruction, args []Value) (Value,
 
 // evalReducePrecision rounds to a float format with the given exponent and
 // mantissa widths, as XLA's reduce-precision: mantissa to nearest even,
-// exponent overflow to ±Inf, underflow (denormals included) to ±0, NaN kept
-// unless mantissa_bits is 0.
+// exponent overflow to ±Inf, underflow (denormals included) to ±0. XLA:CPU
+// keeps NaN even when mantissa_bits is 0 (checked with jax).
 func evalReducePrecision(_ *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
 	ts, err := arrayArgs(args, 1)
 	if err != nil {
@@ -270,7 +306,7 @@ func evalReducePrecision(_ *Evaluator, in *hlo.Instruction, args []Value) (Value
 		o := out.F64()
 		for i, v := range x.F64() {
 			r := reducePrecisionBits(math.Float64bits(v), 11, 52, eb, mb)
-			if mb > 0 && v != v {
+			if v != v {
 				o[i] = v
 			} else {
 				o[i] = math.Float64frombits(r)
@@ -278,14 +314,31 @@ func evalReducePrecision(_ *Evaluator, in *hlo.Instruction, args []Value) (Value
 		}
 		return ArrayValue(out), nil
 	case classF32:
+		if x.Type == dtype.F16 || x.Type == dtype.BF16 {
+			// XLA:CPU works on the 16-bit encoding itself, so f16
+			// subnormals survive an exponent width of 5.
+			se, sm := int64(5), int64(10)
+			if x.Type == dtype.BF16 {
+				se, sm = 8, 7
+			}
+			out := tensor.New(x.Type, x.Dims)
+			o := out.U16()
+			for i, v := range x.U16() {
+				if v&0x7fff > uint16(((1<<se)-1)<<sm) { // NaN
+					o[i] = v
+				} else {
+					o[i] = uint16(reducePrecisionBits(uint64(v), se, sm, eb, mb))
+				}
+			}
+			return ArrayValue(out), nil
+		}
 		xs := asF32(x)
 		o := make([]float32, len(xs))
 		for i, v := range xs {
-			r := reducePrecisionBits(uint64(math.Float32bits(v)), 8, 23, eb, mb)
-			if mb > 0 && v != v {
+			if v != v {
 				o[i] = v
 			} else {
-				o[i] = math.Float32frombits(uint32(r))
+				o[i] = math.Float32frombits(uint32(reducePrecisionBits(uint64(math.Float32bits(v)), 8, 23, eb, mb)))
 			}
 		}
 		return ArrayValue(newFromF32(x.Type, x.Dims, o)), nil
@@ -296,11 +349,15 @@ func evalReducePrecision(_ *Evaluator, in *hlo.Instruction, args []Value) (Value
 // reducePrecisionBits applies reduce-precision to the bits of an IEEE float
 // with srcExp exponent and srcMant mantissa bits.
 func reducePrecisionBits(x uint64, srcExp, srcMant, eb, mb int64) uint64 {
+	width := uint(1 + srcExp + srcMant)
 	if mb < srcMant {
 		shift := uint(srcMant - mb)
 		last := uint64(1) << shift
 		bias := (last >> 1) - 1 + (x&last)>>shift
 		x = (x + bias) &^ (last - 1)
+		if width < 64 {
+			x &= 1<<width - 1
+		}
 	}
 	if eb < srcExp {
 		signMask := uint64(1) << uint(srcExp+srcMant)
@@ -359,4 +416,16 @@ func evalStochasticConvert(_ *Evaluator, in *hlo.Instruction, args []Value) (Val
 	out := tensor.New(to, x.Dims)
 	dtype.EncodeF64(to, f, out.Data)
 	return ArrayValue(out), nil
+}
+
+// markNaN stores code wherever x (a real float tensor) holds a NaN.
+func markNaN(x, out *tensor.Tensor, code byte) {
+	if !x.Type.IsFloat() {
+		return
+	}
+	for i, v := range asF64(x) {
+		if v != v {
+			out.Data[i] = code
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"math"
 	"runtime"
 	"sync"
 	"unsafe"
@@ -295,4 +296,85 @@ func intBits(t dtype.Type) int {
 		return 1
 	}
 	return t.Bits()
+}
+
+// XLA:CPU runs with denormals flushed to zero (MXCSR FTZ and DAZ): f32 and
+// f64 arithmetic reads subnormal inputs as ±0 and writes subnormal results as
+// ±0. Narrow floats computed in f32 inherit this for values that are
+// subnormal in f32 (bf16's), but not for f16/f8 subnormals, which are normal
+// f32 numbers. Checked against jax.jit on CPU.
+
+// minNormal returns the smallest positive normal number of F.
+func minNormal[F float]() float64 {
+	var z F
+	if unsafe.Sizeof(z) == 4 {
+		return 0x1p-126
+	}
+	return 0x1p-1022
+}
+
+// daz returns xs with subnormals replaced by signed zeros, copying only when
+// there is one (xs may alias a tensor's storage).
+func daz[F float](xs []F) []F {
+	m := F(minNormal[F]())
+	for i, v := range xs {
+		if v != 0 && v < m && v > -m {
+			out := append([]F(nil), xs...)
+			ftz(out[i:])
+			return out
+		}
+	}
+	return xs
+}
+
+// ftz replaces subnormals in xs by signed zeros, in place.
+func ftz[F float](xs []F) {
+	m := F(minNormal[F]())
+	for i, v := range xs {
+		if v != 0 && v < m && v > -m {
+			xs[i] = v * 0 // keeps the sign
+		}
+	}
+}
+
+// dazComplex is daz for complex elements, flushing each part.
+func dazComplex[C cplx](xs []C) []C {
+	var out []C
+	for i, v := range xs {
+		z := complex128(v)
+		re, im := flushPart[C](real(z)), flushPart[C](imag(z))
+		if re != real(z) || im != imag(z) || (re == 0 && math.Signbit(re) != math.Signbit(real(z))) {
+			if out == nil {
+				out = append([]C(nil), xs...)
+			}
+			out[i] = C(complex(re, im))
+		}
+	}
+	if out == nil {
+		return xs
+	}
+	return out
+}
+
+// ftzComplex is ftz for complex elements.
+func ftzComplex[C cplx](xs []C) {
+	for i, v := range xs {
+		z := complex128(v)
+		re, im := flushPart[C](real(z)), flushPart[C](imag(z))
+		if re != real(z) || im != imag(z) {
+			xs[i] = C(complex(re, im))
+		}
+	}
+}
+
+func flushPart[C cplx](v float64) float64 {
+	var z C
+	m := 0x1p-1022
+	if unsafe.Sizeof(z) == 8 {
+		m = 0x1p-126
+	}
+	if v != 0 && math.Abs(v) < m {
+		return math.Copysign(0, v)
+	}
+	return v
 }

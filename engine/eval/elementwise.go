@@ -101,9 +101,12 @@ func evalUnary(_ *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
 // pred for is-finite, the real type for abs/real/imag of complex.
 func unary(op string, x *tensor.Tensor) (*tensor.Tensor, error) {
 	n := int(x.NumElements())
+	if signOnly[op] && (x.Type.IsFloat() || x.Type.IsComplex()) {
+		return signBitOp(op, x)
+	}
 	switch classOf(x.Type) {
 	case classF32:
-		xs := asF32(x)
+		xs := daz(asF32(x))
 		if op == "is-finite" {
 			return isFinite(xs, x.Dims), nil
 		}
@@ -115,13 +118,13 @@ func unary(op string, x *tensor.Tensor) (*tensor.Tensor, error) {
 		if x.Type != dtype.F32 {
 			o = make([]float32, n)
 		}
-		parallelFor(n, func(lo, hi int) { unaryFloat(op, xs[lo:hi], o[lo:hi]) })
+		parallelFor(n, func(lo, hi int) { unaryFloat(op, xs[lo:hi], o[lo:hi]); ftz(o[lo:hi]) })
 		if x.Type != dtype.F32 {
 			return newFromF32(x.Type, x.Dims, o), nil
 		}
 		return out, nil
 	case classF64:
-		xs := x.F64()
+		xs := daz(x.F64())
 		if op == "is-finite" {
 			return isFinite(xs, x.Dims), nil
 		}
@@ -130,12 +133,12 @@ func unary(op string, x *tensor.Tensor) (*tensor.Tensor, error) {
 		}
 		out := tensor.New(x.Type, x.Dims)
 		o := out.F64()
-		parallelFor(n, func(lo, hi int) { unaryFloat(op, xs[lo:hi], o[lo:hi]) })
+		parallelFor(n, func(lo, hi int) { unaryFloat(op, xs[lo:hi], o[lo:hi]); ftz(o[lo:hi]) })
 		return out, nil
 	case classC64:
-		return unaryComplex(op, x, x.C64(), dtype.F32)
+		return unaryComplex(op, x, dazComplex(x.C64()), dtype.F32)
 	case classC128:
-		return unaryComplex(op, x, x.C128(), dtype.F64)
+		return unaryComplex(op, x, dazComplex(x.C128()), dtype.F64)
 	}
 	switch x.Type {
 	case dtype.S8, dtype.S4, dtype.S2, dtype.S1:
@@ -187,8 +190,14 @@ func unaryComplex[C complex64 | complex128](op string, x *tensor.Tensor, xs []C,
 		out := tensor.New(realType, x.Dims)
 		if realType == dtype.F32 {
 			complexPart(op, xs, out.F32())
+			if op == "abs" {
+				ftz(out.F32())
+			}
 		} else {
 			complexPart(op, xs, out.F64())
+			if op == "abs" {
+				ftz(out.F64())
+			}
 		}
 		return out, nil
 	}
@@ -197,7 +206,12 @@ func unaryComplex[C complex64 | complex128](op string, x *tensor.Tensor, xs []C,
 	}
 	out := tensor.New(x.Type, x.Dims)
 	o := rawView[C](out.Data)
-	parallelFor(len(o), func(lo, hi int) { unaryCplx(op, xs[lo:hi], o[lo:hi]) })
+	parallelFor(len(o), func(lo, hi int) {
+		unaryCplx(op, xs[lo:hi], o[lo:hi])
+		if !signOnly[op] {
+			ftzComplex(o[lo:hi])
+		}
+	})
 	return out, nil
 }
 
@@ -224,7 +238,7 @@ func binary(op string, a, b *tensor.Tensor) (*tensor.Tensor, error) {
 	n := int(a.NumElements())
 	switch classOf(a.Type) {
 	case classF32:
-		as, bs := asF32(a), asF32(b)
+		as, bs := daz(asF32(a)), daz(asF32(b))
 		if !binaryFloat(op, as[:0], bs[:0], as[:0]) {
 			return nil, unsupported(op, a.Type)
 		}
@@ -233,17 +247,17 @@ func binary(op string, a, b *tensor.Tensor) (*tensor.Tensor, error) {
 		if a.Type != dtype.F32 {
 			o = make([]float32, n)
 		}
-		parallelFor(n, func(lo, hi int) { binaryFloat(op, as[lo:hi], bs[lo:hi], o[lo:hi]) })
+		parallelFor(n, func(lo, hi int) { binaryFloat(op, as[lo:hi], bs[lo:hi], o[lo:hi]); ftz(o[lo:hi]) })
 		if a.Type != dtype.F32 {
 			return newFromF32(a.Type, a.Dims, o), nil
 		}
 		return out, nil
 	case classF64:
-		return binaryT(op, a, a.F64(), b.F64(), binaryFloat[float64])
+		return binaryT(op, a, daz(a.F64()), daz(b.F64()), binaryFloat[float64], ftz[float64])
 	case classC64:
-		return binaryT(op, a, a.C64(), b.C64(), binaryCplx[complex64])
+		return binaryT(op, a, dazComplex(a.C64()), dazComplex(b.C64()), binaryCplx[complex64], ftzComplex[complex64])
 	case classC128:
-		return binaryT(op, a, a.C128(), b.C128(), binaryCplx[complex128])
+		return binaryT(op, a, dazComplex(a.C128()), dazComplex(b.C128()), binaryCplx[complex128], ftzComplex[complex128])
 	}
 	switch a.Type {
 	case dtype.S8, dtype.S4, dtype.S2, dtype.S1:
@@ -268,13 +282,13 @@ func binary(op string, a, b *tensor.Tensor) (*tensor.Tensor, error) {
 
 // binaryT runs a same-type binary kernel whose storage type E aliases the
 // tensors' bytes directly (f64, c64, c128).
-func binaryT[E any](op string, a *tensor.Tensor, as, bs []E, kernel func(op string, a, b, o []E) bool) (*tensor.Tensor, error) {
+func binaryT[E any](op string, a *tensor.Tensor, as, bs []E, kernel func(op string, a, b, o []E) bool, flush func([]E)) (*tensor.Tensor, error) {
 	if !kernel(op, as[:0], bs[:0], as[:0]) {
 		return nil, unsupported(op, a.Type)
 	}
 	out := tensor.New(a.Type, a.Dims)
 	o := rawView[E](out.Data)
-	parallelFor(len(o), func(lo, hi int) { kernel(op, as[lo:hi], bs[lo:hi], o[lo:hi]) })
+	parallelFor(len(o), func(lo, hi int) { kernel(op, as[lo:hi], bs[lo:hi], o[lo:hi]); flush(o[lo:hi]) })
 	return out, nil
 }
 
@@ -318,4 +332,52 @@ func evalComplex(_ *Evaluator, in *hlo.Instruction, args []Value) (Value, error)
 		return ArrayValue(out), nil
 	}
 	return Value{}, fmt.Errorf("complex needs two f32 or two f64 operands, got %v and %v", re.Type, im.Type)
+}
+
+// signOnly are the float ops XLA:CPU does with bit operations, so subnormals
+// pass through them unflushed.
+var signOnly = map[string]bool{"abs": true, "negate": true, "real": true, "imag": true}
+
+// signBitOp computes abs/negate/real/imag without flushing subnormals
+// (except complex abs, which is real math).
+func signBitOp(op string, x *tensor.Tensor) (*tensor.Tensor, error) {
+	if x.Type.IsComplex() && op == "abs" {
+		if x.Type == dtype.C64 {
+			return unaryComplex(op, x, dazComplex(x.C64()), dtype.F32)
+		}
+		return unaryComplex(op, x, dazComplex(x.C128()), dtype.F64)
+	}
+	if x.Type.IsComplex() {
+		if x.Type == dtype.C64 {
+			return unaryComplex(op, x, x.C64(), dtype.F32)
+		}
+		return unaryComplex(op, x, x.C128(), dtype.F64)
+	}
+	switch op {
+	case "real":
+		return x, nil
+	case "imag":
+		return tensor.New(x.Type, x.Dims), nil
+	}
+	// Flip or clear the sign bit of the encoding (every real float format
+	// here keeps its sign in the top bit of its storage, except the
+	// unsigned e8m0 and the fnuz types whose 0x80 is NaN).
+	out := x.Clone()
+	size, bits := x.Type.Size(), x.Type.Bits()
+	top := byte(1) << uint((bits-1)%8)
+	noSign := x.Type == dtype.F8E8M0FNU
+	fnuz := x.Type == dtype.F8E4M3FNUZ || x.Type == dtype.F8E5M2FNUZ || x.Type == dtype.F8E4M3B11FNUZ
+	for i := 0; i < len(out.Data); i += size {
+		b := &out.Data[i+size-1]
+		switch {
+		case noSign:
+		case fnuz && out.Data[i] == 0x80: // NaN stays NaN
+		case fnuz && out.Data[i] == 0 && op == "negate": // no -0
+		case op == "abs":
+			*b &^= top
+		default:
+			*b ^= top
+		}
+	}
+	return out, nil
 }

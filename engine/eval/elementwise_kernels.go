@@ -259,8 +259,14 @@ func unaryInt[T integer](op string, x, o []T, width int) bool {
 			}
 		}
 	case "popcnt":
+		// Sub-byte types count the bits of their 8-bit (sign-extended)
+		// storage, as XLA:CPU does.
+		pm := mask
+		if width < 8 {
+			pm = 0xFF
+		}
 		for i, v := range x {
-			o[i] = T(bits.OnesCount64(uint64(v) & mask))
+			o[i] = T(bits.OnesCount64(uint64(v) & pm))
 		}
 	case "count-leading-zeros":
 		for i, v := range x {
@@ -557,8 +563,11 @@ func binaryCplx[C cplx](op string, a, b, o []C) bool {
 			o[i] = a[i] - b[i]
 		}
 	case "multiply":
+		// XLA:CPU fuses one product into each part: re = fma(ar, br, -ai*bi).
 		for i := range o {
-			o[i] = a[i] * b[i]
+			x, y := complex128(a[i]), complex128(b[i])
+			o[i] = C(complex(fmaPart[C](real(x), real(y), -roundPart[C](imag(x)*imag(y))),
+				fmaPart[C](imag(x), real(y), roundPart[C](real(x)*imag(y)))))
 		}
 	case "divide":
 		for i := range o {
@@ -573,3 +582,23 @@ func binaryCplx[C cplx](op string, a, b, o []C) bool {
 	}
 	return true
 }
+
+// roundPart rounds v to the component precision of C.
+func roundPart[C cplx](v float64) float64 {
+	var z C
+	if isC64(z) {
+		return float64(float32(v))
+	}
+	return v
+}
+
+// fmaPart is a*b+c rounded once to the component precision of C.
+func fmaPart[C cplx](a, b, c float64) float64 {
+	var z C
+	if isC64(z) {
+		return float64(float32(a*b + c)) // a*b is exact in f64 for f32 inputs
+	}
+	return math.FMA(a, b, c)
+}
+
+func isC64[C cplx](z C) bool { _, ok := any(z).(complex64); return ok }

@@ -1,0 +1,178 @@
+package eval
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"goldtrace/engine/dtype"
+	"goldtrace/engine/hlo"
+	"goldtrace/engine/tensor"
+)
+
+// elementwiseCase is one entry of the manifest gen_elementwise.py writes.
+type elementwiseCase struct {
+	Name    string
+	HLO     string
+	Mode    string   // "exact" or "approx"
+	Labels  []string // names of the outputs of a grouped program
+	Inputs  []jaxArray
+	Outputs []jaxArray
+}
+
+// TestElementwiseAgainstJax evaluates programs jax builds for every
+// elementwise op and dtype and compares with jax.jit on CPU: bit-exact
+// (any NaN matches any NaN) for exact ops, within a few ulp for
+// transcendental math.
+func TestElementwiseAgainstJax(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates references with jax")
+	}
+	dir, _ := jaxCases(t, "gen_elementwise.py")
+	raw, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []elementwiseCase
+	if err := json.Unmarshal(raw, &cases); err != nil {
+		t.Fatal(err)
+	}
+	if len(cases) < 50 {
+		t.Fatalf("only %d cases generated", len(cases))
+	}
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) { runElementwiseCase(t, dir, c) })
+	}
+}
+
+func runElementwiseCase(t *testing.T, dir string, c elementwiseCase) {
+	src, err := os.ReadFile(filepath.Join(dir, c.HLO))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := hlo.ParseText(src, c.HLO)
+	if err != nil {
+		t.Fatalf("parse: %v", err)
+	}
+	var args []Value
+	for _, a := range c.Inputs {
+		x, err := loadJaxArray(dir, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, ArrayValue(x))
+	}
+	got, err := Evaluate(m, args, Options{})
+	if err != nil {
+		t.Fatalf("eval: %v", err)
+	}
+	leaves := got.Leaves()
+	if len(leaves) != len(c.Outputs) {
+		t.Fatalf("got %d outputs, want %d", len(leaves), len(c.Outputs))
+	}
+	for i, o := range c.Outputs {
+		want, err := loadJaxArray(dir, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		label := fmt.Sprint(i)
+		if i < len(c.Labels) {
+			label = c.Labels[i]
+		}
+		var inType dtype.Type
+		if len(args) > 0 {
+			inType = args[0].T.Type
+		}
+		if err := compareElementwise(leaves[i], want, c.Mode == "approx", inType); err != nil {
+			t.Errorf("output %s: %v", label, err)
+		}
+	}
+}
+
+// ulpTolerance is the relative tolerance of transcendental results computed
+// in type t: a few ulp of t (computing in f32 then rounding to a narrow type
+// can land one ulp of that type away from XLA's).
+func ulpTolerance(t dtype.Type) float64 {
+	switch t {
+	case dtype.F64, dtype.C128:
+		return 64 * 0x1p-52
+	case dtype.F32, dtype.C64:
+		return 8 * 0x1p-23
+	case dtype.F16:
+		return 0x1p-10
+	case dtype.BF16:
+		return 0x1p-7
+	}
+	return 0x1p-2 // 8-bit floats
+}
+
+// compareElementwise checks got against want. Exact mode compares bits, but
+// any NaN matches any NaN (XLA's payloads are not part of the contract).
+func compareElementwise(got, want *tensor.Tensor, approx bool, inType dtype.Type) error {
+	if got.Type != want.Type || !equalShape(got.Dims, want.Dims) {
+		return fmt.Errorf("got %v, want %v", got, want)
+	}
+	isFloat := want.Type.IsFloat() || want.Type.IsComplex()
+	if !isFloat {
+		approx = false
+	}
+	if !isFloat || !approx {
+		es := int64(want.Type.Size())
+		var gv, wv []float64
+		if isFloat {
+			gv, wv = flatF64(got), flatF64(want)
+		}
+		bad, first := 0, ""
+		for i := int64(0); i < want.NumElements(); i++ {
+			g, w := got.Data[i*es:(i+1)*es], want.Data[i*es:(i+1)*es]
+			if string(g) == string(w) {
+				continue
+			}
+			if isFloat && nanMatch(gv, wv, i, want.Type.IsComplex()) {
+				continue
+			}
+			if bad == 0 {
+				first = fmt.Sprintf("element %d: got %x (%v), want %x (%v)", i, g, elemF64(got, i), w, elemF64(want, i))
+			}
+			bad++
+		}
+		if bad > 0 {
+			return fmt.Errorf("%d of %d elements differ; %s", bad, want.NumElements(), first)
+		}
+		return nil
+	}
+	tol := ulpTolerance(inType)
+	gv, wv := flatF64(got), flatF64(want)
+	bad, first := 0, ""
+	for i := range wv {
+		g, w := gv[i], wv[i]
+		ok := (math.IsNaN(g) && math.IsNaN(w)) || g == w ||
+			math.Abs(g-w) <= tol*math.Max(math.Abs(w), 1) ||
+			(math.IsInf(w, 0) && math.Abs(g) > math.MaxFloat32/2 && math.Signbit(g) == math.Signbit(w))
+		if !ok {
+			if bad == 0 {
+				first = fmt.Sprintf("value %d: got %v, want %v", i, g, w)
+			}
+			bad++
+		}
+	}
+	if bad > 0 {
+		return fmt.Errorf("%d of %d values out of tolerance %g; %s", bad, len(wv), tol, first)
+	}
+	return nil
+}
+
+func nanMatch(gv, wv []float64, i int64, complexPair bool) bool {
+	if complexPair {
+		for _, k := range []int64{2 * i, 2*i + 1} {
+			if !(gv[k] == wv[k] && math.Signbit(gv[k]) == math.Signbit(wv[k])) && !(math.IsNaN(gv[k]) && math.IsNaN(wv[k])) {
+				return false
+			}
+		}
+		return true
+	}
+	return math.IsNaN(gv[i]) && math.IsNaN(wv[i])
+}
