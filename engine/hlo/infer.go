@@ -22,8 +22,8 @@ func InferShape(in *Instruction) (Shape, error) {
 	for i, o := range in.Operands {
 		ops[i] = o.Shape
 	}
-	if n, ok := opcodes[in.Opcode]; ok && n >= 0 && len(ops) != n {
-		return Shape{}, fmt.Errorf("%s takes %d operands, has %d", in.Opcode, n, len(ops))
+	if err := checkArity(in); err != nil {
+		return Shape{}, err
 	}
 	arr := func(i int) error {
 		if !ops[i].IsArray() {
@@ -280,6 +280,26 @@ func InferShape(in *Instruction) (Shape, error) {
 		return tupleShape(stripLayout(ops[0]), f, f), nil
 	}
 	return Shape{}, errNotInferable
+}
+
+// checkArity checks the operand count: exact for fixed-arity opcodes, at least
+// one for the variadic ones that read their first operand.
+func checkArity(in *Instruction) error {
+	n, ok := opcodes[in.Opcode]
+	switch {
+	case !ok:
+	case n >= 0 && len(in.Operands) != n:
+		return fmt.Errorf("%s takes %d operands, has %d", in.Opcode, n, len(in.Operands))
+	case n < 0 && len(in.Operands) == 0:
+		switch in.Opcode {
+		case "tuple", "after-all", "custom-call", "call", "fusion", "async-start", "async-update", "rng",
+			"all-reduce", "all-gather", "collective-permute", "all-to-all", "reduce-scatter", "collective-broadcast",
+			"collective-reduce", "all-reduce-start", "all-gather-start", "collective-permute-start", "scan":
+		default:
+			return fmt.Errorf("%s needs operands", in.Opcode)
+		}
+	}
+	return nil
 }
 
 func isAsyncWrapper(op string) bool {

@@ -125,6 +125,9 @@ func checkInstruction(in *Instruction) string {
 	if in.Opcode == "constant" {
 		return checkLiteral(in.Literal, in.Shape)
 	}
+	if err := checkArity(in); err != nil {
+		return err.Error()
+	}
 	if err := checkCalled(in); err != nil {
 		return err.Error()
 	}
