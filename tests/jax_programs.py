@@ -11,7 +11,9 @@ deterministic numpy inputs, special values included where they mean something
   "elem"   per-element tolerance of the output dtype (transcendental functions);
   "accum"  tolerance scaled by the output's largest magnitude (sums, dots, convs,
            fft, linalg, models), because summation order is free.
-`k` multiplies the per-dtype tolerance.
+`k` multiplies the per-dtype tolerance. Tag "zeros" marks functions evaluated near
+their zeros (lgamma at 1 and 2, digamma near 1.46), whose absolute error there is
+ulps of 1, not of the result.
 
 The session-wide cache functions at the bottom (`lowered`, `inputs`, `expected`,
 `unopt_text`, `opt_text`) lower and compile each program once per pytest session.
@@ -84,11 +86,15 @@ def _has_nan(dt):
     return np.isnan(np.array(np.nan).astype(dt).astype(np.float64))
 
 
-def float_specials(dt):
-    """Special values representable in float dtype dt (values it cannot hold are dropped)."""
+def float_specials(dt, huge=True):
+    """Special values representable in float dtype dt (values it cannot hold are dropped).
+
+    No subnormals: XLA:CPU runs with flush-to-zero and denormals-are-zero, so they get
+    their own programs (tag "ftz") instead of spoiling every float program."""
     fi = ml_dtypes.finfo(dt)
-    vals = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1.5, 2.5, -2.5, 3.5, float(fi.max), -float(fi.max),
-            float(fi.tiny), -float(fi.tiny), float(fi.smallest_subnormal), 2.0, 10.0, -7.25]
+    big = [float(fi.max), -float(fi.max)] if huge else [4.0, -4.0]
+    vals = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1.5, 2.5, -2.5, 3.5, *big,
+            float(fi.tiny), -float(fi.tiny), 2.0, 10.0, -7.25]
     if _has_inf(dt):
         vals += [np.inf, -np.inf]
     if _has_nan(dt):
@@ -96,12 +102,12 @@ def float_specials(dt):
     return np.array(vals, np.float64).astype(dt)
 
 
-def floats(rng, shape, dt, lo=-3.0, hi=3.0, special=True):
+def floats(rng, shape, dt, lo=-3.0, hi=3.0, special=True, huge=True):
     dt = DT.get(dt, dt)
     n = int(np.prod(shape))
     x = rng.uniform(lo, hi, n).astype(dt)
     if special:
-        s = float_specials(dt)[:n]
+        s = float_specials(dt, huge)[:n]
         x[: len(s)] = s
     return x.reshape(shape)
 
@@ -182,9 +188,12 @@ UNARY_FLOAT = [
 
 for _name, _fn, (_lo, _hi), _cmp in UNARY_FLOAT:
     for _dt in FLOATS:
+        # 1/max is subnormal, which XLA:CPU flushes; that case lives with the "ftz" programs.
         prog(f"unary-{_name}-{_dt}", _fn,
-             lambda rng, dt=_dt, lo=_lo, hi=_hi: (floats(rng, (6, 8), dt, lo, hi),), _cmp,
-             k=4.0 if _name in ("lgamma", "digamma", "erf_inv", "acosh", "asinh", "atanh", "erfc") else 1.0)
+             lambda rng, dt=_dt, lo=_lo, hi=_hi, huge=_name != "reciprocal": (floats(rng, (6, 8), dt, lo, hi,
+                                                                                    huge=huge),), _cmp,
+             k=4.0 if _name in ("lgamma", "digamma", "erf_inv", "acosh", "asinh", "atanh", "erfc") else 1.0,
+             tags=("zeros",) if _name in ("lgamma", "digamma") else ())
 
 for _dt in ["f8e4m3fn", "f8e5m2"]:
     prog(f"unary-exp-{_dt}", lax.exp, lambda rng, dt=_dt: (floats(rng, (32,), dt, -2, 2),), "elem")
@@ -381,7 +390,7 @@ for _dt in ["bf16", "f16"]:
              np.array([65504, 65520, 65519.99, 1e6, 3.4e38, -3.4e38, 6e-8, 3e-8, 2.9802322e-08], np.float32),
              np.frombuffer(rng.integers(0, 2 ** 32, 256, dtype=np.uint32).tobytes(), np.float32)]),))
 prog("convert-f64-to-f32-ties", lambda x: x.astype(jnp.float32),
-     lambda rng: (np.array([1 + 2 ** -24, 1 + 3 * 2 ** -24, 1e39, -1e39, 1e-46, 7e-46, 2 ** -150, 3 * 2 ** -151],
+     lambda rng: (np.array([1 + 2 ** -24, 1 + 3 * 2 ** -24, 1e39, -1e39, 1e-46, 2 ** -150, 2 ** -126 * (1 + 2 ** -24)],
                            np.float64),))
 prog("convert-f8e4m3fn-to-bf16", lambda x: x.astype(jnp.bfloat16),
      lambda rng: (np.arange(256, dtype=np.uint8).view(ml_dtypes.float8_e4m3fn),))
@@ -416,6 +425,37 @@ for _e, _m in [(8, 7), (5, 10), (5, 2), (4, 3), (8, 23), (11, 52), (8, 0), (3, 1
                                                   floats(rng, (32,), dt, -1e-5, 1e-5, special=False),
                                                   np.array([1e-40, 6e-8, 2 ** -14, 2 ** -15, 1 + 2 ** -8],
                                                            DT[dt])]),))
+
+# ---------------------------------------------------------------- subnormals (XLA:CPU flushes them)
+
+def _subnormals(rng, dt, n=16):
+    """Subnormals of dt (both signs), then a few normals."""
+    fi = ml_dtypes.finfo(DT[dt])
+    sub = float(fi.smallest_subnormal)
+    v = [sub, -sub, sub * 3, float(fi.tiny) / 2, -float(fi.tiny) / 4, float(fi.tiny) - sub]
+    return np.array(v + [1.0, -2.0, 0.0, -0.0][: n - len(v)], np.float64).astype(DT[dt])
+
+
+for _dt in ["f32", "f64", "bf16"]:
+    _sub = lambda rng, dt=_dt: (_subnormals(rng, dt),)  # noqa: E731
+    for _name, _fn in [("sign", lax.sign), ("ceil", lax.ceil), ("sqrt", lax.sqrt), ("log", lax.log),
+                       ("gt0", lambda x: x > 0), ("max0", lambda x: lax.max(x, 0 * x))]:
+        prog(f"ftz-{_name}-{_dt}", _fn, _sub, tags=("ftz",))
+    prog(f"ftz-add-{_dt}", lax.add, lambda rng, dt=_dt: (_subnormals(rng, dt), np.zeros(10, DT[dt])), tags=("ftz",))
+    if _dt != "f64":
+        prog(f"ftz-to-f64-{_dt}", lambda x: x.astype(jnp.float64), _sub, tags=("ftz",))
+    # Pure data movement keeps subnormal bits even under FTZ/DAZ.
+    prog(f"subnormal-transpose-{_dt}", lambda x: jnp.flip(x), _sub)
+prog("ftz-reciprocal-of-max-f32", lax.reciprocal, lambda rng: (np.array([3e38, -3e38, 1e38, 2.0], np.float32),),
+     tags=("ftz",))
+prog("ftz-mul-underflow-f32", lambda a, b: a * b,
+     lambda rng: (np.array([1e-20, 1e-30, 2 ** -100, 1.0], np.float32), np.array([1e-20, 1e-10, 2 ** -30, 1e-38],
+                                                                                  np.float32)), tags=("ftz",))
+prog("ftz-convert-f64-to-f32", lambda x: x.astype(jnp.float32),
+     lambda rng: (np.array([1e-40, -3 * 2 ** -151, 2 ** -149, 1e-45, 1.0], np.float64),), tags=("ftz",))
+prog("subnormal-f16-sqrt", lax.sqrt, lambda rng: (np.array([6e-8, 1e-6, 3e-5, 1.0], np.float16),))
+prog("subnormal-convert-f32-to-bf16", lambda x: x.astype(jnp.bfloat16),
+     lambda rng: (np.array([1e-39, -1e-40, 1e-45, 1.17e-38], np.float32),))
 
 # ---------------------------------------------------------------- data movement
 
