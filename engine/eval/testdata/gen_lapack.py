@@ -1,0 +1,157 @@
+"""Differential reference cases for the LAPACK typed-FFI custom calls
+(lapack_?getrf_ffi, ?geqrf, ?orgqr, ?syevd/?heevd, ?gesdd/?gesvd) that jax
+lowers jnp.linalg / jax.scipy.linalg to on CPU.
+
+Usage: python3 gen_lapack.py OUTDIR [NAME_PREFIX...]
+
+Writes, like gen_part2.py, <name>.hlo, raw little-endian <name>.in<i>.bin /
+<name>.out<i>.bin and OUTDIR/manifest.json. Each manifest entry may also carry
+"signs": a list of {"out": i, "axis": "col"|"row"} naming eigen/singular
+vector outputs whose columns (rows) are only determined up to sign (phase);
+the test aligns them to jax's before comparing, since LAPACK's
+divide-and-conquer drivers pick signs our algorithm cannot reproduce.
+"""
+import json
+import os
+import sys
+
+import jax
+
+jax.config.update("jax_enable_x64", True)
+jax.config.update("jax_platforms", "cpu")
+
+import jax.numpy as jnp  # noqa: E402
+import jax.scipy.linalg as jsl  # noqa: E402
+import numpy as np  # noqa: E402
+from jax import lax  # noqa: E402
+from jax._src.lax import linalg as lax_linalg  # noqa: E402  (geqrf is not re-exported)
+
+rng = np.random.default_rng(20240611)
+CASES = []
+
+
+def case(name, fn, args, rtol=None, atol=0.0, signs=None):
+    """rtol None means bit-exact comparison."""
+    CASES.append((name, fn, args, rtol, atol, signs or []))
+
+
+def randm(shape, dtype=np.float64):
+    x = rng.standard_normal(shape)
+    if np.dtype(dtype).kind == "c":
+        x = x + 1j * rng.standard_normal(shape)
+    return x.astype(dtype)
+
+
+def sym(n, batch=(), dtype=np.float64):
+    a = randm(batch + (n, n), dtype)
+    return ((a + np.conj(np.swapaxes(a, -1, -2))) / 2).astype(dtype)
+
+
+def wellcond(n, batch=(), dtype=np.float64):
+    return (randm(batch + (n, n), dtype) + 2 * np.sqrt(n) * np.eye(n)).astype(dtype)
+
+
+F64 = dict(rtol=1e-11, atol=1e-12)
+F32 = dict(rtol=2e-4, atol=2e-5)
+EIG = [{"out": 1, "axis": "col"}]               # (w, v)
+SVD = [{"out": 0, "axis": "col"}, {"out": 2, "axis": "row"}]  # (u, s, vh)
+
+# ---------------------------------------------------------------- getrf
+lu_factor = lambda a: lax.linalg.lu(a)  # (lu, pivots, permutation)  # noqa: E731
+for dt, tol in ((np.float64, F64), (np.float32, F32), (np.complex128, F64), (np.complex64, F32)):
+    t = np.dtype(dt).char
+    case("getrf_%s_sq" % t, lu_factor, [randm((6, 6), dt)], **tol)
+    case("getrf_%s_tall" % t, lu_factor, [randm((7, 4), dt)], **tol)
+    case("getrf_%s_wide" % t, lu_factor, [randm((3, 5), dt)], **tol)
+    case("getrf_%s_batch" % t, lu_factor, [randm((2, 3, 4, 4), dt)], **tol)
+case("getrf_d_big", lu_factor, [randm((70, 70))], 1e-9, 1e-11)
+sing = randm((5, 5))
+sing[:, 2] = 0  # an exactly zero pivot: info > 0, jax keeps the factors
+case("getrf_d_singular", lu_factor, [sing], **F64)
+case("getrf_d_zero", lu_factor, [np.zeros((3, 3))], **F64)
+case("getrf_scipy_lu", jsl.lu, [randm((5, 5))], **F64)
+case("solve_d", jnp.linalg.solve, [wellcond(5), randm((5, 3))], **F64)
+case("solve_s_batch", jnp.linalg.solve, [wellcond(4, (3,), np.float32), randm((3, 4, 2), np.float32)], **F32)
+case("inv_d", jnp.linalg.inv, [wellcond(6)], **F64)
+case("inv_s_batch", jnp.linalg.inv, [wellcond(5, (2,), np.float32)], **F32)
+case("inv_z", jnp.linalg.inv, [wellcond(4, (), np.complex128)], **F64)
+case("det_d", jnp.linalg.det, [randm((5, 5))], **F64)
+case("det_s", jnp.linalg.det, [randm((4, 4), np.float32)], **F32)
+case("slogdet_d", jnp.linalg.slogdet, [randm((6, 6))], **F64)
+case("slogdet_s_batch", jnp.linalg.slogdet, [randm((2, 5, 5), np.float32)], **F32)
+
+# ---------------------------------------------------------------- geqrf / orgqr
+for dt, tol in ((np.float64, F64), (np.float32, F32), (np.complex128, F64), (np.complex64, F32)):
+    t = np.dtype(dt).char
+    case("qr_%s_tall" % t, jnp.linalg.qr, [randm((6, 4), dt)], **tol)
+    case("qr_%s_complete" % t, lambda a: jnp.linalg.qr(a, mode="complete"), [randm((6, 4), dt)], **tol)
+    case("qr_%s_wide" % t, jnp.linalg.qr, [randm((3, 5), dt)], **tol)
+    case("qr_%s_batch" % t, jnp.linalg.qr, [randm((2, 5, 5), dt)], **tol)
+case("qr_d_r", lambda a: jnp.linalg.qr(a, mode="r"), [randm((7, 5))], **F64)
+case("qr_d_big", jnp.linalg.qr, [randm((80, 50))], 1e-9, 1e-11)
+case("qr_d_rank_deficient", jnp.linalg.qr, [np.outer(randm((5,)), randm((4,)))], 1e-9, 1e-12)
+case("geqrf_d_raw", lax_linalg.geqrf, [randm((5, 4))], **F64)
+
+# ---------------------------------------------------------------- syevd / heevd
+for dt, tol in ((np.float64, F64), (np.float32, F32)):
+    t = np.dtype(dt).char
+    case("eigh_%s" % t, jnp.linalg.eigh, [sym(6, (), dt)], signs=EIG, **tol)
+    case("eigh_%s_upper" % t, lambda a: jnp.linalg.eigh(a, UPLO="U"), [sym(5, (), dt)], signs=EIG, **tol)
+    case("eigh_%s_batch" % t, jnp.linalg.eigh, [sym(4, (2, 3), dt)], signs=EIG, **tol)
+    case("eigvalsh_%s" % t, jnp.linalg.eigvalsh, [sym(7, (), dt)], **tol)
+case("eigh_d_big", jnp.linalg.eigh, [sym(40)], 1e-9, 1e-11, signs=EIG)
+case("eigh_d_1x1", jnp.linalg.eigh, [sym(1)], signs=EIG, **F64)
+
+# ---------------------------------------------------------------- gesdd / gesvd
+def svd_qr(full=True, uv=True):
+    return lambda a: lax.linalg.svd(a, full_matrices=full, compute_uv=uv, algorithm=lax.linalg.SvdAlgorithm.QR)
+
+
+for dt, tol in ((np.float64, F64), (np.float32, F32)):
+    t = np.dtype(dt).char
+    case("svd_%s_tall_full" % t, jnp.linalg.svd, [randm((6, 4), dt)], signs=SVD, **tol)
+    case("svd_%s_tall" % t, lambda a: jnp.linalg.svd(a, full_matrices=False), [randm((6, 4), dt)], signs=SVD, **tol)
+    case("svd_%s_wide_full" % t, jnp.linalg.svd, [randm((3, 5), dt)], signs=SVD, **tol)
+    case("svd_%s_wide" % t, lambda a: jnp.linalg.svd(a, full_matrices=False), [randm((3, 5), dt)], signs=SVD, **tol)
+    case("svd_%s_novec" % t, lambda a: jnp.linalg.svd(a, compute_uv=False), [randm((5, 4), dt)], **tol)
+    case("svd_%s_batch" % t, jnp.linalg.svd, [randm((2, 4, 4), dt)], signs=SVD, **tol)
+    case("gesvd_%s_full" % t, svd_qr(), [randm((5, 3), dt)], signs=SVD, **tol)
+    case("gesvd_%s_wide" % t, svd_qr(False), [randm((3, 6), dt)], signs=SVD, **tol)
+    case("gesvd_%s_novec" % t, svd_qr(uv=False), [randm((4, 4), dt)], **tol)
+case("svd_d_very_tall", lambda a: jnp.linalg.svd(a, full_matrices=False), [randm((12, 3))], signs=SVD, **F64)
+case("svd_d_big", lambda a: jnp.linalg.svd(a, full_matrices=False), [randm((40, 30))], 1e-9, 1e-11, signs=SVD)
+case("pinv_d", jnp.linalg.pinv, [randm((5, 3))], **F64)
+case("matrix_rank_d", jnp.linalg.matrix_rank, [np.outer(randm((5,)), randm((4,)))])
+case("lstsq_d", lambda a, b: jnp.linalg.lstsq(a, b)[0], [randm((6, 3)), randm((6,))], **F64)
+
+
+def main():
+    out = sys.argv[1]
+    only = sys.argv[2:]
+    os.makedirs(out, exist_ok=True)
+    manifest = []
+    for name, fn, args, rtol, atol, signs in CASES:
+        if only and not any(name.startswith(p) for p in only):
+            continue
+        args = [np.asarray(a) for a in args]
+        jf = jax.jit(fn)
+        text = jf.lower(*args).as_text(dialect="hlo")
+        res = jax.tree_util.tree_leaves(jf(*args))
+        with open(os.path.join(out, name + ".hlo"), "w") as f:
+            f.write(text)
+        ent = {"name": name, "hlo": name + ".hlo", "inputs": [], "outputs": [],
+               "rtol": rtol, "atol": atol, "signs": signs}
+        for kind, vals in (("inputs", args), ("outputs", res)):
+            for i, v in enumerate(vals):
+                v = np.array(v, order="C", copy=True)
+                fname = "%s.%s%d.bin" % (name, kind[:-1], i)
+                with open(os.path.join(out, fname), "wb") as f:
+                    f.write(v.tobytes())
+                ent[kind].append({"file": fname, "dtype": v.dtype.name, "shape": list(v.shape)})
+        manifest.append(ent)
+    with open(os.path.join(out, "manifest.json"), "w") as f:
+        json.dump(manifest, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
