@@ -60,6 +60,17 @@ def go_dot_gflops():
     return 2 * 1024**3 / float(m.group(1))
 
 
+def go_parse_large():
+    """Parse time of a ~5 MB optimized module (engine/hlo BenchmarkParseLarge)."""
+    res = subprocess.run(
+        ["go", "test", "-run", "^$", "-bench", "BenchmarkParseLarge$", "-benchtime", "5x", "./engine/hlo/"],
+        cwd=ROOT, check=True, capture_output=True, text=True,
+    )
+    m = re.search(r"BenchmarkParseLarge\S*\s+\d+\s+(\d+) ns/op\s+([\d.]+) MB/s", res.stdout)
+    ns, mbs = float(m.group(1)), float(m.group(2))
+    return ns / 1e6, mbs, ns / 1e9 * mbs
+
+
 def xla_dot_gflops():
     a = np.random.default_rng(0).standard_normal((1024, 1024)).astype(np.float32)
     f = jax.jit(lambda x, y: x @ y)
@@ -96,10 +107,12 @@ def main():
             print(f"{name:14s} goldtrace {ours*1e3:8.1f} ms   jax compile+run {peer*1e3:8.1f} ms   ratio {ours/peer:5.2f}", flush=True)
     ours_dot, xla_dot = go_dot_gflops(), xla_dot_gflops()
     print(f"dot f32 1024^3: goldtrace {ours_dot:.1f} GFLOP/s, XLA:CPU {xla_dot:.1f} GFLOP/s")
-    write_report(rows, ours_dot, xla_dot)
+    parse = go_parse_large()
+    print(f"parse: {parse[2]:.1f} MB module in {parse[0]:.0f} ms ({parse[1]:.0f} MB/s)")
+    write_report(rows, ours_dot, xla_dot, parse)
 
 
-def write_report(rows, ours_dot, xla_dot):
+def write_report(rows, ours_dot, xla_dot, parse):
     geo = float(np.exp(np.mean([np.log(o / p) for _, o, p in rows])))
     lines = [
         "# Benchmarks",
@@ -127,6 +140,11 @@ def write_report(rows, ours_dot, xla_dot):
         f"| goldtrace (engine/eval BenchmarkDotF32_1024) | {ours_dot:.1f} |",
         f"| XLA:CPU (jax.jit, warm) | {xla_dot:.1f} |",
         f"| ratio | {ours_dot/xla_dot:.2f} |",
+        "",
+        "## HLO text parsing",
+        "",
+        f"A {parse[2]:.1f} MB XLA:CPU-optimized module (engine/hlo BenchmarkParseLarge) parses in "
+        f"{parse[0]:.0f} ms ({parse[1]:.0f} MB/s).",
         "",
     ]
     path = os.path.join(ROOT, "docs", "benchmarks.md")
