@@ -89,7 +89,10 @@ for dt, tol in ((np.float64, F64), (np.float32, F32), (np.complex128, F64), (np.
     case("qr_%s_batch" % t, jnp.linalg.qr, [randm((2, 5, 5), dt)], **tol)
 case("qr_d_r", lambda a: jnp.linalg.qr(a, mode="r"), [randm((7, 5))], **F64)
 case("qr_d_big", jnp.linalg.qr, [randm((80, 50))], 1e-9, 1e-11)
-case("qr_d_rank_deficient", jnp.linalg.qr, [np.outer(randm((5,)), randm((4,)))], 1e-9, 1e-12)
+zcol = randm((5, 4))
+zcol[:, 1] = 0  # H1 keeps a zero column exactly zero: the tau = 0 (H = I) branch
+case("qr_d_zero_column", jnp.linalg.qr, [zcol], **F64)
+case("qr_z_zero_column", jnp.linalg.qr, [zcol.astype(np.complex128)], **F64)
 case("geqrf_d_raw", lax_linalg.geqrf, [randm((5, 4))], **F64)
 
 # ---------------------------------------------------------------- syevd / heevd
