@@ -102,6 +102,10 @@ for dt, tol in ((np.float64, F64), (np.float32, F32)):
     case("eigh_%s_upper" % t, lambda a: jnp.linalg.eigh(a, UPLO="U"), [sym(5, (), dt)], signs=EIG, **tol)
     case("eigh_%s_batch" % t, jnp.linalg.eigh, [sym(4, (2, 3), dt)], signs=EIG, **tol)
     case("eigvalsh_%s" % t, jnp.linalg.eigvalsh, [sym(7, (), dt)], **tol)
+# Unsymmetrized input: only the uplo triangle may be read.
+for lower in (True, False):
+    case("eigh_d_triangle_%s" % ("L" if lower else "U"),
+         lambda a, lower=lower: lax.linalg.eigh(a, lower=lower, symmetrize_input=False), [randm((5, 5))], signs=[{"out": 0, "axis": "col"}], **F64)
 case("eigh_d_big", jnp.linalg.eigh, [sym(40)], 1e-9, 1e-11, signs=EIG)
 case("eigh_d_1x1", jnp.linalg.eigh, [sym(1)], signs=EIG, **F64)
 
