@@ -90,7 +90,8 @@ def float_specials(dt, huge=True):
     """Special values representable in float dtype dt (values it cannot hold are dropped).
 
     No subnormals: XLA:CPU runs with flush-to-zero and denormals-are-zero, so they get
-    their own programs (tag "ftz") instead of spoiling every float program."""
+    their own programs (tag "ftz", ids ftz-* and subnormal-*) instead of mixing that
+    one behaviour into every float program."""
     fi = ml_dtypes.finfo(dt)
     big = [float(fi.max), -float(fi.max)] if huge else [4.0, -4.0]
     vals = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1.5, 2.5, -2.5, 3.5, *big,

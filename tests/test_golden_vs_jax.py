@@ -23,8 +23,10 @@ listed below as a known failure):
   absolute term is rtol * max(1, max|want|), because the summation order is free and
   errors scale with the operands, not the individual result.
 
-RTOL per dtype (k=1): f64 1e-12, f32 1e-5, f16 2 ulp (2**-9), bf16 2 ulp (2**-6),
-8-bit floats 2 ulp of their mantissa, complex as their component type. For
+RTOL per dtype (k=1): f64 1e-12, f32 2e-6 (16 ulp), f16 2 ulp (2**-9), bf16 2 ulp
+(2**-6), 8-bit floats 2 ulp of their mantissa, complex as their component type.
+Measured when written: the worst f32 program used 1/10 of its tolerance (sinh, about
+2 ulp), the worst f64 under 1/100, bf16 sums 2/5, f16 expm1 1/2. For
 low-precision results, one step of output rounding can move a value by an ulp of the
 type when the reference and the golden differ by less than an f32 ulp before rounding,
 hence 2 ulp.
@@ -42,7 +44,7 @@ from goldtrace.golden import golden  # noqa: E402
 
 RTOL = {
     np.dtype(np.float64): 1e-12,
-    np.dtype(np.float32): 1e-5,
+    np.dtype(np.float32): 2e-6,
     np.dtype(np.float16): 2.0 ** -9,
     np.dtype(ml_dtypes.bfloat16): 2.0 ** -6,
     np.dtype(ml_dtypes.float8_e4m3fn): 2.0 ** -2,
@@ -52,29 +54,29 @@ RTOL = {
     np.dtype(ml_dtypes.float8_e5m2): 2.0 ** -1,
     np.dtype(ml_dtypes.float8_e5m2fnuz): 2.0 ** -1,
     np.dtype(ml_dtypes.float8_e3m4): 2.0 ** -3,
-    np.dtype(np.complex64): 1e-5,
+    np.dtype(np.complex64): 2e-6,
     np.dtype(np.complex128): 1e-12,
 }
 
 ELEM_ATOL = 1e-3
 
-FTZ = ("XLA:CPU executes with FTZ/DAZ (subnormal inputs read as 0 and subnormal results flush to 0 "
-       "in f32/f64 arithmetic, compares and converts, bf16 via its f32 compute); goldtrace keeps subnormals")
 LAPACK = "custom-call target {} is not implemented in the evaluator (UnsupportedError)"
+BF16_SUB = ("convert f32->bf16 flushes subnormal f32 inputs to +-0 (DAZ); XLA:CPU converts f32->bf16 with "
+            "integer bit arithmetic, so bf16 subnormals survive (e.g. f32 0x00010000 -> bf16 0x0001)")
 
 # Program id -> precise reason, for every form; each is an xfail(strict=True).
 KNOWN_BUGS = {
-    **{p.id: FTZ for p in jp.PROGRAMS if "ftz" in p.tags},
-    "reduce_precision-e8m0-f32": "reduce_precision(NaN, exponent_bits=8, mantissa_bits=0) gives -0.0, XLA:CPU keeps NaN",
-    "reduce_precision-e8m0-f64": "reduce_precision(NaN, exponent_bits=8, mantissa_bits=0) gives -0.0, XLA:CPU keeps NaN",
-    "linalg-qr-reconstruct": LAPACK.format("lapack_sgeqrf_ffi/lapack_sorgqr_ffi"),
-    "linalg-eigh-values": LAPACK.format("lapack_ssyevd_ffi"),
+    "convert-f32-to-bf16-ties": BF16_SUB,
+    "subnormal-convert-f32-to-bf16": BF16_SUB,
+    "convert-f32-to-f8e8m0fnu": ("convert f32->f8e8m0fnu flushes the f32 subnormal 2**-127 first and returns NaN "
+                                 "(0xff); XLA:CPU returns 0x00 (= 2**-127)"),
     "linalg-svd-values": LAPACK.format("lapack_sgesdd_ffi"),
-    "linalg-inv": LAPACK.format("lapack_sgetrf_ffi"),
-    "linalg-solve-lu": LAPACK.format("lapack_sgetrf_ffi"),
 }
 # (form, program id) -> reason, for failures of one form only.
-KNOWN_FAILURES = {}
+KNOWN_FAILURES = {
+    # XLA's optimized module computes the flip as bf16->f32, reverse, f32->bf16.
+    ("opt", "subnormal-transpose-bf16"): BF16_SUB,
+}
 
 # Programs also run from text: every fifth one plus every model block.
 TEXT_SUBSET = [pid for i, pid in enumerate(jp.IDS) if i % 5 == 0 or pid.startswith("model-")]
