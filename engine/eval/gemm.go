@@ -64,8 +64,7 @@ func gemm[T number](par, nb, m, n, k int, a, bm, c []T) {
 
 // gemmStrided computes c[b] += a[b] x bm[b] for B products of M×K by K×N
 // matrices laid out as la and lb, into row-major c [B,M,N], using up to par
-// goroutines. The products are cut into rectangles of C (whole products when
-// there are enough of them), which goroutines take from a shared counter.
+// goroutines.
 func gemmStrided[T number](par, nb, m, n, k int, a []T, la gemmLayout, bm []T, lb gemmLayout, c []T) {
 	if nb == 0 || m == 0 || n == 0 || k == 0 {
 		return
@@ -76,73 +75,98 @@ func gemmStrided[T number](par, nb, m, n, k int, a []T, la gemmLayout, bm []T, l
 	kernelFor[T]().run(par, nb, m, n, k, a, la, bm, lb, c)
 }
 
-// run is gemmStrided on this kernel.
+// run is gemmStrided on this kernel. With at least as many products as
+// goroutines, or products too small to split, each goroutine takes whole
+// products; otherwise the goroutines share each product (see shared).
 func (kn *gemmKernel[T]) run(par, nb, m, n, k int, a []T, la gemmLayout, bm []T, lb gemmLayout, c []T) {
 	if nb == 0 || m == 0 || n == 0 || k == 0 {
 		return
 	}
-	pieces := 1
-	if nb < par && m*n*k >= gemmSerialFlops {
-		pieces = (par + nb - 1) / nb
-	}
-	// Cut along whichever of M and N has more register tiles, on tile
-	// boundaries, so every piece but the last runs only full tiles.
-	splitM := (m+kn.mr-1)/kn.mr >= (n+kn.nr-1)/kn.nr
-	tiles, step, extent := (n+kn.nr-1)/kn.nr, kn.nr, n
-	if splitM {
-		tiles, step, extent = (m+kn.mr-1)/kn.mr, kn.mr, m
-	}
-	pieces = min(pieces, tiles)
-	bound := func(i int) int { return min(i*tiles/pieces*step, extent) }
-	items := nb * pieces
-	var next atomic.Int64
-	run := func() {
-		w := kn.work()
-		defer kn.pool.Put(w)
-		for {
-			it := int(next.Add(1)) - 1
-			if it >= items {
-				return
-			}
-			b, piece := it/pieces, it%pieces
-			r0, r1, c0, c1 := 0, m, 0, n
-			if splitM {
-				r0, r1 = bound(piece), bound(piece+1)
-			} else {
-				c0, c1 = bound(piece), bound(piece+1)
-			}
-			kn.product(w, m, n, k, a[b*la.bs:], la, bm[b*lb.bs:], lb, c[b*m*n:(b+1)*m*n], r0, r1, c0, c1)
-		}
-	}
-	workers := min(par, items)
-	if workers <= 1 {
-		run()
+	if par <= 1 || nb >= par || m*n*k < gemmSerialFlops {
+		kn.parallelFor(min(par, nb), nb, func(w *gemmWork[T], b int) {
+			kn.serial(w, n, k, a[b*la.bs:], la, bm[b*lb.bs:], lb, c[b*m*n:(b+1)*m*n], m)
+		})
 		return
 	}
+	w := kn.work()
+	defer kn.pool.Put(w)
+	for b := 0; b < nb; b++ {
+		kn.shared(w.bp, par, m, n, k, a[b*la.bs:], la, bm[b*lb.bs:], lb, c[b*m*n:(b+1)*m*n])
+	}
+}
+
+// parallelFor runs f on items [0,n) from up to par goroutines, each with its
+// own work buffers, taking items from a shared counter so that a goroutine
+// slowed by a busy core takes fewer.
+func (kn *gemmKernel[T]) parallelFor(par, n int, f func(w *gemmWork[T], item int)) {
+	var next atomic.Int64
+	loop := func() {
+		w := kn.work()
+		defer kn.pool.Put(w)
+		for it := int(next.Add(1)) - 1; it < n; it = int(next.Add(1)) - 1 {
+			f(w, it)
+		}
+	}
+	par = min(par, n)
 	var wg sync.WaitGroup
-	for i := 0; i < workers; i++ {
+	for i := 1; i < par; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			run()
+			loop()
 		}()
 	}
+	loop()
 	wg.Wait()
 }
 
-// product accumulates rows [r0,r1) × columns [c0,c1) of a x b into the
-// row-major m×n matrix c.
-func (kn *gemmKernel[T]) product(w *gemmWork[T], m, n, k int, a []T, la gemmLayout, b []T, lb gemmLayout, c []T, r0, r1, c0, c1 int) {
-	for jc := c0; jc < c1; jc += kn.nc {
-		nc := min(kn.nc, c1-jc)
+// serial accumulates the first m rows of a x b into the row-major m×n matrix c.
+func (kn *gemmKernel[T]) serial(w *gemmWork[T], n, k int, a []T, la gemmLayout, b []T, lb gemmLayout, c []T, m int) {
+	for jc := 0; jc < n; jc += kn.nc {
+		nc := min(kn.nc, n-jc)
 		for pc := 0; pc < k; pc += kn.kc {
 			kc := min(kn.kc, k-pc)
 			packB(w.bp, kn.nr, b, lb, pc, kc, jc, nc)
-			for ic := r0; ic < r1; ic += kn.mc {
-				mc := min(kn.mc, r1-ic)
+			for ic := 0; ic < m; ic += kn.mc {
+				mc := min(kn.mc, m-ic)
 				packA(w.ap, kn.mr, a, la, ic, mc, pc, kc)
-				kn.macro(w, c[ic*n+jc:], n, mc, nc, kc)
+				kn.macro(w.ap, w.bp, w.tile, c[ic*n+jc:], n, mc, nc, kc)
 			}
+		}
+	}
+}
+
+// shared runs one product on par goroutines in the BLIS arrangement: for each
+// kc×nc block of B, the goroutines pack it together into bp, then split C's
+// rows (and, when there are too few rows to go round, its columns) into
+// chunks that each pack their own slice of A against the shared B.
+func (kn *gemmKernel[T]) shared(bp []T, par, m, n, k int, a []T, la gemmLayout, b []T, lb gemmLayout, c []T) {
+	mr, nr := kn.mr, kn.nr
+	for jc := 0; jc < n; jc += kn.nc {
+		nc := min(kn.nc, n-jc)
+		// Enough chunks that a goroutine on a busy core cannot hold the
+		// others up for long: rows first, then columns.
+		const chunksPerWorker = 4
+		rowTiles, colTiles := (m+mr-1)/mr, (nc+nr-1)/nr
+		rowChunks := max(min(rowTiles, chunksPerWorker*par), (m+kn.mc-1)/kn.mc)
+		colChunks := min(colTiles, max(1, chunksPerWorker*par/rowChunks))
+		rowBound := func(i int) int { return min(i*rowTiles/rowChunks*mr, m) }
+		colBound := func(i int) int { return min(i*colTiles/colChunks*nr, nc) }
+		for pc := 0; pc < k; pc += kn.kc {
+			kc := min(kn.kc, k-pc)
+			panels := (nc + nr - 1) / nr
+			kn.parallelFor(par, par, func(_ *gemmWork[T], i int) {
+				lo, hi := i*panels/par, (i+1)*panels/par
+				if lo < hi {
+					packB(bp[lo*nr*kc:], nr, b, lb, pc, kc, jc+lo*nr, min(hi*nr, nc)-lo*nr)
+				}
+			})
+			kn.parallelFor(par, rowChunks*colChunks, func(w *gemmWork[T], it int) {
+				r0, r1 := rowBound(it/colChunks), rowBound(it/colChunks+1)
+				c0, c1 := colBound(it%colChunks), colBound(it%colChunks+1)
+				packA(w.ap, mr, a, la, r0, r1-r0, pc, kc)
+				kn.macro(w.ap, bp[c0*kc:], w.tile, c[r0*n+jc+c0:], n, r1-r0, c1-c0, kc)
+			})
 		}
 	}
 }
@@ -150,25 +174,24 @@ func (kn *gemmKernel[T]) product(w *gemmWork[T], m, n, k int, a []T, la gemmLayo
 // macro multiplies the packed mc×kc block of A by the packed kc×nc panel of B
 // into c (row stride ldc), tile by tile; ragged edge tiles are computed into
 // scratch and only their valid part is added.
-func (kn *gemmKernel[T]) macro(w *gemmWork[T], c []T, ldc, mc, nc, kc int) {
+func (kn *gemmKernel[T]) macro(ap, bp, tile, c []T, ldc, mc, nc, kc int) {
 	mr, nr := kn.mr, kn.nr
 	for j := 0; j < nc; j += nr {
-		bpan := w.bp[j*kc : (j+nr)*kc]
+		bpan := bp[j*kc : (j+nr)*kc]
 		cols := min(nr, nc-j)
 		for i := 0; i < mc; i += mr {
-			apan := w.ap[i*kc : (i+mr)*kc]
+			apan := ap[i*kc : (i+mr)*kc]
 			rows := min(mr, mc-i)
 			if rows == mr && cols == nr {
 				kn.micro(kc, apan, bpan, c[i*ldc+j:], ldc)
 				continue
 			}
-			t := w.tile
-			clear(t)
-			kn.micro(kc, apan, bpan, t, nr)
+			clear(tile)
+			kn.micro(kc, apan, bpan, tile, nr)
 			for r := 0; r < rows; r++ {
 				crow := c[(i+r)*ldc+j : (i+r)*ldc+j+cols]
 				for q := range crow {
-					crow[q] += t[r*nr+q]
+					crow[q] += tile[r*nr+q]
 				}
 			}
 		}
