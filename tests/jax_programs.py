@@ -909,6 +909,59 @@ prog("model-sample-gumbel", lambda k, logits: jnp.argmax(logits - jnp.log(-jnp.l
     jax.random.uniform(_wrap(k), logits.shape, minval=1e-6, maxval=1.0))), axis=-1),
     lambda rng: (np.array([4, 2], np.uint32), normal(rng, (5, 9))), tags=("rng",))
 
+
+# ---------------------------------------------------------------- more compositions
+
+for _name, _fn, _init in [("xor", lax.bitwise_xor, 0), ("and", lax.bitwise_and, -1), ("or", lax.bitwise_or, 0)]:
+    prog(f"reduce-bitwise-{_name}-u32", lambda x, f=_fn, i=_init: lax.reduce(x, np.uint32(i & 0xFFFFFFFF), f, (1,)),
+         _a((5, 9), "u32"))
+prog("reduce-sum-c64", lambda z: jnp.sum(z, axis=0), lambda rng: (values(rng, (7, 3), "c64", special=False),), "accum")
+prog("reduce-max-f16", lambda x: jnp.max(x, axis=-1), _a((4, 9), "f16"))
+for _dt in ["bf16", "f16"]:
+    for _e, _m in [(5, 2), (4, 3), (8, 3)]:
+        prog(f"reduce_precision-e{_e}m{_m}-{_dt}", lambda x, e=_e, m=_m: lax.reduce_precision(x, e, m),
+             lambda rng, dt=_dt: (floats(rng, (64,), dt, -300, 300),))
+prog("nn-gelu-exact", lambda x: jax.nn.gelu(x, approximate=False), lambda rng: (normal(rng, (32,), scale=3),), "elem",
+     k=2)
+# x/2*(1+tanh(.)) cancels for negative x: an ulp of tanh is an absolute error of the
+# order eps*|x|, so judge it against the output scale ("accum").
+prog("nn-gelu-tanh", jax.nn.gelu, lambda rng: (normal(rng, (32,), scale=3),), "accum", k=2)
+prog("nn-silu-softplus", lambda x: (jax.nn.silu(x), jax.nn.softplus(x)), lambda rng: (normal(rng, (32,), scale=5),),
+     "elem", k=2)
+prog("einsum-three-operands", lambda a, b, c: jnp.einsum("ij,jk,kl->il", a, b, c),
+     lambda rng: (normal(rng, (3, 4)), normal(rng, (4, 5)), normal(rng, (5, 2))), "accum")
+prog("dot-s64", jnp.matmul, lambda rng: (values(rng, (3, 4), "s64"), values(rng, (4, 2), "s64")))
+prog("conv-f16", _conv(("NHWC", "HWIO", "NHWC"), window_strides=(1, 1), padding="SAME"),
+     lambda rng: (normal(rng, (1, 4, 4, 2), "f16"), normal(rng, (3, 3, 2, 2), "f16")), "accum", k=2)
+prog("dynamic_slice-u32-index", lambda x, i: lax.dynamic_slice(x, (i,), (3,)),
+     lambda rng: (values(rng, (8,), "f32"), np.uint32(4000000000)))
+prog("dynamic_slice-s8-index", lambda x, i: lax.dynamic_slice(x, (i, i), (2, 2)),
+     lambda rng: (values(rng, (5, 5), "s32"), np.int8(-100)))
+prog("top_k-bf16", lambda x: lax.top_k(x, 3), _a((2, 9), "bf16"))
+prog("sort-descending-nan-f64", lambda x: jnp.sort(x, descending=True), _a((20,), "f64"))
+prog("roll-tile-repeat", lambda x: (jnp.roll(x, 3, axis=1), jnp.tile(x, (2, 1)), jnp.repeat(x, 2, axis=0)),
+     _a((3, 5), "s32"))
+prog("tril-eye", lambda x: jnp.tril(x) + jnp.eye(4, 5, k=1, dtype=x.dtype), _a((4, 5)))
+prog("searchsorted", lambda a, v: jnp.searchsorted(a, v), lambda rng: (np.sort(normal(rng, (16,))), normal(rng, (7,))))
+prog("cond-tuple-mixed", lambda p, x, i: lax.cond(p, lambda a, b: (a * 2, b + 1), lambda a, b: (a - 1, b * 3), x, i),
+     lambda rng: (np.bool_(True), values(rng, (3,), "f32"), values(rng, (2,), "s8")))
+prog("while-mixed-carry", lambda x, n: lax.while_loop(
+    lambda c: c[2] < n, lambda c: (c[0] * 1.5, c[1] ^ jnp.uint8(0x5A), c[2] + 1), (x, jnp.uint8(3), jnp.int32(0))),
+    lambda rng: (values(rng, (2,), "bf16", special=False), np.int32(4)))
+prog("linalg-det-f64", jnp.linalg.det, lambda rng: (normal(rng, (4, 4), "f64"),), "accum", k=8)
+prog("linalg-inv-c64", jnp.linalg.inv,
+     lambda rng: ((normal(rng, (3, 3)) + 1j * normal(rng, (3, 3)) + 3 * np.eye(3)).astype(np.complex64),), "accum", k=8)
+prog("linalg-cholesky-solve", lambda a, b: jax.scipy.linalg.cho_solve(jax.scipy.linalg.cho_factor(a), b),
+     lambda rng: (_spd(rng, 4), normal(rng, (4, 2))), "accum", k=8)
+prog("random-gamma", lambda k: jax.random.gamma(_wrap(k), np.float32(2.5), (6,)),
+     lambda rng: (np.array([11, 12], np.uint32),), "elem", k=16, tags=("rng",))
+prog("random-choice-no-replace", lambda k: jax.random.choice(_wrap(k), 20, (5,), replace=False),
+     lambda rng: (np.array([5, 6], np.uint32),), tags=("rng",))
+prog("random-truncated-normal", lambda k: jax.random.truncated_normal(_wrap(k), -1.0, 2.0, (8,)),
+     lambda rng: (np.array([8, 9], np.uint32),), "elem", k=8, tags=("rng",))
+prog("random-bits-rbg-bf16-uniform", lambda k: jax.random.uniform(_wrap(k, "rbg"), (6,), dtype=jnp.bfloat16),
+     lambda rng: (np.array([1, 2, 3, 4], np.uint32),), tags=("rng",))
+
 # ---------------------------------------------------------------- session cache
 
 BY_ID = {p.id: p for p in PROGRAMS}
