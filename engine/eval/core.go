@@ -62,7 +62,14 @@ func Register(opcode string, f OpFunc) {
 }
 
 // Supported reports whether opcode has an evaluator.
-func Supported(opcode string) bool { _, ok := ops[opcode]; return ok }
+// The async forms <op>-start/-update/-done of a registered op count too.
+func Supported(opcode string) bool {
+	if _, ok := ops[opcode]; ok {
+		return true
+	}
+	_, ok := asyncWrapper(opcode)
+	return ok
+}
 
 // CustomCallFunc evaluates a custom-call with a given target.
 type CustomCallFunc func(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error)
@@ -83,6 +90,15 @@ func LookupCustomCall(target string) (CustomCallFunc, bool) {
 type Options struct {
 	// ReplicaID and PartitionID are what replica-id / partition-id return.
 	ReplicaID, PartitionID int64
+	// ReplicaCount and NumPartitions are the device grid of a multi-device
+	// run; 0 takes the module's replica_count / num_partitions.
+	ReplicaCount, NumPartitions int64
+	// Exchange, set by a multi-device driver, contributes this device's value
+	// v at one execution of collective in and returns the values of the
+	// devices in group (flattened ids replica*NumPartitions+partition, in that
+	// order, this device included), blocking until all have contributed.
+	// Without it only collectives whose group is this device alone run.
+	Exchange func(in *hlo.Instruction, group []int64, v Value) ([]Value, error)
 	// Trace, when set, receives every instruction's value after it is computed
 	// (used for --save-intermediates and progress).
 	Trace func(in *hlo.Instruction, v Value)

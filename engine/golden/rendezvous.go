@@ -2,6 +2,7 @@ package golden
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 
 	"goldtrace/engine/eval"
@@ -9,15 +10,16 @@ import (
 )
 
 // Rendezvous is where the emulated devices of one run meet at collectives:
-// each device's evaluator contributes its operand and gets back every
-// device's, and computes its own share of the collective from them (group
-// membership and the reduction belong to the evaluator, which knows the
-// instruction's semantics).
+// each device's evaluator contributes its operands and gets back those of
+// every device in its group, and computes its own share of the collective
+// from them (group membership and the reduction belong to the evaluator,
+// which knows the instruction's semantics).
 //
 // Devices run the same module, so the k-th execution of a collective
 // instruction on one device meets the k-th execution of the same instruction
-// on the others. It is the driver half of multi-device emulation; the
-// evaluator's collectives call Exchange once eval.Options carries it.
+// on the other members of its group. Groups of one instruction are disjoint,
+// so a meeting is named by the instruction, the execution count and the
+// group's first member.
 type Rendezvous struct {
 	n        int
 	mu       sync.Mutex
@@ -29,11 +31,13 @@ type Rendezvous struct {
 }
 
 type rvKey struct {
-	in  *hlo.Instruction
-	seq int
+	in     *hlo.Instruction
+	seq    int
+	leader int64
 }
 
 type rvSlot struct {
+	group []int64
 	vals  []eval.Value
 	have  []bool
 	count int
@@ -50,26 +54,53 @@ func NewRendezvous(n int) *Rendezvous {
 	return r
 }
 
-// Exchange contributes v from device dev at instruction in and blocks until
-// every device has contributed at the same point; it returns the
-// contributions indexed by device. It fails instead of waiting forever when a
-// device has stopped (finished or failed) without getting there.
+// Exchange is ExchangeGroup with every device in the group, in device order.
 func (r *Rendezvous) Exchange(in *hlo.Instruction, dev int, v eval.Value) ([]eval.Value, error) {
+	all := make([]int64, r.n)
+	for i := range all {
+		all[i] = int64(i)
+	}
+	return r.ExchangeGroup(in, dev, all, v)
+}
+
+// ExchangeGroup contributes v from device dev at instruction in and blocks
+// until every device of group (dev among them) has contributed at the same
+// point; it returns the contributions in group order. It fails instead of
+// waiting forever when a member has stopped (finished or failed) without
+// getting there, and when members disagree about the group.
+func (r *Rendezvous) ExchangeGroup(in *hlo.Instruction, dev int, group []int64, v eval.Value) ([]eval.Value, error) {
+	pos := -1
+	for i, d := range group {
+		if d < 0 || d >= int64(r.n) {
+			return nil, fmt.Errorf("collective %%%s: group %v names device %d of %d", in.Name, group, d, r.n)
+		}
+		if d == int64(dev) {
+			pos = i
+		}
+	}
+	if pos < 0 {
+		return nil, fmt.Errorf("collective %%%s: device %d is not in its group %v", in.Name, dev, group)
+	}
 	r.mu.Lock()
 	if r.abortErr != nil {
 		r.mu.Unlock()
 		return nil, r.abortErr
 	}
-	key := rvKey{in, r.seq[dev][in]}
+	key := rvKey{in, r.seq[dev][in], group[0]}
 	r.seq[dev][in]++
 	s := r.slots[key]
 	if s == nil {
-		s = &rvSlot{vals: make([]eval.Value, r.n), have: make([]bool, r.n), ready: make(chan struct{})}
+		s = &rvSlot{group: group, vals: make([]eval.Value, len(group)), have: make([]bool, len(group)), ready: make(chan struct{})}
 		r.slots[key] = s
+	} else if !slices.Equal(s.group, group) {
+		err := fmt.Errorf("collective %%%s: device %d meets group %v, another member group %v", in.Name, dev, group, s.group)
+		r.abortLocked(err)
+		r.mu.Unlock()
+		return nil, err
 	}
-	s.vals[dev], s.have[dev] = v, true
+	s.vals[pos], s.have[pos] = v, true
 	s.count++
-	if s.count == r.n {
+	if s.count == len(group) {
 		delete(r.slots, key)
 		close(s.ready)
 	} else if err := r.stuckLocked(); err != nil {
@@ -99,11 +130,11 @@ func (r *Rendezvous) Finish(dev int, err error) {
 	}
 }
 
-// stuckLocked reports a pending meeting that a stopped device can never join.
+// stuckLocked reports a pending meeting that a stopped member can never join.
 func (r *Rendezvous) stuckLocked() error {
 	for key, s := range r.slots {
-		for d, done := range r.finished {
-			if done && !s.have[d] {
+		for i, d := range s.group {
+			if r.finished[d] && !s.have[i] {
 				return fmt.Errorf("device %d finished without reaching collective %%%s", d, key.in.Name)
 			}
 		}

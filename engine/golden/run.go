@@ -138,10 +138,11 @@ func Run(m *hlo.Module, inputs []*tensor.Tensor, opts Options) (res *Result, err
 	}
 	stop := prog.start(opts.Progress, opts.ProgressInterval)
 	start := time.Now()
-	// The meeting point for collectives across devices. eval.Options has no
-	// hook to pass rv.Exchange to yet, so multi-device collectives still fail
-	// in the evaluator; device completion is reported already.
+	// The meeting point for collectives across devices. A module declaring
+	// one device but run on n is run as n replicas.
 	rv := NewRendezvous(devices)
+	partitions := max(lm.NumPartitions, 1)
+	replicas := int64(devices) / partitions
 	outs := make([]eval.Value, devices)
 	errs := make([]error, devices)
 	var wg sync.WaitGroup
@@ -154,11 +155,19 @@ func Run(m *hlo.Module, inputs []*tensor.Tensor, opts Options) (res *Result, err
 					errs[d] = &InternalError{Value: r}
 				}
 			}()
-			ev := eval.New(lm, eval.Options{
-				ReplicaID:   int64(d) / max(lm.NumPartitions, 1),
-				PartitionID: int64(d) % max(lm.NumPartitions, 1),
-				Trace:       trace(d),
-			})
+			opts := eval.Options{
+				ReplicaID:     int64(d) / partitions,
+				PartitionID:   int64(d) % partitions,
+				ReplicaCount:  replicas,
+				NumPartitions: partitions,
+				Trace:         trace(d),
+			}
+			if devices > 1 {
+				opts.Exchange = func(in *hlo.Instruction, group []int64, v eval.Value) ([]eval.Value, error) {
+					return rv.ExchangeGroup(in, d, group, v)
+				}
+			}
+			ev := eval.New(lm, opts)
 			outs[d], errs[d] = ev.Run(args[d])
 			rv.Finish(d, errs[d])
 		}()
