@@ -43,9 +43,27 @@ func BenchmarkDotF32_1024(bm *testing.B) { benchGemmF32(bm, 1024, runtime.GOMAXP
 // BenchmarkDotF32_1024_1core is the same product on one goroutine.
 func BenchmarkDotF32_1024_1core(bm *testing.B) { benchGemmF32(bm, 1024, 1) }
 
+// BenchmarkDotF64_1024 is BenchmarkDotF32_1024 in f64.
+func BenchmarkDotF64_1024(bm *testing.B) {
+	a, b := benchData(1024)
+	benchGemm(bm, 1024, runtime.GOMAXPROCS(0), toFloat64s(a), toFloat64s(b))
+}
+
+func toFloat64s(v []float32) []float64 {
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = float64(x)
+	}
+	return out
+}
+
 func benchGemmF32(bm *testing.B, n, par int) {
 	a, b := benchData(n)
-	c := make([]float32, n*n)
+	benchGemm(bm, n, par, a, b)
+}
+
+func benchGemm[T float32 | float64](bm *testing.B, n, par int, a, b []T) {
+	c := make([]T, n*n)
 	bm.ResetTimer()
 	for i := 0; i < bm.N; i++ {
 		clear(c)
