@@ -125,6 +125,9 @@ for dt, tol in ((np.float64, F64), (np.float32, F32)):
     case("gesvd_%s_full" % t, svd_qr(), [randm((5, 3), dt)], signs=SVD, **tol)
     case("gesvd_%s_wide" % t, svd_qr(False), [randm((3, 6), dt)], signs=SVD, **tol)
     case("gesvd_%s_novec" % t, svd_qr(uv=False), [randm((4, 4), dt)], **tol)
+# 4x6: dgesvd (and gonum) would reduce by LQ first, dgesdd does not.
+case("svd_d_wide_band_full", jnp.linalg.svd, [randm((4, 6))], signs=SVD, **F64)
+case("svd_d_wide_band", lambda a: jnp.linalg.svd(a, full_matrices=False), [randm((4, 6))], signs=SVD, **F64)
 case("svd_d_very_tall", lambda a: jnp.linalg.svd(a, full_matrices=False), [randm((12, 3))], signs=SVD, **F64)
 case("svd_d_big", lambda a: jnp.linalg.svd(a, full_matrices=False), [randm((40, 30))], 1e-9, 1e-11, signs=SVD)
 case("pinv_d", jnp.linalg.pinv, [randm((5, 3))], **F64)
