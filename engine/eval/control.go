@@ -124,6 +124,14 @@ func evalMap(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
 		}
 	}
 	out := tensor.New(to, dims)
+	if prog := compileScalar(in.Called[0]); prog != nil {
+		if ok, err := scalarMap(prog, ts, out); ok {
+			if err != nil {
+				return Value{}, err
+			}
+			return ArrayValue(out), nil
+		}
+	}
 	scalars := make([]Value, len(ts))
 	for i := int64(0); i < out.NumElements(); i++ {
 		for k, t := range ts {

@@ -191,9 +191,13 @@ const parallelThreshold = 1 << 16
 
 // parallelFor runs body over [0,n) in contiguous chunks, one per CPU when n is
 // large enough to pay for the goroutines. body must only write its own chunk.
-func parallelFor(n int, body func(lo, hi int)) {
-	workers := runtime.GOMAXPROCS(0)
-	if n < parallelThreshold || workers < 2 {
+func parallelFor(n int, body func(lo, hi int)) { parallelForWork(n, n, body) }
+
+// parallelForWork is parallelFor for items that cost more than an element
+// each: work estimates the whole loop's cost in elementwise-op units.
+func parallelForWork(n, work int, body func(lo, hi int)) {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	if work < parallelThreshold || workers < 2 {
 		body(0, n)
 		return
 	}

@@ -545,6 +545,14 @@ func scatterGeneral(ev *Evaluator, comb *hlo.Computation, outs []*tensor.Tensor,
 	if len(comb.Params) != 2*n {
 		return fmt.Errorf("scatter combiner %s takes %d parameters, want %d", comb.Name, len(comb.Params), 2*n)
 	}
+	if prog := compileScalar(comb); prog != nil {
+		if ok, err := scalarScatter(prog, outs, upds, target); ok {
+			if err != nil {
+				return fmt.Errorf("scatter combiner: %w", err)
+			}
+			return nil
+		}
+	}
 	args := make([]Value, 2*n)
 	for i, t := range target {
 		if t < 0 {

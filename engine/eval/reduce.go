@@ -110,6 +110,14 @@ func evalReduce(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error)
 	for i, x := range inputs {
 		outs[i] = tensor.New(x.Type, outDims)
 	}
+	if prog := compileScalar(in.ToApply()); prog != nil {
+		if ok, err := scalarReduce(prog, runs, inits, outs, groups, runLen); ok {
+			if err != nil {
+				return Value{}, err
+			}
+			return packResults(outs), nil
+		}
+	}
 	acc := make([]Value, len(inputs))
 	for g := int64(0); g < groups; g++ {
 		for i := range acc {
@@ -422,6 +430,14 @@ func evalReduceWindow(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, 
 		}
 		return ArrayValue(newFromF32(x.Type, g.out, o)), nil
 	}
+	if prog := compileScalar(in.ToApply()); prog != nil {
+		if ok, err := scalarReduceWindow(prog, g, inputs, inits, outs); ok {
+			if err != nil {
+				return Value{}, err
+			}
+			return packResults(outs), nil
+		}
+	}
 	acc := make([]Value, len(inputs))
 	for k := int64(0); k < n; k++ {
 		for i := range acc {
@@ -478,6 +494,14 @@ func evalSelectAndScatter(ev *Evaluator, in *hlo.Instruction, args []Value) (Val
 		return Value{}, fmt.Errorf("source %v does not match the window output dims %v", src, g.out)
 	}
 	out := broadcastScalar(init, x.Dims)
+	if ps, pc := compileScalar(sel), compileScalar(scat); ps != nil && pc != nil {
+		if ok, err := scalarSelectAndScatter(ps, pc, g, x, src, out); ok {
+			if err != nil {
+				return Value{}, err
+			}
+			return ArrayValue(out), nil
+		}
+	}
 	var buf []int64
 	for k := int64(0); k < src.NumElements(); k++ {
 		buf = g.positions(k, buf)

@@ -3,6 +3,7 @@ package eval
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 
 	"goldtrace/engine/dtype"
@@ -114,16 +115,27 @@ func evalSort(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
 	dim := int(in.Dimensions[0])
 	n := dims[dim]
 	stride := tensor.Strides(dims)[dim]
+	// newLess gives each worker its own comparator when comparators can run
+	// concurrently (a key order, a compiled program); the interpreter's
+	// comparator shares state and sorts every line itself.
+	var newLess func() (func(a, b int64) bool, func() error)
 	var less func(a, b int64) bool
 	var callErr error
+	ts := make([]*tensor.Tensor, len(args))
+	for i, a := range args {
+		ts[i] = a.T
+	}
 	if desc, total, ok := simpleComparator(cmp); ok && newSortKeys(args[0].T) != nil {
 		keys := newSortKeys(args[0].T)
+		l := func(a, b int64) bool { return keys.less(a, b, total) }
 		if desc {
-			less = func(a, b int64) bool { return keys.less(b, a, total) }
-		} else {
-			less = func(a, b int64) bool { return keys.less(a, b, total) }
+			l = func(a, b int64) bool { return keys.less(b, a, total) }
 		}
-	} else {
+		newLess = func() (func(a, b int64) bool, func() error) { return l, func() error { return nil } }
+	} else if prog := compileScalar(cmp); prog != nil {
+		newLess, _ = scalarSortLess(prog, ts)
+	}
+	if newLess == nil {
 		// The comparator is called as (k0[a], k0[b], k1[a], k1[b], ...).
 		scalars := make([][]Value, len(args))
 		for i, a := range args {
@@ -156,11 +168,14 @@ func evalSort(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
 	// a stable sort is one valid outcome of either, and the one HloEvaluator gives.
 	total := args[0].T.NumElements()
 	perm := make([]int64, total)
-	line := make([]int64, n)
-	outer := stride * n
-	for base := int64(0); base < total && n > 0; base += outer {
-		for inner := int64(0); inner < stride; inner++ {
-			start := base + inner
+	var lines int64
+	if n > 0 {
+		lines = total / n
+	}
+	sortLines := func(lo, hi int64, less func(a, b int64) bool) {
+		line := make([]int64, n)
+		for l := lo; l < hi; l++ {
+			start := l/stride*stride*n + l%stride
 			for i := range line {
 				line[i] = start + int64(i)*stride
 			}
@@ -173,12 +188,26 @@ func evalSort(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
 				}
 				return 0
 			})
-			if callErr != nil {
-				return Value{}, callErr
-			}
 			for i, src := range line {
 				perm[start+int64(i)*stride] = src
 			}
+		}
+	}
+	if newLess != nil {
+		var fe firstError
+		work := total * int64(bits.Len64(uint64(n))+1)
+		parallelForWork(int(lines), int(work), func(lo, hi int) {
+			l, errf := newLess()
+			sortLines(int64(lo), int64(hi), l)
+			fe.set(errf())
+		})
+		if fe.err != nil {
+			return Value{}, fmt.Errorf("sort comparator: %w", fe.err)
+		}
+	} else {
+		sortLines(0, lines, less)
+		if callErr != nil {
+			return Value{}, callErr
 		}
 	}
 	outs := make([]Value, len(args))

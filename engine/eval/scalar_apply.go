@@ -1,0 +1,253 @@
+package eval
+
+// The per-element loops of the ops that apply a called computation, run on
+// compiled scalar programs (scalar.go). Each returns ok=false, touching
+// nothing, when the program's signature does not fit the operands, so the
+// caller falls back to its interpreter loop (which reports the mismatch).
+
+import (
+	"sync"
+
+	"goldtrace/engine/dtype"
+	"goldtrace/engine/tensor"
+)
+
+// typesOf lists the element types of ts.
+func typesOf(ts ...*tensor.Tensor) []dtype.Type {
+	out := make([]dtype.Type, len(ts))
+	for i, t := range ts {
+		out[i] = t.Type
+	}
+	return out
+}
+
+// firstError collects the first error of parallel workers.
+type firstError struct {
+	mu  sync.Mutex
+	err error
+}
+
+func (f *firstError) set(err error) {
+	if err == nil {
+		return
+	}
+	f.mu.Lock()
+	if f.err == nil {
+		f.err = err
+	}
+	f.mu.Unlock()
+}
+
+// workOf estimates a loop's cost for parallelForWork: items × applications
+// per item × program length.
+func (p *scalarProgram) workOf(items, perItem int64) int {
+	return int(items * max(perItem, 1) * int64(len(p.steps)+1))
+}
+
+// scalarReduce folds runLen contiguous elements of each run tensor per
+// result element, starting from the inits, as reduce's reducer does; results
+// go to outs. Groups are independent, so they run in parallel.
+func scalarReduce(p *scalarProgram, runs, inits, outs []*tensor.Tensor, groups, runLen int64) (bool, error) {
+	n := len(runs)
+	if !p.takes(append(typesOf(inits...), typesOf(runs...)...)...) || !p.returns(typesOf(inits...)...) {
+		return false, nil
+	}
+	xs := make([]regArray, n)
+	for i, x := range runs {
+		xs[i] = toRegs(x)
+	}
+	init := make([]regArray, n)
+	for i, x := range inits {
+		init[i] = toRegs(x)
+	}
+	var fe firstError
+	parallelForWork(int(groups), p.workOf(groups, runLen), func(lo, hi int) {
+		m := p.machine()
+		for g := int64(lo); g < int64(hi); g++ {
+			for i := range n {
+				m.set(i, init[i], 0)
+			}
+			for k := g * runLen; k < (g+1)*runLen; k++ {
+				for i := range n {
+					m.set(n+i, xs[i], k)
+				}
+				m.run()
+				m.feedBack(n)
+			}
+			for i := range n {
+				pr := p.params[i]
+				storeReg(outs[i], g, m.r[pr.reg:pr.reg+slots(pr.typ)])
+			}
+		}
+		fe.set(m.err)
+	})
+	return true, fe.err
+}
+
+// scalarReduceWindow is scalarReduce over the windows of g.
+func scalarReduceWindow(p *scalarProgram, g *windowGeom, inputs, inits, outs []*tensor.Tensor) (bool, error) {
+	n := len(inputs)
+	if !p.takes(append(typesOf(inits...), typesOf(inputs...)...)...) || !p.returns(typesOf(inits...)...) {
+		return false, nil
+	}
+	xs := make([]regArray, n)
+	for i, x := range inputs {
+		xs[i] = toRegs(x)
+	}
+	init := make([]regArray, n)
+	for i, x := range inits {
+		init[i] = toRegs(x)
+	}
+	total := tensor.NumElements(g.out)
+	var fe firstError
+	parallelForWork(int(total), p.workOf(total, tensor.NumElements(g.size)), func(lo, hi int) {
+		m := p.machine()
+		var buf []int64
+		for k := int64(lo); k < int64(hi); k++ {
+			for i := range n {
+				m.set(i, init[i], 0)
+			}
+			buf = g.positions(k, buf)
+			for _, pos := range buf {
+				for i := range n {
+					m.set(n+i, xs[i], pos)
+				}
+				m.run()
+				m.feedBack(n)
+			}
+			for i := range n {
+				pr := p.params[i]
+				storeReg(outs[i], k, m.r[pr.reg:pr.reg+slots(pr.typ)])
+			}
+		}
+		fe.set(m.err)
+	})
+	return true, fe.err
+}
+
+// scalarMap applies p elementwise to ts into out.
+func scalarMap(p *scalarProgram, ts []*tensor.Tensor, out *tensor.Tensor) (bool, error) {
+	if !p.takes(typesOf(ts...)...) || !p.returns(out.Type) {
+		return false, nil
+	}
+	xs := make([]regArray, len(ts))
+	for i, x := range ts {
+		xs[i] = toRegs(x)
+	}
+	total := out.NumElements()
+	var fe firstError
+	parallelForWork(int(total), p.workOf(total, 1), func(lo, hi int) {
+		m := p.machine()
+		for e := int64(lo); e < int64(hi); e++ {
+			for i := range xs {
+				m.set(i, xs[i], e)
+			}
+			m.run()
+			storeReg(out, e, m.result(0))
+		}
+		fe.set(m.err)
+	})
+	return true, fe.err
+}
+
+// scalarSortLess returns a comparator factory for sort operands ts: each call
+// gives a less function on element indices backed by its own machine (so
+// lines can sort concurrently) and a function reporting the machine's error.
+func scalarSortLess(p *scalarProgram, ts []*tensor.Tensor) (func() (func(a, b int64) bool, func() error), bool) {
+	var types []dtype.Type
+	for _, t := range ts {
+		types = append(types, t.Type, t.Type)
+	}
+	if !p.takes(types...) || !p.returns(dtype.Pred) {
+		return nil, false
+	}
+	xs := make([]regArray, len(ts))
+	for i, x := range ts {
+		xs[i] = toRegs(x)
+	}
+	res := p.results[0].reg
+	return func() (func(a, b int64) bool, func() error) {
+		m := p.machine()
+		less := func(a, b int64) bool {
+			for i := range xs {
+				m.set(2*i, xs[i], a)
+				m.set(2*i+1, xs[i], b)
+			}
+			m.run()
+			return m.r[res] != 0
+		}
+		return less, func() error { return m.err }
+	}, true
+}
+
+// scalarSelectAndScatter is select-and-scatter's loop with compiled select
+// and scatter computations; out already holds the init value everywhere.
+func scalarSelectAndScatter(sel, scat *scalarProgram, g *windowGeom, x, src, out *tensor.Tensor) (bool, error) {
+	if !sel.takes(x.Type, x.Type) || !sel.returns(dtype.Pred) || !scat.takes(out.Type, src.Type) || !scat.returns(out.Type) {
+		return false, nil
+	}
+	xs, ss := toRegs(x), toRegs(src)
+	os := toRegs(out)
+	ms, mc := sel.machine(), scat.machine()
+	selRes := sel.results[0].reg
+	var buf []int64
+	for k := int64(0); k < src.NumElements(); k++ {
+		buf = g.positions(k, buf)
+		if len(buf) == 0 {
+			continue
+		}
+		pick := buf[0]
+		for _, c := range buf[1:] {
+			ms.set(0, xs, pick)
+			ms.set(1, xs, c)
+			ms.run()
+			if ms.r[selRes] == 0 {
+				pick = c
+			}
+		}
+		mc.set(0, os, pick)
+		mc.set(1, ss, k)
+		mc.run()
+		copy(os.at(pick), mc.result(0))
+	}
+	if ms.err != nil {
+		return true, ms.err
+	}
+	for i := range out.NumElements() {
+		storeReg(out, i, os.at(i))
+	}
+	return true, mc.err
+}
+
+// scalarScatter combines updates into outs at target (negative: skipped),
+// in update order, as scatter's to_apply(currents..., updates...).
+func scalarScatter(p *scalarProgram, outs []*tensor.Tensor, upds []Value, target []int64) (bool, error) {
+	n := len(outs)
+	if len(upds) != n {
+		return false, nil
+	}
+	us := make([]*tensor.Tensor, n)
+	for k := range upds {
+		us[k] = upds[k].T
+	}
+	if !p.takes(append(typesOf(outs...), typesOf(us...)...)...) || !p.returns(typesOf(outs...)...) {
+		return false, nil
+	}
+	m := p.machine()
+	for i, t := range target {
+		if t < 0 {
+			continue
+		}
+		for k := range n {
+			pr := p.params[k]
+			loadReg(outs[k], t, m.r[pr.reg:])
+			pu := p.params[n+k]
+			loadReg(us[k], int64(i), m.r[pu.reg:])
+		}
+		m.run()
+		for k := range n {
+			storeReg(outs[k], t, m.result(k))
+		}
+	}
+	return true, m.err
+}
