@@ -8,8 +8,9 @@ Writes, like gen_part2.py, <name>.hlo, raw little-endian <name>.in<i>.bin /
 <name>.out<i>.bin and OUTDIR/manifest.json. Each manifest entry may also carry
 "signs": a list of {"out": i, "axis": "col"|"row"} naming eigen/singular
 vector outputs whose columns (rows) are only determined up to sign (phase);
-the test aligns them to jax's before comparing, since LAPACK's
-divide-and-conquer drivers pick signs our algorithm cannot reproduce.
+the test aligns them to jax's before comparing. Only cases where LAPACK
+cannot be followed get it: divide and conquer (n > 25) and f32 runs whose
+rounding (we compute in f64) may tip a sign; elsewhere signs must match.
 """
 import json
 import os
@@ -98,16 +99,17 @@ case("geqrf_d_raw", lax_linalg.geqrf, [randm((5, 4))], **F64)
 # ---------------------------------------------------------------- syevd / heevd
 for dt, tol in ((np.float64, F64), (np.float32, F32)):
     t = np.dtype(dt).char
-    case("eigh_%s" % t, jnp.linalg.eigh, [sym(6, (), dt)], signs=EIG, **tol)
-    case("eigh_%s_upper" % t, lambda a: jnp.linalg.eigh(a, UPLO="U"), [sym(5, (), dt)], signs=EIG, **tol)
-    case("eigh_%s_batch" % t, jnp.linalg.eigh, [sym(4, (2, 3), dt)], signs=EIG, **tol)
+    loose = dt == np.float32  # f32 LAPACK rounding may tip a sign
+    case("eigh_%s" % t, jnp.linalg.eigh, [sym(6, (), dt)], signs=loose and EIG, **tol)
+    case("eigh_%s_upper" % t, lambda a: jnp.linalg.eigh(a, UPLO="U"), [sym(5, (), dt)], signs=loose and EIG, **tol)
+    case("eigh_%s_batch" % t, jnp.linalg.eigh, [sym(4, (2, 3), dt)], signs=loose and EIG, **tol)
     case("eigvalsh_%s" % t, jnp.linalg.eigvalsh, [sym(7, (), dt)], **tol)
 # Unsymmetrized input: only the uplo triangle may be read.
 for lower in (True, False):
     case("eigh_d_triangle_%s" % ("L" if lower else "U"),
-         lambda a, lower=lower: lax.linalg.eigh(a, lower=lower, symmetrize_input=False), [randm((5, 5))], signs=[{"out": 0, "axis": "col"}], **F64)
+         lambda a, lower=lower: lax.linalg.eigh(a, lower=lower, symmetrize_input=False), [randm((5, 5))], **F64)
 case("eigh_d_big", jnp.linalg.eigh, [sym(40)], 1e-9, 1e-11, signs=EIG)
-case("eigh_d_1x1", jnp.linalg.eigh, [sym(1)], signs=EIG, **F64)
+case("eigh_d_1x1", jnp.linalg.eigh, [sym(1)], **F64)
 
 # ---------------------------------------------------------------- gesdd / gesvd
 def svd_qr(full=True, uv=True):
@@ -116,19 +118,20 @@ def svd_qr(full=True, uv=True):
 
 for dt, tol in ((np.float64, F64), (np.float32, F32)):
     t = np.dtype(dt).char
-    case("svd_%s_tall_full" % t, jnp.linalg.svd, [randm((6, 4), dt)], signs=SVD, **tol)
-    case("svd_%s_tall" % t, lambda a: jnp.linalg.svd(a, full_matrices=False), [randm((6, 4), dt)], signs=SVD, **tol)
-    case("svd_%s_wide_full" % t, jnp.linalg.svd, [randm((3, 5), dt)], signs=SVD, **tol)
-    case("svd_%s_wide" % t, lambda a: jnp.linalg.svd(a, full_matrices=False), [randm((3, 5), dt)], signs=SVD, **tol)
+    loose = dt == np.float32  # f32 LAPACK rounding may tip a sign
+    case("svd_%s_tall_full" % t, jnp.linalg.svd, [randm((6, 4), dt)], signs=loose and SVD, **tol)
+    case("svd_%s_tall" % t, lambda a: jnp.linalg.svd(a, full_matrices=False), [randm((6, 4), dt)], signs=loose and SVD, **tol)
+    case("svd_%s_wide_full" % t, jnp.linalg.svd, [randm((3, 5), dt)], signs=loose and SVD, **tol)
+    case("svd_%s_wide" % t, lambda a: jnp.linalg.svd(a, full_matrices=False), [randm((3, 5), dt)], signs=loose and SVD, **tol)
     case("svd_%s_novec" % t, lambda a: jnp.linalg.svd(a, compute_uv=False), [randm((5, 4), dt)], **tol)
-    case("svd_%s_batch" % t, jnp.linalg.svd, [randm((2, 4, 4), dt)], signs=SVD, **tol)
-    case("gesvd_%s_full" % t, svd_qr(), [randm((5, 3), dt)], signs=SVD, **tol)
-    case("gesvd_%s_wide" % t, svd_qr(False), [randm((3, 6), dt)], signs=SVD, **tol)
+    case("svd_%s_batch" % t, jnp.linalg.svd, [randm((2, 4, 4), dt)], signs=loose and SVD, **tol)
+    case("gesvd_%s_full" % t, svd_qr(), [randm((5, 3), dt)], signs=loose and SVD, **tol)
+    case("gesvd_%s_wide" % t, svd_qr(False), [randm((3, 6), dt)], signs=loose and SVD, **tol)
     case("gesvd_%s_novec" % t, svd_qr(uv=False), [randm((4, 4), dt)], **tol)
 # 4x6: dgesvd (and gonum) would reduce by LQ first, dgesdd does not.
-case("svd_d_wide_band_full", jnp.linalg.svd, [randm((4, 6))], signs=SVD, **F64)
-case("svd_d_wide_band", lambda a: jnp.linalg.svd(a, full_matrices=False), [randm((4, 6))], signs=SVD, **F64)
-case("svd_d_very_tall", lambda a: jnp.linalg.svd(a, full_matrices=False), [randm((12, 3))], signs=SVD, **F64)
+case("svd_d_wide_band_full", jnp.linalg.svd, [randm((4, 6))], **F64)
+case("svd_d_wide_band", lambda a: jnp.linalg.svd(a, full_matrices=False), [randm((4, 6))], **F64)
+case("svd_d_very_tall", lambda a: jnp.linalg.svd(a, full_matrices=False), [randm((12, 3))], **F64)
 case("svd_d_big", lambda a: jnp.linalg.svd(a, full_matrices=False), [randm((40, 30))], 1e-9, 1e-11, signs=SVD)
 case("pinv_d", jnp.linalg.pinv, [randm((5, 3))], **F64)
 case("matrix_rank_d", jnp.linalg.matrix_rank, [np.outer(randm((5,)), randm((4,)))])
