@@ -17,6 +17,8 @@ import jax_programs as jp
 goldtrace = pytest.importorskip("goldtrace")
 hlo = pytest.importorskip("goldtrace.hlo")
 
+KINDS = {"unopt": "text", "opt": "text", "proto": "module_proto"}
+
 FORMS = {
     "unopt": jp.unopt_text,
     "opt": jp.opt_text,
@@ -44,6 +46,7 @@ def _signature(module):
 
 def _check(form, pid):
     module = hlo.load(FORMS[form](pid))
+    assert module.kind == KINDS[form]
     params, results = _signature(module)
     assert params == jp.in_avals(pid), "parameters differ from JAX's input avals"
     assert results == jp.out_avals(pid), "results differ from JAX's output avals"
@@ -79,3 +82,19 @@ def test_proto_and_text_agree(pid):
     from_text = hlo.load(jp.unopt_text(pid))
     assert _signature(from_proto) == _signature(from_text)
     assert len(from_proto.parameters) == len(jp.inputs(pid))
+
+
+PATH_SUBSET = [i for i in jp.IDS if i.startswith(("model-", "while-", "scan-", "random-bits"))]
+
+
+@pytest.mark.parametrize("pid", PATH_SUBSET)
+def test_load_from_path_and_name(pid, tmp_path):
+    """Files on disk load like in-memory data, and all forms name the module alike."""
+    text_file = tmp_path / "m.hlo"
+    text_file.write_text(jp.opt_text(pid))
+    proto_file = tmp_path / "m.pb"
+    proto_file.write_bytes(jp.lowered(pid).compiler_ir("hlo").as_serialized_hlo_module_proto())
+    from_text, from_proto = hlo.load(text_file), hlo.load(str(proto_file))
+    assert from_text.kind == "text" and from_proto.kind == "module_proto"
+    assert _signature(from_text) == _signature(from_proto) == (jp.in_avals(pid), jp.out_avals(pid))
+    assert from_text.name == from_proto.name == hlo.load(jp.unopt_text(pid)).name
