@@ -333,10 +333,10 @@ for _dt in ["c64", "c128"]:
     prog(f"complex-sqrt-{_dt}", lax.sqrt, _c, "elem", k=4)
     prog(f"complex-neg-{_dt}", lax.neg, _c)
     prog(f"complex-eq-{_dt}", lax.eq, _cc)
-part = {"c64": "f32", "c128": "f64"}
+_PART = {"c64": "f32", "c128": "f64"}
 for _dt in ["c64", "c128"]:
     prog(f"complex-make-{_dt}", lax.complex,
-         lambda rng, dt=_dt: (floats(rng, (16,), part[dt]), floats(rng, (16,), part[dt])))
+         lambda rng, dt=_dt: (floats(rng, (16,), _PART[dt]), floats(rng, (16,), _PART[dt])))
 
 # ---------------------------------------------------------------- converts
 
@@ -737,10 +737,6 @@ prog("nested-while-cond", lambda x: lax.fori_loop(0, 4, lambda i, c: lax.cond(i 
      _a((3,), "s32"))
 
 # ---------------------------------------------------------------- random
-
-
-def _tf_key(rng):
-    return (np.array([0, 42], np.uint32),)
 
 
 def _wrap(k, impl=None):

@@ -36,7 +36,8 @@ import numpy as np
 import ml_dtypes
 import pytest
 
-import jax_programs as jp
+pytest.importorskip("jax")
+import jax_programs as jp  # noqa: E402
 
 goldtrace = pytest.importorskip("goldtrace")
 pytest.importorskip("goldtrace.golden")

@@ -12,7 +12,8 @@ and print canonical text that parses back to the same text.
 import numpy as np
 import pytest
 
-import jax_programs as jp
+pytest.importorskip("jax")
+import jax_programs as jp  # noqa: E402
 
 goldtrace = pytest.importorskip("goldtrace")
 hlo = pytest.importorskip("goldtrace.hlo")
