@@ -4,7 +4,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"slices"
 	"testing"
+
+	"goldtrace/engine/hlo"
+	"goldtrace/engine/tensor"
 )
 
 // gemmTestLayouts are the operand layouts the GEMM must read: row-major,
@@ -176,4 +180,98 @@ func TestGemmDispatch(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestDotOperandLayouts checks dot over operand layouts the GEMM reads in
+// place (row-major, transposed, multi-dim groups) and ones that need a
+// permuting copy first, against a float64 sum over the dimension numbers.
+func TestDotOperandLayouts(t *testing.T) {
+	cases := []struct {
+		l, r []int64
+		dn   hlo.DotDimensionNumbers
+	}{
+		{[]int64{37, 50}, []int64{50, 41}, hlo.DotDimensionNumbers{LhsContracting: []int64{1}, RhsContracting: []int64{0}}},
+		{[]int64{50, 37}, []int64{50, 41}, hlo.DotDimensionNumbers{LhsContracting: []int64{0}, RhsContracting: []int64{0}}},
+		{[]int64{37, 50}, []int64{41, 50}, hlo.DotDimensionNumbers{LhsContracting: []int64{1}, RhsContracting: []int64{1}}},
+		{[]int64{50, 37}, []int64{41, 50}, hlo.DotDimensionNumbers{LhsContracting: []int64{0}, RhsContracting: []int64{1}}},
+		{[]int64{3, 5, 7, 6}, []int64{3, 6, 4, 2}, hlo.DotDimensionNumbers{LhsBatch: []int64{0}, RhsBatch: []int64{0}, LhsContracting: []int64{3}, RhsContracting: []int64{1}}},
+		{[]int64{3, 6, 5, 7}, []int64{3, 4, 2, 6}, hlo.DotDimensionNumbers{LhsBatch: []int64{0}, RhsBatch: []int64{0}, LhsContracting: []int64{1}, RhsContracting: []int64{3}}},
+		{[]int64{2, 3, 4, 5}, []int64{2, 3, 5, 4, 6}, hlo.DotDimensionNumbers{LhsBatch: []int64{0}, RhsBatch: []int64{0}, LhsContracting: []int64{1, 3}, RhsContracting: []int64{1, 2}}},
+		{[]int64{2, 5, 3, 4}, []int64{3, 4, 2, 6}, hlo.DotDimensionNumbers{LhsBatch: []int64{2}, RhsBatch: []int64{0}, LhsContracting: []int64{0, 3}, RhsContracting: []int64{2, 1}}},
+		{[]int64{8, 9}, []int64{9}, hlo.DotDimensionNumbers{LhsContracting: []int64{1}, RhsContracting: []int64{0}}},
+		{[]int64{9}, []int64{8, 9}, hlo.DotDimensionNumbers{LhsContracting: []int64{0}, RhsContracting: []int64{1}}},
+		{[]int64{4, 5}, []int64{6}, hlo.DotDimensionNumbers{}},
+	}
+	r := rand.New(rand.NewSource(3))
+	for ci, tc := range cases {
+		p, err := planDot(tc.l, tc.r, &tc.dn)
+		if err != nil {
+			t.Fatalf("case %d: %v", ci, err)
+		}
+		lhs, rhs := make([]float64, tensor.NumElements(tc.l)), make([]float64, tensor.NumElements(tc.r))
+		for i := range lhs {
+			lhs[i] = float64(r.Intn(17) - 8)
+		}
+		for i := range rhs {
+			rhs[i] = float64(r.Intn(17) - 8)
+		}
+		want := naiveDot(tc.l, tc.r, &tc.dn, lhs, rhs)
+		for _, par := range []int{1, 2} {
+			got := dotIn(par, p, tc.l, tc.r, lhs, rhs)
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("case %d par %d: got %v, want %v", ci, par, got, want)
+			}
+		}
+	}
+}
+
+// naiveDot sums lhs·rhs over the contracting dims for every (batch, lhs
+// free, rhs free) index, in XLA's result order.
+func naiveDot(ld, rd []int64, dn *hlo.DotDimensionNumbers, lhs, rhs []float64) []float64 {
+	free := func(dims, batch, contract []int64) []int64 {
+		var f []int64
+		for d := range dims {
+			if !slices.Contains(batch, int64(d)) && !slices.Contains(contract, int64(d)) {
+				f = append(f, int64(d))
+			}
+		}
+		return f
+	}
+	lf, rf := free(ld, dn.LhsBatch, dn.LhsContracting), free(rd, dn.RhsBatch, dn.RhsContracting)
+	sizes := func(dims, which []int64) []int64 {
+		s := []int64{}
+		for _, d := range which {
+			s = append(s, dims[d])
+		}
+		return s
+	}
+	bs, ks := sizes(ld, dn.LhsBatch), sizes(ld, dn.LhsContracting)
+	ls, rs := sizes(ld, lf), sizes(rd, rf)
+	lstr, rstr := tensor.Strides(ld), tensor.Strides(rd)
+	offset := func(str []int64, groups ...[2][]int64) int64 {
+		var o int64
+		for _, g := range groups {
+			for i, d := range g[0] {
+				o += str[d] * g[1][i]
+			}
+		}
+		return o
+	}
+	var out []float64
+	walkIndex(bs, func(_ int64, bi []int64) {
+		bi = slices.Clone(bi)
+		walkIndex(ls, func(_ int64, li []int64) {
+			li = slices.Clone(li)
+			walkIndex(rs, func(_ int64, ri []int64) {
+				ri = slices.Clone(ri)
+				s := 0.0
+				walkIndex(ks, func(_ int64, ki []int64) {
+					s += lhs[offset(lstr, [2][]int64{dn.LhsBatch, bi}, [2][]int64{lf, li}, [2][]int64{dn.LhsContracting, ki})] *
+						rhs[offset(rstr, [2][]int64{dn.RhsBatch, bi}, [2][]int64{rf, ri}, [2][]int64{dn.RhsContracting, ki})]
+				})
+				out = append(out, s)
+			})
+		})
+	})
+	return out
 }
