@@ -108,6 +108,16 @@ for dt, tol in ((np.float64, F64), (np.float32, F32)):
 for lower in (True, False):
     case("eigh_d_triangle_%s" % ("L" if lower else "U"),
          lambda a, lower=lower: lax.linalg.eigh(a, lower=lower, symmetrize_input=False), [randm((5, 5))], **F64)
+for dt, tol in ((np.complex128, F64), (np.complex64, F32)):
+    t = np.dtype(dt).char
+    loose = dt == np.complex64
+    case("eigh_%s" % t, jnp.linalg.eigh, [sym(6, (), dt)], signs=loose and EIG, **tol)
+    case("eigh_%s_batch" % t, jnp.linalg.eigh, [sym(4, (2,), dt)], signs=loose and EIG, **tol)
+    case("eigvalsh_%s" % t, jnp.linalg.eigvalsh, [sym(5, (), dt)], **tol)
+# zhetrd's upper reduction is not followed: phases may differ.
+case("eigh_z_upper", lambda a: jnp.linalg.eigh(a, UPLO="U"), [sym(5, (), np.complex128)], signs=EIG, **F64)
+case("eigh_z_triangle_L", lambda a: lax.linalg.eigh(a, lower=True, symmetrize_input=False),
+     [randm((5, 5), np.complex128)], signs=[{"out": 0, "axis": "col"}], **F64)
 case("eigh_d_big", jnp.linalg.eigh, [sym(40)], 1e-9, 1e-11, signs=EIG)
 case("eigh_d_1x1", jnp.linalg.eigh, [sym(1)], **F64)
 
