@@ -61,7 +61,6 @@ RTOL = {
 
 ELEM_ATOL = 1e-3
 
-LAPACK = "custom-call target {} is not implemented in the evaluator (UnsupportedError)"
 BF16_SUB = ("convert f32->bf16 flushes subnormal f32 inputs to +-0 (DAZ); XLA:CPU converts f32->bf16 with "
             "integer bit arithmetic, so bf16 subnormals survive (e.g. f32 0x00010000 -> bf16 0x0001)")
 
@@ -71,7 +70,6 @@ KNOWN_BUGS = {
     "subnormal-convert-f32-to-bf16": BF16_SUB,
     "convert-f32-to-f8e8m0fnu": ("convert f32->f8e8m0fnu flushes the f32 subnormal 2**-127 first and returns NaN "
                                  "(0xff); XLA:CPU returns 0x00 (= 2**-127)"),
-    "linalg-svd-values": LAPACK.format("lapack_sgesdd_ffi"),
     "ftz-gt0-bf16": ("compare of bf16 subnormals against 0 reads them as nonzero; XLA:CPU compares bf16 in f32 "
                      "under DAZ, so bf16 0x0001 > 0 is false"),
 }
