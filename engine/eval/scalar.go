@@ -5,11 +5,11 @@ package eval
 // scatter) compiled once into a flat list of register steps, so callers that
 // apply them per element skip the interpreter (its maps, one tensor per value).
 //
-// A register is a uint64 holding one value in its compute form:
-//   - f32 and narrower floats: the float32 bits of the value, already rounded
-//     to the element type (so each step rounds exactly as the tensor path's
-//     encode after every op does);
-//   - f64: its bits;
+// A register is a uint64 holding one value:
+//   - floats: their storage bits (so NaN payloads survive select and copies
+//     as they do in tensors); f32 and narrower types decode to float32 for
+//     arithmetic and encode the result, rounding once per op as the tensor
+//     path does;
 //   - signed integers: sign-extended to 64 bits; unsigned and pred: the
 //     stored value zero-extended (normalized to the width after every op);
 //   - c64/c128 take two consecutive registers, real then imaginary part.
@@ -207,14 +207,19 @@ func toRegs(t *tensor.Tensor) regArray {
 	a.w = make([]uint64, n*a.ns)
 	switch classOf(t.Type) {
 	case classF32:
-		if t.Type == dtype.F32 {
+		switch t.Type.Size() {
+		case 4:
 			for i, v := range t.U32() {
 				a.w[i] = uint64(v)
 			}
-			break
-		}
-		for i, v := range asF32(t) {
-			a.w[i] = uint64(math.Float32bits(v))
+		case 2:
+			for i, v := range t.U16() {
+				a.w[i] = uint64(v)
+			}
+		default:
+			for i, v := range t.Data {
+				a.w[i] = uint64(v)
+			}
 		}
 	case classF64:
 		copy(a.w, t.U64())
@@ -245,8 +250,6 @@ func storeReg(t *tensor.Tensor, i int64, r []uint64) {
 	size := t.Type.Size()
 	d := t.Data[int(i)*size : int(i+1)*size]
 	switch classOf(t.Type) {
-	case classF32:
-		putBits(d, size, dtype.FromF32(t.Type, math.Float32frombits(uint32(r[0]))))
 	case classSigned, classUnsigned, classPred:
 		if t.Type.IsSubByte() {
 			d[0] = byte(r[0]) & (1<<uint(t.Type.Bits()) - 1)
@@ -256,7 +259,7 @@ func storeReg(t *tensor.Tensor, i int64, r []uint64) {
 	case classC64, classC128:
 		putBits(d, size/2, r[0])
 		putBits(d[size/2:], size/2, r[1])
-	default: // f64
+	default: // floats
 		putBits(d, size, r[0])
 	}
 }
@@ -266,19 +269,13 @@ func loadReg(t *tensor.Tensor, i int64, dst []uint64) {
 	size := t.Type.Size()
 	d := t.Data[int(i)*size : int(i+1)*size]
 	switch classOf(t.Type) {
-	case classF32:
-		v := readBits(d)
-		if t.Type != dtype.F32 {
-			v = uint64(math.Float32bits(dtype.ToF32(t.Type, v)))
-		}
-		dst[0] = v
 	case classSigned:
 		dst[0] = uint64(dtype.DecodeInt(t.Type, readBits(d)))
 	case classUnsigned:
 		dst[0] = readBits(d) & widthMask(t.Type.Bits())
 	case classC64, classC128:
 		dst[0], dst[1] = readBits(d[:size/2]), readBits(d[size/2:])
-	default: // f64, pred (its raw byte, as asU64 reads it)
+	default: // floats, pred (its raw byte, as asU64 reads it)
 		dst[0] = readBits(d)
 	}
 }
@@ -567,8 +564,16 @@ func selectStep(args []sreg, dst sreg) scalarStep {
 	}
 }
 
-// f32of reads a classF32 register.
+// f32of reads an f32 register.
 func f32of(r uint64) float32 { return math.Float32frombits(uint32(r)) }
+
+// decoder returns how a classF32 type's register decodes to float32.
+func decoder(t dtype.Type) func(uint64) float32 {
+	if t == dtype.F32 {
+		return f32of
+	}
+	return func(r uint64) float32 { return dtype.ToF32(t, r) }
+}
 
 // flush is ftz/daz for one value.
 func flush[F float](v F) F {
@@ -579,23 +584,13 @@ func flush[F float](v F) F {
 	return v
 }
 
-// rounder returns the per-op rounding of a classF32 type's results (nil for
-// f32, which needs none).
-func rounder(t dtype.Type) func(float32) float32 {
+// encoder returns how a classF32 type's float32 result is flushed and
+// rounded into its register, as the tensor path's ftz and encode do.
+func encoder(t dtype.Type) func(float32) uint64 {
 	if t == dtype.F32 {
-		return nil
+		return func(v float32) uint64 { return uint64(math.Float32bits(flush(v))) }
 	}
-	return func(f float32) float32 { return dtype.ToF32(t, dtype.FromF32(t, f)) }
-}
-
-// f32Reg flushes and rounds a classF32 result as the tensor path does, and
-// returns it in register form.
-func f32Reg(v float32, rnd func(float32) float32) uint64 {
-	v = flush(v)
-	if rnd != nil {
-		v = rnd(v)
-	}
-	return uint64(math.Float32bits(v))
+	return func(v float32) uint64 { return dtype.FromF32(t, flush(v)) }
 }
 
 func compareStep(dir, ctype string, a, b sreg, dst sreg) scalarStep {
@@ -610,8 +605,9 @@ func compareStep(dir, ctype string, a, b sreg, dst sreg) scalarStep {
 	switch classOf(a.typ) {
 	case classF32:
 		daz := a.typ == dtype.F32 // narrower floats compare unflushed, as in compare()
+		dec := decoder(a.typ)
 		key := func(r uint64) float32 {
-			v := f32of(r)
+			v := dec(r)
 			if daz {
 				v = flush(v)
 			}
@@ -637,7 +633,7 @@ func compareStep(dir, ctype string, a, b sreg, dst sreg) scalarStep {
 				r[d] = b2u64(c(flush(f32of(r[x])), flush(f32of(r[y]))))
 			}
 		}
-		return func(m *scalarMachine) { r := m.r; r[d] = b2u64(c(f32of(r[x]), f32of(r[y]))) }
+		return func(m *scalarMachine) { r := m.r; r[d] = b2u64(c(dec(r[x]), dec(r[y]))) }
 	case classF64:
 		f := func(r uint64) float64 { return flush(math.Float64frombits(r)) }
 		if total {
@@ -756,7 +752,8 @@ func unaryStep(op string, a, dst sreg) scalarStep {
 	switch classOf(a.typ) {
 	case classF32:
 		if op == "is-finite" && dst.typ == dtype.Pred {
-			return func(m *scalarMachine) { v := f32of(m.r[x]); m.r[d] = b2u64(v-v == 0) }
+			dec := decoder(a.typ)
+			return func(m *scalarMachine) { v := dec(m.r[x]); m.r[d] = b2u64(v-v == 0) }
 		}
 		if dst.typ != a.typ {
 			return nil
@@ -774,12 +771,12 @@ func unaryStep(op string, a, dst sreg) scalarStep {
 		if !unaryFloat[float32](op, nil, nil) {
 			return nil
 		}
-		rnd := rounder(a.typ)
+		dec, enc := decoder(a.typ), encoder(a.typ)
 		return func(m *scalarMachine) {
-			in := [1]float32{flush(f32of(m.r[x]))}
+			in := [1]float32{flush(dec(m.r[x]))}
 			var o [1]float32
 			unaryFloat(op, in[:], o[:])
-			m.r[d] = f32Reg(o[0], rnd)
+			m.r[d] = enc(o[0])
 		}
 	case classF64:
 		if op == "is-finite" && dst.typ == dtype.Pred {
@@ -827,16 +824,16 @@ func binaryStep(op string, x, y int, dst sreg) scalarStep {
 		if f == nil {
 			return nil
 		}
-		rnd := rounder(dst.typ)
-		if rnd == nil {
+		if dst.typ == dtype.F32 {
 			return func(m *scalarMachine) {
 				r := m.r
 				r[d] = uint64(math.Float32bits(flush(f(flush(f32of(r[x])), flush(f32of(r[y]))))))
 			}
 		}
+		dec, enc := decoder(dst.typ), encoder(dst.typ)
 		return func(m *scalarMachine) {
 			r := m.r
-			r[d] = f32Reg(f(flush(f32of(r[x])), flush(f32of(r[y]))), rnd)
+			r[d] = enc(f(flush(dec(r[x])), flush(dec(r[y]))))
 		}
 	case classF64:
 		f := floatBinary[float64](op)
