@@ -4,10 +4,12 @@ package eval
 // the reducer to a reduction kind (sum, product, min, max; and/or on pred as
 // min/max) and its in-process collectives start every element from the
 // kind's identity and fold the members in rank order, in the element type's
-// own arithmetic (narrow floats round after every step). So a sum of -0
-// values is +0, and min/max, being std::min(acc, x) / std::max(acc, x), never
-// let a NaN win. Any other reducer folds with the computation itself, from
-// the first member on, as HloEvaluator does.
+// own arithmetic. So a sum of -0 values is +0, and min/max, being
+// std::min(acc, x) / std::max(acc, x), never let a NaN win. Before that, its
+// compiler widens the narrow floats: bf16 and f8e8m0fnu all-reduces run in
+// f32 (AllReducePromotion, FloatNormalization), the other 8- and 4-bit floats
+// in f16, each rounded once at the end. Any other reducer folds with the
+// computation itself, from the first member on, as HloEvaluator does.
 
 import (
 	"fmt"
@@ -53,21 +55,25 @@ func (ev *Evaluator) allReduceArrays(c *hlo.Computation, xs []*tensor.Tensor) (*
 	switch classOf(t.Type) {
 	case classF32:
 		acc := make([]float32, t.NumElements())
-		fill(acc, float32(floatIdentity(kind, t.Type)))
-		scratch := make([]byte, len(t.Data))
+		fill(acc, float32(floatIdentity(kind)))
+		ct := reductionType(t.Type)
+		var scratch []byte
+		if ct == dtype.F16 {
+			scratch = make([]byte, 2*len(acc))
+		}
 		for _, x := range xs {
 			accumulate(kind, acc, asF32(x))
-			if t.Type != dtype.F32 {
-				// The element type's arithmetic: round after every step.
-				dtype.EncodeF32(t.Type, acc, scratch)
-				dtype.DecodeF32(t.Type, scratch, acc)
+			if scratch != nil {
+				// f16 arithmetic: round after every step.
+				dtype.EncodeF32(dtype.F16, acc, scratch)
+				dtype.DecodeF32(dtype.F16, scratch, acc)
 			}
 		}
 		return newFromF32(t.Type, t.Dims, acc), nil
 	case classF64:
 		out := tensor.New(t.Type, t.Dims)
 		acc := out.F64()
-		fill(acc, floatIdentity(kind, t.Type))
+		fill(acc, floatIdentity(kind))
 		for _, x := range xs {
 			accumulate(kind, acc, x.F64())
 		}
@@ -169,41 +175,45 @@ func foldComplex[C cplx](kind string, acc []C, xs []*tensor.Tensor, elems func(*
 			if kind == "add" {
 				acc[i] += v
 			} else {
-				acc[i] *= v
+				acc[i] = mulComplexPlain(acc[i], v)
 			}
 		}
 	}
 }
 
-// floatIdentity is the starting value of a reduction kind on a float type:
-// 0, 1, ±infinity, or for types without infinity the largest and lowest
-// finite values (std::numeric_limits max() and lowest()).
-func floatIdentity(kind string, t dtype.Type) float64 {
+// mulComplexPlain is std::complex's product for finite values: each of the
+// four products rounded, no fused multiply-add (the runtime is compiled C++,
+// not XLA's generated code). The conversions keep Go from fusing.
+func mulComplexPlain[C cplx](a, b C) C {
+	x, y := complex128(a), complex128(b)
+	re := roundPart[C](roundPart[C](float64(real(x)*real(y))) - roundPart[C](float64(imag(x)*imag(y))))
+	im := roundPart[C](roundPart[C](float64(real(x)*imag(y))) + roundPart[C](float64(imag(x)*real(y))))
+	return C(complex(re, im))
+}
+
+// floatIdentity is the starting value of a reduction kind on the float
+// types reductions run in (f16, f32, f64; all have infinities).
+func floatIdentity(kind string) float64 {
 	switch kind {
-	case "add":
-		return 0
 	case "multiply":
 		return 1
+	case "minimum":
+		return math.Inf(1)
+	case "maximum":
+		return math.Inf(-1)
 	}
-	inf := math.Inf(1)
-	if kind == "maximum" {
-		inf = math.Inf(-1)
+	return 0
+}
+
+// reductionType is the float type XLA:CPU reduces a float type in.
+func reductionType(t dtype.Type) dtype.Type {
+	switch {
+	case t == dtype.F16 || t == dtype.F32 || t == dtype.F64:
+		return t
+	case t == dtype.BF16 || t == dtype.F8E8M0FNU:
+		return dtype.F32
 	}
-	if math.IsInf(dtype.ToF64(t, dtype.FromF64(t, inf)), 0) {
-		return inf
-	}
-	// Only narrow formats lack infinity: scan their encodings.
-	best := math.NaN()
-	for b := uint64(0); b < 1<<t.Bits(); b++ {
-		v := dtype.ToF64(t, b)
-		if v != v {
-			continue
-		}
-		if best != best || (kind == "minimum" && v > best) || (kind == "maximum" && v < best) {
-			best = v
-		}
-	}
-	return best
+	return dtype.F16
 }
 
 // foldWithComputation reduces elementwise with the reducer computation,
