@@ -947,6 +947,15 @@ prog("while-mixed-carry", lambda x, n: lax.while_loop(
 prog("linalg-det-f64", jnp.linalg.det, lambda rng: (normal(rng, (4, 4), "f64"),), "accum", k=8)
 prog("linalg-inv-c64", jnp.linalg.inv,
      lambda rng: ((normal(rng, (3, 3)) + 1j * normal(rng, (3, 3)) + 3 * np.eye(3)).astype(np.complex64),), "accum", k=8)
+def _herm(rng, n):
+    a = normal(rng, (n, n)) + 1j * normal(rng, (n, n))
+    return (a @ a.conj().T + n * np.eye(n)).astype(np.complex64)
+
+
+prog("linalg-eigh-c64-values", lambda a: jnp.linalg.eigh(a)[0], lambda rng: (_herm(rng, 4),), "accum", k=8)
+prog("linalg-svd-c64-values", lambda a: jnp.linalg.svd(a, compute_uv=False), lambda rng: (_herm(rng, 3),), "accum", k=8)
+prog("linalg-svd-reconstruct-f64", lambda a: (lambda u, s, vt: (u * s) @ vt)(*jnp.linalg.svd(a, full_matrices=False)),
+     lambda rng: (normal(rng, (5, 3), "f64"),), "accum", k=8)
 prog("linalg-cholesky-solve", lambda a, b: jax.scipy.linalg.cho_solve(jax.scipy.linalg.cho_factor(a), b),
      lambda rng: (_spd(rng, 4), normal(rng, (4, 2))), "accum", k=8)
 prog("random-gamma", lambda k: jax.random.gamma(_wrap(k), np.float32(2.5), (6,)),
