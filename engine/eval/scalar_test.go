@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"slices"
 	"strings"
 	"testing"
 
@@ -449,6 +450,29 @@ func TestScalarUnsupportedFallsBack(t *testing.T) {
 			if c.Name == "comp" && compileScalar(c) != nil {
 				t.Errorf("compiled %q", body)
 			}
+		}
+	}
+}
+
+// TestStableSort checks the merge sort sort uses against the standard
+// library's stable sort, with many ties, at sizes around its run length.
+func TestStableSort(t *testing.T) {
+	r := rand.New(rand.NewSource(6))
+	for _, n := range []int{0, 1, 2, 15, 16, 17, 31, 33, 100, 1000, 1024} {
+		keys := make([]int64, n)
+		for i := range keys {
+			keys[i] = int64(r.Intn(10))
+		}
+		got, buf := make([]int64, n), make([]int64, n)
+		for i := range got {
+			got[i] = int64(i)
+		}
+		want := slices.Clone(got)
+		less := func(a, b int64) bool { return keys[a] < keys[b] }
+		stableSort(got, buf, less)
+		slices.SortStableFunc(want, func(a, b int64) int { return int(keys[a] - keys[b]) })
+		if !slices.Equal(got, want) {
+			t.Fatalf("n=%d: got %v, want %v", n, got, want)
 		}
 	}
 }

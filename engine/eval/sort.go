@@ -173,21 +173,13 @@ func evalSort(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
 		lines = total / n
 	}
 	sortLines := func(lo, hi int64, less func(a, b int64) bool) {
-		line := make([]int64, n)
+		line, buf := make([]int64, n), make([]int64, n)
 		for l := lo; l < hi; l++ {
 			start := l/stride*stride*n + l%stride
 			for i := range line {
 				line[i] = start + int64(i)*stride
 			}
-			slices.SortStableFunc(line, func(a, b int64) int {
-				if less(a, b) {
-					return -1
-				}
-				if less(b, a) {
-					return 1
-				}
-				return 0
-			})
+			stableSort(line, buf, less)
 			for i, src := range line {
 				perm[start+int64(i)*stride] = src
 			}
@@ -293,4 +285,52 @@ func topK(x *tensor.Tensor, k int64, largest bool) (Value, error) {
 	ind := tensor.New(dtype.S32, outDims)
 	copy(ind.I32(), pos)
 	return TupleValue(ArrayValue(vals), ArrayValue(ind)), nil
+}
+
+// stableSort sorts xs stably by less, using buf (len(xs)) as scratch: a
+// bottom-up merge sort over insertion-sorted runs. It calls less once per
+// comparison (slices.SortStableFunc needs a three-way result, which costs
+// two calls for ties) and O(n log n) times (its in-place merges need
+// O(n log² n)), which matters when less runs a comparator computation.
+func stableSort(xs, buf []int64, less func(a, b int64) bool) {
+	const run = 16
+	n := len(xs)
+	if n < 2 {
+		return
+	}
+	for lo := 0; lo < n; lo += run {
+		hi := min(lo+run, n)
+		for i := lo + 1; i < hi; i++ {
+			x := xs[i]
+			j := i
+			for ; j > lo && less(x, xs[j-1]); j-- {
+				xs[j] = xs[j-1]
+			}
+			xs[j] = x
+		}
+	}
+	src, dst := xs, buf[:n]
+	for width := run; width < n; width *= 2 {
+		for lo := 0; lo < n; lo += 2 * width {
+			mid, hi := min(lo+width, n), min(lo+2*width, n)
+			i, j, k := lo, mid, lo
+			for i < mid && j < hi {
+				// Take from the right only when strictly less: stability.
+				if less(src[j], src[i]) {
+					dst[k] = src[j]
+					j++
+				} else {
+					dst[k] = src[i]
+					i++
+				}
+				k++
+			}
+			k += copy(dst[k:], src[i:mid])
+			copy(dst[k:], src[j:hi])
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &xs[0] {
+		copy(xs, src)
+	}
 }
