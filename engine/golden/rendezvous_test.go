@@ -2,6 +2,7 @@ package golden
 
 import (
 	"errors"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -81,5 +82,115 @@ func TestRendezvousReleasesWaitersWhenADeviceStops(t *testing.T) {
 		if _, err := r.Exchange(ar, 0, scalarValue(1)); err == nil {
 			t.Error("exchange after abort succeeded")
 		}
+	}
+}
+
+// Disjoint groups of one instruction meet separately, each in its own order.
+func TestRendezvousGroups(t *testing.T) {
+	ar := &hlo.Instruction{Name: "ar"}
+	r := NewRendezvous(4)
+	groups := [][]int64{{2, 0}, {3, 1}, {2, 0}, {3, 1}}
+	got := make([][]int32, 4)
+	errs := make([]error, 4)
+	var wg sync.WaitGroup
+	for d := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			vals, err := r.ExchangeGroup(ar, d, groups[d], scalarValue(int32(d)))
+			for _, v := range vals {
+				got[d] = append(got[d], v.T.I32()[0])
+			}
+			errs[d] = err
+			r.Finish(d, err)
+		}()
+	}
+	wg.Wait()
+	for d := range 4 {
+		want := []int32{int32(groups[d][0]), int32(groups[d][1])}
+		if errs[d] != nil || len(got[d]) != 2 || got[d][0] != want[0] || got[d][1] != want[1] {
+			t.Errorf("device %d: got %v (%v), want %v", d, got[d], errs[d], want)
+		}
+	}
+}
+
+func TestRendezvousGroupErrors(t *testing.T) {
+	ar := &hlo.Instruction{Name: "ar"}
+	r := NewRendezvous(2)
+	if _, err := r.ExchangeGroup(ar, 0, []int64{1}, scalarValue(0)); err == nil || !strings.Contains(err.Error(), "not in its group") {
+		t.Errorf("device outside its group: %v", err)
+	}
+	if _, err := r.ExchangeGroup(ar, 0, []int64{0, 2}, scalarValue(0)); err == nil || !strings.Contains(err.Error(), "names device 2 of 2") {
+		t.Errorf("group beyond the devices: %v", err)
+	}
+	// Members disagreeing about the group fail instead of waiting.
+	done := make(chan error)
+	go func() {
+		_, err := r.ExchangeGroup(ar, 0, []int64{0, 1}, scalarValue(0))
+		done <- err
+	}()
+	waitPending(r, 1)
+	if _, err := r.ExchangeGroup(ar, 1, []int64{0, 1}, scalarValue(1)); err != nil {
+		t.Fatalf("matching group: %v", err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	r2 := NewRendezvous(3)
+	go func() {
+		_, err := r2.ExchangeGroup(ar, 0, []int64{0, 1}, scalarValue(0))
+		done <- err
+	}()
+	waitPending(r2, 1)
+	if _, err := r2.ExchangeGroup(ar, 1, []int64{0, 1, 2}, scalarValue(1)); err == nil || !strings.Contains(err.Error(), "meets group") {
+		t.Errorf("disagreeing groups: %v", err)
+	}
+	if err := <-done; err == nil {
+		t.Error("the waiting member was not released")
+	}
+}
+
+// A module declaring one device, run on 4 (-e 4), runs 4 replicas: the
+// all-reduce sums all of them and replica-id counts them.
+func TestRunEmulatesReplicasOfOneDeviceModule(t *testing.T) {
+	m := parse(t, `HloModule m
+add {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT s = s32[] add(a, b)
+}
+ENTRY e {
+  p = s32[] parameter(0)
+  ar = s32[] all-reduce(p), replica_groups={}, to_apply=add
+  r = u32[] replica-id()
+  ROOT t = (s32[], u32[]) tuple(ar, r)
+}`)
+	var inputs []*tensor.Tensor
+	for d := range 4 {
+		x := tensor.New(dtype.S32, nil)
+		x.I32()[0] = int32(1 << d)
+		inputs = append(inputs, x)
+	}
+	res, err := Run(m, inputs, Options{EmulateDevices: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for d := range 4 {
+		if s, r := res.Outputs[2*d].I32()[0], res.Outputs[2*d+1].U32()[0]; s != 15 || r != uint32(d) {
+			t.Errorf("device %d: sum %d replica %d, want 15 and %d", d, s, r, d)
+		}
+	}
+}
+
+// waitPending waits until n meetings are open (a member is waiting).
+func waitPending(r *Rendezvous, n int) {
+	for {
+		r.mu.Lock()
+		k := len(r.slots)
+		r.mu.Unlock()
+		if k == n {
+			return
+		}
+		runtime.Gosched()
 	}
 }
