@@ -36,7 +36,9 @@ type gemmKernel[T number] struct {
 	pool  sync.Pool // *gemmWork[T]
 }
 
-// gemmWork is one goroutine's packing buffers and edge-tile scratch.
+// gemmWork is one goroutine's packing buffers and edge-tile scratch. The
+// packing buffers grow to what the products need, so small products do not
+// pay for clearing full-size blocks whenever a GC has emptied the pool.
 type gemmWork[T number] struct {
 	ap, bp, tile []T
 }
@@ -45,12 +47,29 @@ func (kn *gemmKernel[T]) work() *gemmWork[T] {
 	if w, ok := kn.pool.Get().(*gemmWork[T]); ok {
 		return w
 	}
-	return &gemmWork[T]{
-		ap:   make([]T, kn.mc*kn.kc),
-		bp:   make([]T, kn.kc*kn.nc),
-		tile: make([]T, kn.mr*kn.nr),
-	}
+	return &gemmWork[T]{tile: make([]T, kn.mr*kn.nr)}
 }
+
+// packedA returns w.ap grown to hold rows×depth of A in mr-tall panels.
+func (w *gemmWork[T]) packedA(mr, rows, depth int) []T {
+	w.ap = grow(w.ap, roundUp(rows, mr)*depth)
+	return w.ap
+}
+
+// packedB returns w.bp grown to hold depth×cols of B in nr-wide panels.
+func (w *gemmWork[T]) packedB(nr, depth, cols int) []T {
+	w.bp = grow(w.bp, depth*roundUp(cols, nr))
+	return w.bp
+}
+
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
+
+func roundUp(x, m int) int { return (x + m - 1) / m * m }
 
 // gemmSerialFlops is the product size (m*n*k) below which splitting one
 // product over goroutines costs more than it saves.
@@ -90,8 +109,9 @@ func (kn *gemmKernel[T]) run(par, nb, m, n, k int, a []T, la gemmLayout, bm []T,
 	}
 	w := kn.work()
 	defer kn.pool.Put(w)
+	bp := w.packedB(kn.nr, min(k, kn.kc), min(n, kn.nc))
 	for b := 0; b < nb; b++ {
-		kn.shared(w.bp, par, m, n, k, a[b*la.bs:], la, bm[b*lb.bs:], lb, c[b*m*n:(b+1)*m*n])
+		kn.shared(bp, par, m, n, k, a[b*la.bs:], la, bm[b*lb.bs:], lb, c[b*m*n:(b+1)*m*n])
 	}
 }
 
@@ -122,15 +142,17 @@ func (kn *gemmKernel[T]) parallelFor(par, n int, f func(w *gemmWork[T], item int
 
 // serial accumulates the first m rows of a x b into the row-major m×n matrix c.
 func (kn *gemmKernel[T]) serial(w *gemmWork[T], n, k int, a []T, la gemmLayout, b []T, lb gemmLayout, c []T, m int) {
+	ap := w.packedA(kn.mr, min(m, kn.mc), min(k, kn.kc))
+	bp := w.packedB(kn.nr, min(k, kn.kc), min(n, kn.nc))
 	for jc := 0; jc < n; jc += kn.nc {
 		nc := min(kn.nc, n-jc)
 		for pc := 0; pc < k; pc += kn.kc {
 			kc := min(kn.kc, k-pc)
-			packB(w.bp, kn.nr, b, lb, pc, kc, jc, nc)
+			packB(bp, kn.nr, b, lb, pc, kc, jc, nc)
 			for ic := 0; ic < m; ic += kn.mc {
 				mc := min(kn.mc, m-ic)
-				packA(w.ap, kn.mr, a, la, ic, mc, pc, kc)
-				kn.macro(w.ap, w.bp, w.tile, c[ic*n+jc:], n, mc, nc, kc)
+				packA(ap, kn.mr, a, la, ic, mc, pc, kc)
+				kn.macro(ap, bp, w.tile, c[ic*n+jc:], n, mc, nc, kc)
 			}
 		}
 	}
@@ -164,8 +186,9 @@ func (kn *gemmKernel[T]) shared(bp []T, par, m, n, k int, a []T, la gemmLayout, 
 			kn.parallelFor(par, rowChunks*colChunks, func(w *gemmWork[T], it int) {
 				r0, r1 := rowBound(it/colChunks), rowBound(it/colChunks+1)
 				c0, c1 := colBound(it%colChunks), colBound(it%colChunks+1)
-				packA(w.ap, mr, a, la, r0, r1-r0, pc, kc)
-				kn.macro(w.ap, bp[c0*kc:], w.tile, c[r0*n+jc+c0:], n, r1-r0, c1-c0, kc)
+				ap := w.packedA(mr, r1-r0, kc)
+				packA(ap, mr, a, la, r0, r1-r0, pc, kc)
+				kn.macro(ap, bp[c0*kc:], w.tile, c[r0*n+jc+c0:], n, r1-r0, c1-c0, kc)
 			})
 		}
 	}
