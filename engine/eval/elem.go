@@ -320,23 +320,55 @@ func minNormal[F float]() float64 {
 // daz returns xs with subnormals replaced by signed zeros, copying only when
 // there is one (xs may alias a tensor's storage).
 func daz[F float](xs []F) []F {
-	m := F(minNormal[F]())
-	for i, v := range xs {
-		if v != 0 && v < m && v > -m {
-			out := append([]F(nil), xs...)
-			ftz(out[i:])
-			return out
-		}
+	if i := firstSubnormal(xs); i >= 0 {
+		out := append([]F(nil), xs...)
+		ftz(out[i:])
+		return out
 	}
 	return xs
 }
 
+// firstSubnormal returns the index of the first subnormal in xs, or -1. It
+// tests the bits (magnitude in [1, smallest normal)) with one unsigned
+// compare per element: these scans run over every operand of every float op.
+func firstSubnormal[F float](xs []F) int {
+	if len(xs) == 0 {
+		return -1
+	}
+	var z F
+	if unsafe.Sizeof(z) == 4 {
+		for i, b := range unsafe.Slice((*uint32)(unsafe.Pointer(&xs[0])), len(xs)) {
+			if b&0x7fffffff-1 < 0x007fffff {
+				return i
+			}
+		}
+		return -1
+	}
+	for i, b := range unsafe.Slice((*uint64)(unsafe.Pointer(&xs[0])), len(xs)) {
+		if b&0x7fffffffffffffff-1 < 0x000fffffffffffff {
+			return i
+		}
+	}
+	return -1
+}
+
 // ftz replaces subnormals in xs by signed zeros, in place.
 func ftz[F float](xs []F) {
-	m := F(minNormal[F]())
-	for i, v := range xs {
-		if v != 0 && v < m && v > -m {
-			xs[i] = v * 0 // keeps the sign
+	if len(xs) == 0 {
+		return
+	}
+	var z F
+	if unsafe.Sizeof(z) == 4 {
+		for i, b := range unsafe.Slice((*uint32)(unsafe.Pointer(&xs[0])), len(xs)) {
+			if b&0x7fffffff-1 < 0x007fffff {
+				xs[i] = F(math.Float32frombits(b & 0x80000000))
+			}
+		}
+		return
+	}
+	for i, b := range unsafe.Slice((*uint64)(unsafe.Pointer(&xs[0])), len(xs)) {
+		if b&0x7fffffffffffffff-1 < 0x000fffffffffffff {
+			xs[i] = F(math.Float64frombits(b & (1 << 63)))
 		}
 	}
 }
