@@ -233,6 +233,18 @@ func packA[T number](dst []T, mr int, a []T, l gemmLayout, ic, mc, pc, kc int) {
 			for p := 0; p < kc; p++ {
 				copy(panel[p*mr:p*mr+rows], a[base+p*l.cs:])
 			}
+		case l.cs == 1 && mr == 4 && rows == 4:
+			// Every kernel's tile is 4 rows tall: read the rows in lockstep
+			// so the panel is written sequentially.
+			r0 := a[base : base+kc]
+			r1 := a[base+l.rs:][:len(r0)]
+			r2 := a[base+2*l.rs:][:len(r0)]
+			r3 := a[base+3*l.rs:][:len(r0)]
+			panel = panel[:4*len(r0)]
+			for p := range r0 {
+				q := panel[4*p : 4*p+4 : 4*p+4]
+				q[0], q[1], q[2], q[3] = r0[p], r1[p], r2[p], r3[p]
+			}
 		case l.cs == 1:
 			for r := 0; r < rows; r++ {
 				src := a[base+r*l.rs : base+r*l.rs+kc]
