@@ -30,8 +30,8 @@ gt_status gt_result_copy(uint64_t h, int64_t i, void *dst, int64_t nbytes, char 
 gt_status gt_roundtrip(gt_tensor_view *views, int32_t n, uint64_t *out, char **err);
 gt_status gt_convert(gt_tensor_view *view, int32_t dst, uint64_t *out, char **err);
 gt_status gt_internal_test_panic(char **err);
-gt_status gt_hlo_load(const char *path, const void *data, int64_t n, const char *kind, uint64_t *out, char **err);
+gt_status gt_hlo_load(char *path, void *data, int64_t n, char *kind, uint64_t *out, char **err);
 gt_status gt_hlo_info(uint64_t h, char **out, char **err);
 gt_status gt_hlo_text(uint64_t h, char **out, char **err);
-gt_status gt_golden(uint64_t module, gt_tensor_view *views, int32_t n, const char *opts_json, uint64_t *out, char **err);
+gt_status gt_golden(uint64_t module, gt_tensor_view *views, int32_t n, char *opts_json, uint64_t *out, char **err);
 int gt_cli_main(int argc, char **argv);

@@ -36,7 +36,14 @@ type ModuleError struct {
 	Err  error
 }
 
-func (e *ModuleError) Error() string { return fmt.Sprintf("module %s: %v", e.File, e.Err) }
+func (e *ModuleError) Error() string {
+	msg := e.Err.Error()
+	if strings.HasPrefix(msg, e.File+":") {
+		// Parse errors already start with file:line:col; don't name the file twice.
+		return "module " + msg
+	}
+	return fmt.Sprintf("module %s: %s", e.File, msg)
+}
 func (e *ModuleError) Unwrap() error { return e.Err }
 
 // InputError is an input that does not fit the module's parameters. Param is
