@@ -280,10 +280,16 @@ func packB[T number](dst []T, nr int, b []T, l gemmLayout, pc, kc, jc, nc int) {
 				copy(panel[p*nr:p*nr+cols], b[base+p*l.rs:])
 			}
 		case l.rs == 1: // transposed B: each column of the panel is contiguous
-			for q := 0; q < cols; q++ {
-				src := b[base+q*l.cs : base+q*l.cs+kc]
-				for p, v := range src {
-					panel[p*nr+q] = v
+			// Transpose in strips of 8 rows so the strip being written stays
+			// in L1 while every column is read.
+			const strip = 8
+			for p0 := 0; p0 < kc; p0 += strip {
+				ps := min(strip, kc-p0)
+				for q := 0; q < cols; q++ {
+					src := b[base+q*l.cs+p0 : base+q*l.cs+p0+ps]
+					for p, v := range src {
+						panel[(p0+p)*nr+q] = v
+					}
 				}
 			}
 		default:
