@@ -52,10 +52,19 @@ type scalarProgram struct {
 	results []sreg
 	init    []uint64 // the register file's initial contents: constants, zeros elsewhere
 	steps   []scalarStep
+	// stepIO[i] is the destination and the operands of steps[i], for
+	// callers that partition the program (sort's per-side precompute).
+	stepIO []stepIO
 	// resultsAliasParams is set when a result reads a parameter's register, so
 	// feeding results back into parameters (a reducer's accumulators) must go
 	// through a copy.
 	resultsAliasParams bool
+}
+
+// stepIO is what one step writes and reads.
+type stepIO struct {
+	dst  sreg
+	srcs []sreg
 }
 
 // scalarMachine is one evaluation context of a program: its registers and the
@@ -457,15 +466,14 @@ func (b *scalarBuilder) emit(in *hlo.Instruction) error {
 	}
 	dst := b.alloc(res)
 	b.vals[in] = scalarValue{sreg: dst}
-	if s := fastStep(in, args, dst); s != nil {
-		b.p.steps = append(b.p.steps, s)
-		return nil
-	}
-	s, err := genericStep(in, args, dst)
-	if err != nil {
-		return err
+	s := fastStep(in, args, dst)
+	if s == nil {
+		if s, err = genericStep(in, args, dst); err != nil {
+			return err
+		}
 	}
 	b.p.steps = append(b.p.steps, s)
+	b.p.stepIO = append(b.p.stepIO, stepIO{dst: dst, srcs: args})
 	return nil
 }
 
@@ -617,6 +625,12 @@ func compareStep(dir, ctype string, a, b sreg, dst sreg) scalarStep {
 			c := cmpFunc[int32](dir)
 			if c == nil {
 				return nil
+			}
+			if daz {
+				return func(m *scalarMachine) {
+					r := m.r
+					r[d] = b2u64(c(totalOrderKey32(flush(f32of(r[x]))), totalOrderKey32(flush(f32of(r[y])))))
+				}
 			}
 			return func(m *scalarMachine) {
 				r := m.r

@@ -153,6 +153,11 @@ func scalarMap(p *scalarProgram, ts []*tensor.Tensor, out *tensor.Tensor) (bool,
 // scalarSortLess returns a comparator factory for sort operands ts: each call
 // gives a less function on element indices backed by its own machine (so
 // lines can sort concurrently) and a function reporting the machine's error.
+//
+// A comparator's parameters come in pairs (k[a], k[b]), and typically most
+// of its work reads one side only (jnp.sort canonicalizes NaN and -0 of each
+// side before comparing). Those steps run once per element up front; each
+// comparison then loads the precomputed side values and runs the rest.
 func scalarSortLess(p *scalarProgram, ts []*tensor.Tensor) (func() (func(a, b int64) bool, func() error), bool) {
 	var types []dtype.Type
 	for _, t := range ts {
@@ -165,19 +170,105 @@ func scalarSortLess(p *scalarProgram, ts []*tensor.Tensor) (func() (func(a, b in
 	for i, x := range ts {
 		xs[i] = toRegs(x)
 	}
+	plan := splitSides(p)
+	// Precompute each element's side registers: tab[s][e*len(plan.regs[s])+j].
+	m := p.machine()
+	n := ts[0].NumElements()
+	var tab [2][]uint64
+	for side := range 2 {
+		regs := plan.regs[side]
+		tab[side] = make([]uint64, int(n)*len(regs))
+		for e := range n {
+			for i := range xs {
+				m.set(2*i+side, xs[i], e)
+			}
+			for _, s := range plan.side[side] {
+				s(m)
+			}
+			row := tab[side][int(e)*len(regs):]
+			for j, r := range regs {
+				row[j] = m.r[r]
+			}
+		}
+	}
+	if m.err != nil {
+		err := m.err
+		return func() (func(a, b int64) bool, func() error) {
+			return func(a, b int64) bool { return false }, func() error { return err }
+		}, true
+	}
 	res := p.results[0].reg
+	ra, rb := plan.regs[0], plan.regs[1]
 	return func() (func(a, b int64) bool, func() error) {
 		m := p.machine()
 		less := func(a, b int64) bool {
-			for i := range xs {
-				m.set(2*i, xs[i], a)
-				m.set(2*i+1, xs[i], b)
+			ta, tb := tab[0][int(a)*len(ra):], tab[1][int(b)*len(rb):]
+			for j, r := range ra {
+				m.r[r] = ta[j]
 			}
-			m.run()
+			for j, r := range rb {
+				m.r[r] = tb[j]
+			}
+			for _, s := range plan.mixed {
+				s(m)
+			}
 			return m.r[res] != 0
 		}
 		return less, func() error { return m.err }
 	}, true
+}
+
+// sidePlan partitions a comparator's steps: side[0] read only even
+// parameters (the a side), side[1] only odd ones, mixed the rest; regs[s]
+// are the registers of side s that mixed steps or the result read.
+type sidePlan struct {
+	side  [2][]scalarStep
+	mixed []scalarStep
+	regs  [2][]int
+}
+
+func splitSides(p *scalarProgram) sidePlan {
+	dep := make([]uint8, len(p.init)) // bit 0: reads the a side, bit 1: the b side
+	for i, pr := range p.params {
+		for s := range slots(pr.typ) {
+			dep[pr.reg+s] = 1 << (i % 2)
+		}
+	}
+	var plan sidePlan
+	used := make([]bool, len(p.init))
+	for i, s := range p.steps {
+		io := p.stepIO[i]
+		var d uint8
+		for _, src := range io.srcs {
+			d |= dep[src.reg]
+		}
+		for k := range slots(io.dst.typ) {
+			dep[io.dst.reg+k] = d
+		}
+		switch d {
+		case 1, 2:
+			plan.side[d-1] = append(plan.side[d-1], s)
+		default:
+			// Steps of constants only, or of both sides, run per comparison.
+			plan.mixed = append(plan.mixed, s)
+			for _, src := range io.srcs {
+				for k := range slots(src.typ) {
+					used[src.reg+k] = true
+				}
+			}
+		}
+	}
+	for _, r := range p.results {
+		for k := range slots(r.typ) {
+			used[r.reg+k] = true
+		}
+	}
+	for r, u := range used {
+		if u && (dep[r] == 1 || dep[r] == 2) {
+			plan.regs[dep[r]-1] = append(plan.regs[dep[r]-1], r)
+		}
+	}
+	return plan
 }
 
 // scalarSelectAndScatter is select-and-scatter's loop with compiled select
