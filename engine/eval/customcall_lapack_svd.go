@@ -18,6 +18,13 @@ func init() {
 			return lapackSVD(in, args, false)
 		})
 	}
+	// Complex SVD would need zgebrd and zgesdd's own path thresholds to
+	// reproduce LAPACK's phases; until then say so rather than guess.
+	for _, t := range []string{"cgesdd", "zgesdd", "cgesvd", "zgesvd"} {
+		RegisterCustomCall("lapack_"+t+"_ffi", func(*Evaluator, *hlo.Instruction, []Value) (Value, error) {
+			return Value{}, Unsupported("complex SVD (lapack_%s_ffi) is not implemented", t)
+		})
+	}
 }
 
 // lapackSVD serves ?gesdd (jnp.linalg.svd's default) and ?gesvd
