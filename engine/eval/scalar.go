@@ -859,6 +859,10 @@ func binaryStep(op string, x, y int, dst sreg) scalarStep {
 			v := f(flush(math.Float64frombits(r[x])), flush(math.Float64frombits(r[y])))
 			r[d] = math.Float64bits(flush(v))
 		}
+	case classC64:
+		return complexBinaryStep[complex64](op, x, y, d)
+	case classC128:
+		return complexBinaryStep[complex128](op, x, y, d)
 	case classSigned, classUnsigned, classPred:
 		f := intBinary(dst.typ, op)
 		if f == nil {
@@ -992,5 +996,33 @@ func intUnaryT[T integer](op string, width int) func(a uint64) uint64 {
 		var o [1]T
 		unaryInt(op, x[:], o[:], width)
 		return uint64(o[0])
+	}
+}
+
+// complexBinaryStep runs binaryCplx on one element: parts flushed on the way
+// in and out (dazComplex, ftzComplex), registers holding each part's bits.
+func complexBinaryStep[C cplx](op string, x, y, d int) scalarStep {
+	if !binaryCplx[C](op, nil, nil, nil) {
+		return nil
+	}
+	var z C
+	c64 := isC64(z)
+	get := func(r []uint64, i int) C {
+		if c64 {
+			return C(complex(flush(f32of(r[i])), flush(f32of(r[i+1]))))
+		}
+		return C(complex(flush(math.Float64frombits(r[i])), flush(math.Float64frombits(r[i+1]))))
+	}
+	return func(m *scalarMachine) {
+		r := m.r
+		a, b := [1]C{get(r, x)}, [1]C{get(r, y)}
+		var o [1]C
+		binaryCplx(op, a[:], b[:], o[:])
+		v := complex128(o[0])
+		if c64 {
+			r[d], r[d+1] = uint64(math.Float32bits(flush(float32(real(v))))), uint64(math.Float32bits(flush(float32(imag(v)))))
+		} else {
+			r[d], r[d+1] = math.Float64bits(flush(real(v))), math.Float64bits(flush(imag(v)))
+		}
 	}
 }

@@ -172,7 +172,7 @@ func scalarSortLess(p *scalarProgram, ts []*tensor.Tensor) (func() (func(a, b in
 	}
 	plan := splitSides(p)
 	// Precompute each element's side registers: tab[s][e*len(plan.regs[s])+j].
-	m := p.machine()
+	m := plan.machine(p)
 	n := ts[0].NumElements()
 	var tab [2][]uint64
 	for side := range 2 {
@@ -200,7 +200,7 @@ func scalarSortLess(p *scalarProgram, ts []*tensor.Tensor) (func() (func(a, b in
 	res := p.results[0].reg
 	ra, rb := plan.regs[0], plan.regs[1]
 	return func() (func(a, b int64) bool, func() error) {
-		m := p.machine()
+		m := plan.machine(p)
 		less := func(a, b int64) bool {
 			ta, tb := tab[0][int(a)*len(ra):], tab[1][int(b)*len(rb):]
 			for j, r := range ra {
@@ -218,13 +218,24 @@ func scalarSortLess(p *scalarProgram, ts []*tensor.Tensor) (func() (func(a, b in
 	}, true
 }
 
-// sidePlan partitions a comparator's steps: side[0] read only even
-// parameters (the a side), side[1] only odd ones, mixed the rest; regs[s]
-// are the registers of side s that mixed steps or the result read.
+// sidePlan partitions a comparator's steps: prelude reads constants only,
+// side[0] reads even parameters (the a side) and side[1] odd ones, mixed
+// both; regs[s] are the registers of side s that mixed steps or the result
+// read.
 type sidePlan struct {
-	side  [2][]scalarStep
-	mixed []scalarStep
-	regs  [2][]int
+	prelude []scalarStep
+	side    [2][]scalarStep
+	mixed   []scalarStep
+	regs    [2][]int
+}
+
+// machine returns a machine for p with the prelude's constant values computed.
+func (plan *sidePlan) machine(p *scalarProgram) *scalarMachine {
+	m := p.machine()
+	for _, s := range plan.prelude {
+		s(m)
+	}
+	return m
 }
 
 func splitSides(p *scalarProgram) sidePlan {
@@ -246,10 +257,11 @@ func splitSides(p *scalarProgram) sidePlan {
 			dep[io.dst.reg+k] = d
 		}
 		switch d {
+		case 0:
+			plan.prelude = append(plan.prelude, s)
 		case 1, 2:
 			plan.side[d-1] = append(plan.side[d-1], s)
 		default:
-			// Steps of constants only, or of both sides, run per comparison.
 			plan.mixed = append(plan.mixed, s)
 			for _, src := range io.srcs {
 				for k := range slots(src.typ) {

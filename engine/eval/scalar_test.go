@@ -373,6 +373,47 @@ ENTRY e {
   ROOT s = (s8[5,40], f16[5,40]) sort(x, y), dimensions={1}, is_stable=true, to_apply=c
 }
 `, []*tensor.Tensor{smallInts(r, dtype.S8, 5, 5, 40), randomShaped(r, dtype.F16, 5, 40)}},
+		{"sort_desc_const_step", `HloModule m
+c {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  one = f32[] constant(1)
+  two = f32[] constant(2)
+  k = f32[] add(one, two)
+  sa = f32[] multiply(a, k)
+  sb = f32[] multiply(b, k)
+  ROOT r = pred[] compare(sa, sb), direction=GT
+}
+ENTRY e {
+  x = f32[3,50] parameter(0)
+  ROOT s = f32[3,50] sort(x), dimensions={0}, to_apply=c
+}
+`, []*tensor.Tensor{randomShaped(r, dtype.F32, 3, 50)}},
+		{"reduce_complex_mul", `HloModule m
+r {
+  a = c64[] parameter(0)
+  b = c64[] parameter(1)
+  ROOT m = c64[] multiply(a, b)
+}
+ENTRY e {
+  x = c64[6,5] parameter(0)
+  o = c64[] constant((1, 0))
+  ROOT w = c64[6] reduce(x, o), dimensions={1}, to_apply=r
+}
+`, []*tensor.Tensor{randomShaped(r, dtype.C64, 6, 5)}},
+		{"map_u4_shift", `HloModule m
+c {
+  a = u4[] parameter(0)
+  b = u4[] parameter(1)
+  s = u4[] shift-right-arithmetic(a, b)
+  ROOT p = u4[] popcnt(s)
+}
+ENTRY e {
+  x = u4[64] parameter(0)
+  y = u4[64] parameter(1)
+  ROOT m = u4[64] map(x, y), dimensions={0}, to_apply=c
+}
+`, []*tensor.Tensor{randomShaped(r, dtype.U4, 64), randomShaped(r, dtype.U4, 64)}},
 		{"scatter_combiner", `HloModule m
 c {
   a = f32[] parameter(0)
