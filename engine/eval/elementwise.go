@@ -7,6 +7,7 @@ package eval
 
 import (
 	"fmt"
+	"unsafe"
 
 	"goldtrace/engine/dtype"
 	"goldtrace/engine/hlo"
@@ -362,6 +363,12 @@ func signBitOp(op string, x *tensor.Tensor) (*tensor.Tensor, error) {
 	// Flip or clear the sign bit of the encoding (every real float format
 	// here keeps its sign in the top bit of its storage, except the
 	// unsigned e8m0 and the fnuz types whose 0x80 is NaN).
+	switch x.Type {
+	case dtype.F32:
+		return signBitWords[uint32](op, x), nil
+	case dtype.F64:
+		return signBitWords[uint64](op, x), nil
+	}
 	out := x.Clone()
 	size, bits := x.Type.Size(), x.Type.Bits()
 	top := byte(1) << uint((bits-1)%8)
@@ -380,4 +387,25 @@ func signBitOp(op string, x *tensor.Tensor) (*tensor.Tensor, error) {
 		}
 	}
 	return out, nil
+}
+
+// signBitWords is signBitOp for f32 and f64, a word at a time.
+func signBitWords[W uint32 | uint64](op string, x *tensor.Tensor) *tensor.Tensor {
+	out := tensor.New(x.Type, x.Dims)
+	src, dst := rawView[W](x.Data), rawView[W](out.Data)
+	sign := W(1) << (8*unsafe.Sizeof(W(0)) - 1)
+	if op == "abs" {
+		parallelFor(len(dst), func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				dst[i] = src[i] &^ sign
+			}
+		})
+	} else {
+		parallelFor(len(dst), func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				dst[i] = src[i] ^ sign
+			}
+		})
+	}
+	return out
 }

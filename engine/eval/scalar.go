@@ -25,6 +25,7 @@ package eval
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"math"
 	"runtime"
@@ -477,6 +478,10 @@ func (b *scalarBuilder) emit(in *hlo.Instruction) error {
 	return nil
 }
 
+// scalarEvaluator is the evaluator generic steps hand their op functions:
+// the allowed ops are pure and do not use it, but must not get nil.
+var scalarEvaluator = &Evaluator{Ctx: context.Background()}
+
 // genericStep runs in's tensor evaluator on one-element tensors. It is tried
 // once on zero operands at compile time, so a combination the evaluator
 // rejects makes the whole computation fall back instead of failing later.
@@ -491,7 +496,7 @@ func genericStep(in *hlo.Instruction, args []sreg, dst sreg) (scalarStep, error)
 		for i, a := range args {
 			vals[i] = ArrayValue(scalarTensor(a.typ, m.r[a.reg:a.reg+slots(a.typ)]))
 		}
-		v, err := f(nil, &shell, vals)
+		v, err := f(scalarEvaluator, &shell, vals)
 		if err == nil && (v.T == nil || v.T.Type != dst.typ || v.T.NumElements() != 1) {
 			err = fmt.Errorf("%s did not return a %v scalar", shell.Opcode, dst.typ)
 		}

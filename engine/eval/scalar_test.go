@@ -10,9 +10,11 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"goldtrace/engine/dtype"
 	"goldtrace/engine/hlo"
@@ -515,5 +517,38 @@ func TestStableSort(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Fatalf("n=%d: got %v, want %v", n, got, want)
 		}
+	}
+}
+
+// TestScalarCacheReleasesComputations checks that the program cache does not
+// keep computations (and their modules) alive.
+func TestScalarCacheReleasesComputations(t *testing.T) {
+	count := func() int {
+		n := 0
+		scalarCache.Range(func(_, _ any) bool { n++; return true })
+		return n
+	}
+	before := count()
+	func() {
+		src := mapProgram([]dtype.Type{dtype.F32, dtype.F32}, dtype.F32, "  ROOT r = f32[] clamp(p0, p1, p0)\n", 4)
+		m, err := hlo.ParseText([]byte(src), "x.hlo")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range m.Computations {
+			if c.Name == "comp" && compileScalar(c) == nil {
+				t.Fatal("did not compile")
+			}
+		}
+	}()
+	if count() != before+1 {
+		t.Fatalf("cache has %d entries, want %d", count(), before+1)
+	}
+	for i := 0; i < 100 && count() > before; i++ {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	if count() > before {
+		t.Fatal("the cache still holds a dropped computation")
 	}
 }
