@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"goldtrace/engine/hlo"
 	"goldtrace/engine/tensor"
 )
 
@@ -204,8 +203,6 @@ ENTRY e {
   ard = f32[2,3] all-reduce-done(ars)
   ROOT t = (f32[2,3]) tuple(ard)
 }"""),
-# engine/hlo's verifier rejects the tuple operand of all-gather-done and
-# collective-permute-done, so this case is run unverified.
 ("async_gather_permute", 4, 1, [("f32", (2, 3))], """
 ENTRY e {
   p = f32[2,3] parameter(0)
@@ -333,8 +330,7 @@ for name, R, Pn, params, body in HLO_CASES:
     for k, o in enumerate(outs):
         for d in range(4):
             save(f"{name}.out{k}.dev{d}.npy", np.asarray(o[d]))
-    manifest.append({"name": name, "inputs": len(params), "outputs": len(outs), "devices": 4,
-                     "unverified": name == "async_gather_permute"})
+    manifest.append({"name": name, "inputs": len(params), "outputs": len(outs), "devices": 4})
 with open("manifest.json", "w") as fh:
     json.dump(manifest, fh)
 `
@@ -363,9 +359,6 @@ func compareCollectiveCases(t *testing.T, script string, minCases int) {
 	var cases []struct {
 		Name                     string
 		Inputs, Outputs, Devices int
-		// Unverified cases are parsed without hlo.Verify, which rejects
-		// some valid modules (the tuple operand of all-gather-done).
-		Unverified bool
 	}
 	if err := json.Unmarshal(data, &cases); err != nil {
 		t.Fatal(err)
@@ -376,22 +369,11 @@ func compareCollectiveCases(t *testing.T, script string, minCases int) {
 	for _, c := range cases {
 		t.Run(c.Name, func(t *testing.T) {
 			path := filepath.Join(dir, c.Name+".hlo")
-			var m *hlo.Module
-			if c.Unverified {
-				src, err := os.ReadFile(path)
-				if err == nil {
-					m, err = hlo.ParseText(src, path)
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-			} else {
-				l, err := LoadModule(path, ModuleAuto)
-				if err != nil {
-					t.Fatal(err)
-				}
-				m = l.Module
+			l, err := LoadModule(path, ModuleAuto)
+			if err != nil {
+				t.Fatal(err)
 			}
+			m := l.Module
 			var inputs []*tensor.Tensor
 			for d := range c.Devices {
 				for i := range c.Inputs {

@@ -36,7 +36,9 @@ func InferShape(in *Instruction) (Shape, error) {
 		case "tuple", "get-tuple-element", "while", "call", "conditional", "fusion", "custom-call", "opt-barrier",
 			"domain", "add-dependency", "after-all", "outfeed", "send", "recv", "infeed", "async-start",
 			"async-update", "async-done", "all-reduce", "all-to-all", "collective-permute", "copy", "copy-start",
-			"sort", "all-gather", "reduce-scatter", "collective-broadcast", "rng-bit-generator", "scan":
+			"sort", "all-gather", "reduce-scatter", "collective-broadcast", "rng-bit-generator", "scan",
+			"all-gather-start", "all-gather-done", "all-reduce-start", "all-reduce-done", "collective-permute-start",
+			"collective-permute-done", "copy-done", "send-done", "recv-done":
 		default:
 			if err := arr(i); err != nil && !isAsyncWrapper(in.Opcode) {
 				return Shape{}, err
