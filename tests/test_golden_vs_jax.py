@@ -61,25 +61,13 @@ RTOL = {
 
 ELEM_ATOL = 1e-3
 
-BF16_SUB = ("convert f32->bf16 flushes subnormal f32 inputs to +-0 (DAZ); XLA:CPU converts f32->bf16 with "
-            "integer bit arithmetic, so bf16 subnormals survive (e.g. f32 0x00010000 -> bf16 0x0001)")
-
 # Program id -> precise reason, for every form; each is an xfail(strict=True).
 KNOWN_BUGS = {
-    "convert-f32-to-bf16-ties": BF16_SUB,
-    "subnormal-convert-f32-to-bf16": BF16_SUB,
-    "convert-f32-to-f8e8m0fnu": ("convert f32->f8e8m0fnu flushes the f32 subnormal 2**-127 first and returns NaN "
-                                 "(0xff); XLA:CPU returns 0x00 (= 2**-127)"),
     "linalg-svd-c64-values": ("custom-call target lapack_cgesdd_ffi (complex SVD) has no handler: UnsupportedError; "
                               "the real s/dgesdd targets work"),
-    "ftz-gt0-bf16": ("compare of bf16 subnormals against 0 reads them as nonzero; XLA:CPU compares bf16 in f32 "
-                     "under DAZ, so bf16 0x0001 > 0 is false"),
 }
 # (form, program id) -> reason, for failures of one form only.
-KNOWN_FAILURES = {
-    # XLA's optimized module computes the flip as bf16->f32, reverse, f32->bf16.
-    ("opt", "subnormal-transpose-bf16"): BF16_SUB,
-}
+KNOWN_FAILURES = {}
 
 # Programs also run from text: every fifth one plus every model block.
 TEXT_SUBSET = [pid for i, pid in enumerate(jp.IDS) if i % 5 == 0 or pid.startswith("model-")]

@@ -61,8 +61,12 @@ func convert(x *tensor.Tensor, to dtype.Type) (*tensor.Tensor, error) {
 			}
 			return out, nil
 		}
-		if (x.Type == dtype.F32 && !to.IsComplex()) || (x.Type == dtype.BF16 && to == dtype.F64) {
-			f = daz(f) // a real f32 instruction reads it; exact bit widenings do not
+		if (x.Type == dtype.F32 && (to == dtype.F64 || to.IsInteger())) || (x.Type == dtype.BF16 && to == dtype.F64) {
+			// A real f32 instruction (cvtss2sd, cvttss2si) reads it and sees
+			// subnormals as 0. Narrowing to bf16/f8/f4 is bit arithmetic in
+			// XLA:CPU, so f32 subnormals survive where the target can hold them
+			// (bf16, f8e8m0fnu's 2^-127).
+			f = daz(f)
 		}
 		if x.Type == dtype.F4E2M1FN && to.IsInteger() {
 			// XLA:CPU's float->int convert saturates values equal to the

@@ -35,15 +35,46 @@ func evalCompare(_ *Evaluator, in *hlo.Instruction, args []Value) (Value, error)
 	if err != nil {
 		return Value{}, err
 	}
-	out, err := compare(in.ComparisonDirection, in.ComparisonType, ts[0], ts[1])
+	out, err := compare(in.ComparisonDirection, in.ComparisonType, ts[0], ts[1], bf16CompareFlushes(in))
 	if err != nil {
 		return Value{}, err
 	}
 	return ArrayValue(out), nil
 }
 
+// bf16CompareFlushes reports whether XLA:CPU's code for a bf16 compare sees
+// subnormals as zero. Two computed values are widened to f32 and compared
+// under DAZ, but LLVM folds a compare against a constant (jax's x.astype(bool)
+// is compare(x, broadcast(0))) into bf16 bit arithmetic that keeps them. Both
+// behaviours were observed with jax on CPU.
+func bf16CompareFlushes(in *hlo.Instruction) bool {
+	for _, op := range in.Operands {
+		if isConstantLike(op) {
+			return false
+		}
+	}
+	return true
+}
+
+// isConstantLike reports whether an instruction's value is a constant seen
+// through value-preserving reshapes.
+func isConstantLike(in *hlo.Instruction) bool {
+	for depth := 0; depth < 8; depth++ {
+		switch in.Opcode {
+		case "constant", "iota":
+			return true
+		case "broadcast", "reshape", "bitcast", "copy", "transpose":
+			in = in.Operands[0]
+		default:
+			return false
+		}
+	}
+	return false
+}
+
 // compare evaluates a compare of equal-shaped operands into a pred tensor.
-func compare(dir, ctype string, a, b *tensor.Tensor) (*tensor.Tensor, error) {
+// flushBF16 says whether bf16 subnormals compare as zero (see bf16CompareFlushes).
+func compare(dir, ctype string, a, b *tensor.Tensor, flushBF16 bool) (*tensor.Tensor, error) {
 	if err := sameShape(a, b); err != nil {
 		return nil, err
 	}
@@ -61,9 +92,10 @@ func compare(dir, ctype string, a, b *tensor.Tensor) (*tensor.Tensor, error) {
 	switch classOf(a.Type) {
 	case classF32:
 		as, bs := asF32(a), asF32(b)
-		if a.Type == dtype.F32 {
-			// XLA:CPU compares narrower floats without flushing their
-			// (f32-subnormal) values; f32 compares see subnormals as 0.
+		if (a.Type == dtype.F32 || (a.Type == dtype.BF16 && flushBF16)) && ctype != "TOTALORDER" {
+			// XLA:CPU compares f32 and bf16 (widened to f32) with FP compares,
+			// which see subnormals as 0 (DAZ); other narrow floats widen to
+			// f32 normals. TOTALORDER compares bit patterns as integers.
 			as, bs = daz(as), daz(bs)
 		}
 		if ctype == "TOTALORDER" {
