@@ -43,11 +43,15 @@ func evalCompare(_ *Evaluator, in *hlo.Instruction, args []Value) (Value, error)
 }
 
 // bf16CompareFlushes reports whether XLA:CPU's code for a bf16 compare sees
-// subnormals as zero. Two computed values are widened to f32 and compared
-// under DAZ, but LLVM folds a compare against a constant (jax's x.astype(bool)
-// is compare(x, broadcast(0))) into bf16 bit arithmetic that keeps them. Both
-// behaviours were observed with jax on CPU.
+// subnormals as zero. Compares are widened to f32 and run under DAZ, except
+// that LLVM folds EQ/NE against a constant (jax's x.astype(bool) is
+// compare(x, broadcast(0)), NE) into bit arithmetic that keeps them: with jax on
+// CPU, bf16 0x0001 != 0 is true while 0x0001 > 0 and ne(0x0001, zeros-operand)
+// are false.
 func bf16CompareFlushes(in *hlo.Instruction) bool {
+	if in.ComparisonDirection != "EQ" && in.ComparisonDirection != "NE" {
+		return true
+	}
 	for _, op := range in.Operands {
 		if isConstantLike(op) {
 			return false
