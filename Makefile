@@ -5,8 +5,10 @@ PYTHON ?= python3
 GO ?= go
 PIP := $(PYTHON) -m pip
 FUZZTIME ?= 20s
-# Packages whose code runs goroutines: their tests also run under the race detector.
-RACE_PKGS := ./engine/eval/... ./capi/...
+# Packages whose code runs goroutines: their tests also run under the race
+# detector, limited to the tests that exercise the concurrent code.
+RACE_PKGS := ./engine/eval/ ./engine/golden/
+RACE_ARGS := -run 'Gemm|Parallel|Collective|Rendezvous|Device|Replica|Scalar'
 
 .PHONY: all deps install demo test gotest pytest bench fuzz proto clean
 
@@ -23,10 +25,15 @@ install: deps
 demo: install
 	$(PYTHON) examples/demo.py
 
+# The portable build runs every test; the SIMD kernels (GOEXPERIMENT=simd, what
+# the Python package ships when the toolchain allows) rerun the tests of the
+# code they change.
 gotest:
 	$(GO) vet ./...
+	GOEXPERIMENT=simd $(GO) vet ./engine/eval/
 	$(GO) test -count=1 ./...
-	$(GO) test -count=1 -race $(RACE_PKGS)
+	GOEXPERIMENT=simd $(GO) test -count=1 -run 'Gemm|Dot|Part2' ./engine/eval/
+	$(GO) test -count=1 -race $(RACE_ARGS) $(RACE_PKGS)
 
 pytest:
 	$(PYTHON) -m pytest -q tests

@@ -32,11 +32,19 @@ class BuildGoThenNative(build_ext):
         _require(os.environ.get("CC", cc), "a C compiler (apt-get install gcc)")
         libdir = pathlib.Path(self.build_temp).resolve() / "go"
         libdir.mkdir(parents=True, exist_ok=True)
+        cmd = [go, "build", "-trimpath", "-buildmode=c-shared", "-o", str(libdir / "libgoldtrace.so"), "./capi"]
         env = dict(os.environ, CGO_ENABLED="1")
-        subprocess.run(
-            [go, "build", "-trimpath", "-buildmode=c-shared", "-o", str(libdir / "libgoldtrace.so"), "./capi"],
-            cwd=ROOT, env=env, check=True,
-        )
+        # The SIMD GEMM kernels need Go's simd experiment; the portable build
+        # computes the same results, only slower. GOLDTRACE_PORTABLE=1 forces it.
+        if os.environ.get("GOLDTRACE_PORTABLE") != "1":
+            simd = subprocess.run(cmd, cwd=ROOT, env=dict(env, GOEXPERIMENT="simd"))
+            if simd.returncode == 0:
+                return self._finish(libdir)
+            print("goldtrace: GOEXPERIMENT=simd build failed; building the portable library", file=sys.stderr)
+        subprocess.run(cmd, cwd=ROOT, env=env, check=True)
+        self._finish(libdir)
+
+    def _finish(self, libdir):
         for ext in self.extensions:
             ext.include_dirs.insert(0, str(libdir))
             ext.library_dirs.insert(0, str(libdir))
