@@ -17,8 +17,8 @@ package eval
 // Each step reproduces the tensor kernels' per-op semantics — flushing
 // subnormal inputs and results, NaN-propagating maximum/minimum, TOTALORDER
 // keys, integer wrap — mostly by calling the same kernels on one-element
-// slices; ops without a dedicated step (convert between floats, complex math,
-// reduce-precision, clamp, ...) run the registered tensor op on one-element
+// slices; ops without a dedicated step (converts to and from f64 or
+// integers, complex unary math, reduce-precision, clamp, ...) run the registered tensor op on one-element
 // tensors, which is slower but still far cheaper than Evaluator.Call.
 // Anything else (calls, tuple-shaped parameters, non-scalar values) makes
 // compileScalar return nil and the caller keeps its interpreter path.
@@ -170,7 +170,7 @@ func (m *scalarMachine) result(k int) []uint64 {
 }
 
 // feedBack copies results 0..n-1 into parameters 0..n-1 (a reducer's
-// accumulators) .
+// accumulators).
 func (m *scalarMachine) feedBack(n int) {
 	if !m.p.resultsAliasParams {
 		for k := 0; k < n; k++ {
@@ -490,7 +490,17 @@ func genericStep(in *hlo.Instruction, args []sreg, dst sreg) (scalarStep, error)
 	// A detached copy: the step must not keep the computation reachable
 	// (the program cache holds computations weakly).
 	shell := *in
-	shell.Operands, shell.Called, shell.ControlPredecessors, shell.Parent, shell.Literal = nil, nil, nil, nil, nil
+	shell.Called, shell.ControlPredecessors, shell.Parent, shell.Literal = nil, nil, nil, nil
+	// Evaluators may look at what an operand is (compare treats constants
+	// specially); stubs keep that without the operand's graph.
+	shell.Operands = make([]*hlo.Instruction, len(in.Operands))
+	for i, op := range in.Operands {
+		stub := &hlo.Instruction{Name: op.Name, Opcode: "parameter", Shape: op.Shape}
+		if isConstantLike(op) {
+			stub.Opcode = "constant"
+		}
+		shell.Operands[i] = stub
+	}
 	step := func(m *scalarMachine) {
 		vals := make([]Value, len(args))
 		for i, a := range args {
@@ -527,7 +537,7 @@ func fastStep(in *hlo.Instruction, args []sreg, dst sreg) scalarStep {
 	case in.Opcode == "select" && len(args) == 3:
 		return selectStep(args, dst)
 	case in.Opcode == "compare" && len(args) == 2:
-		return compareStep(in.ComparisonDirection, in.ComparisonType, args[0], args[1], dst)
+		return compareStep(in.ComparisonDirection, in.ComparisonType, bf16CompareFlushes(in), args[0], args[1], dst)
 	case in.Opcode == "convert" && len(args) == 1:
 		return convertStep(args[0], dst)
 	case len(args) == 1 && unaryOpcodeSet[in.Opcode]:
@@ -606,7 +616,9 @@ func encoder(t dtype.Type) func(float32) uint64 {
 	return func(v float32) uint64 { return dtype.FromF32(t, flush(v)) }
 }
 
-func compareStep(dir, ctype string, a, b sreg, dst sreg) scalarStep {
+// compareStep mirrors compare(): which operands are flushed depends on the
+// type, the comparison type and (bf16) the instruction's operands.
+func compareStep(dir, ctype string, flushBF16 bool, a, b sreg, dst sreg) scalarStep {
 	if a.typ != b.typ || dst.typ != dtype.Pred {
 		return nil
 	}
@@ -617,7 +629,7 @@ func compareStep(dir, ctype string, a, b sreg, dst sreg) scalarStep {
 	total := ctype == "TOTALORDER"
 	switch classOf(a.typ) {
 	case classF32:
-		daz := a.typ == dtype.F32 // narrower floats compare unflushed, as in compare()
+		daz := (a.typ == dtype.F32 || (a.typ == dtype.BF16 && flushBF16)) && !total
 		dec := decoder(a.typ)
 		key := func(r uint64) float32 {
 			v := dec(r)
@@ -631,10 +643,10 @@ func compareStep(dir, ctype string, a, b sreg, dst sreg) scalarStep {
 			if c == nil {
 				return nil
 			}
-			if daz {
+			if a.typ == dtype.F32 {
 				return func(m *scalarMachine) {
 					r := m.r
-					r[d] = b2u64(c(totalOrderKey32(flush(f32of(r[x]))), totalOrderKey32(flush(f32of(r[y])))))
+					r[d] = b2u64(c(totalOrderKey32(f32of(r[x])), totalOrderKey32(f32of(r[y]))))
 				}
 			}
 			return func(m *scalarMachine) {
@@ -646,13 +658,13 @@ func compareStep(dir, ctype string, a, b sreg, dst sreg) scalarStep {
 		if c == nil {
 			return nil
 		}
-		if daz {
+		if a.typ == dtype.F32 {
 			return func(m *scalarMachine) {
 				r := m.r
 				r[d] = b2u64(c(flush(f32of(r[x])), flush(f32of(r[y]))))
 			}
 		}
-		return func(m *scalarMachine) { r := m.r; r[d] = b2u64(c(dec(r[x]), dec(r[y]))) }
+		return func(m *scalarMachine) { r := m.r; r[d] = b2u64(c(key(r[x]), key(r[y]))) }
 	case classF64:
 		f := func(r uint64) float64 { return flush(math.Float64frombits(r)) }
 		if total {
@@ -745,12 +757,38 @@ func normalizer(t dtype.Type) func(uint64) uint64 {
 }
 
 // convertStep handles the integer-to-integer converts, which only wrap
-// (or test != 0 for pred), like newFromI64.
+// (or test != 0 for pred), like newFromI64, and converts from f32-class
+// floats to f32, bf16, f16 and f64, which round once (convert).
 func convertStep(a, dst sreg) scalarStep {
+	x, d := a.reg, dst.reg
+	switch dst.typ {
+	case dtype.F32, dtype.BF16, dtype.F16, dtype.F64:
+	default:
+		if !isIntClass(a.typ) || !isIntClass(dst.typ) {
+			return nil // f8/f4 targets have NaN quirks (convert's markNaN): generic
+		}
+	}
+	if classOf(a.typ) == classF32 && dst.typ.IsFloat() {
+		dec := decoder(a.typ)
+		// As convert: f32 and bf16 -> f64 go through a real f32 instruction
+		// (flushing); narrowing is bit arithmetic that keeps subnormals.
+		daz := (a.typ == dtype.F32 || a.typ == dtype.BF16) && dst.typ == dtype.F64
+		to := dst.typ
+		return func(m *scalarMachine) {
+			v := dec(m.r[x])
+			if daz {
+				v = flush(v)
+			}
+			if to == dtype.F64 {
+				m.r[d] = math.Float64bits(float64(v))
+			} else {
+				m.r[d] = dtype.FromF32(to, v)
+			}
+		}
+	}
 	if !isIntClass(a.typ) || !isIntClass(dst.typ) {
 		return nil
 	}
-	x, d := a.reg, dst.reg
 	if dst.typ == dtype.Pred {
 		return func(m *scalarMachine) { m.r[d] = b2u64(m.r[x] != 0) }
 	}
