@@ -143,6 +143,8 @@ func evalConvolution(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, e
 		f64:  func(a, b []float64) []float64 { return convolve(par, p, lhs.Dims, rhs.Dims, a, b) },
 		c128: func(a, b []complex128) []complex128 { return convolve(par, p, lhs.Dims, rhs.Dims, a, b) },
 		i64:  func(a, b []int64) []int64 { return convolve(par, p, lhs.Dims, rhs.Dims, a, b) },
+		// Each output sums at most one kernel window over its group's input features.
+		depth: rhs.NumElements() / max(rhs.Dims[in.ConvDims.KernelOutputFeature], 1),
 	})
 	return ArrayValue(c), nil
 }

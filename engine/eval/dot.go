@@ -2,6 +2,7 @@ package eval
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 
 	"goldtrace/engine/dtype"
@@ -126,10 +127,11 @@ func evalDot(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
 	}
 	par := ev.parallelism()
 	c := contractAs(contractionClass(out.Elem, lhs.Type, rhs.Type), lhs, rhs, out.Elem, out.Dims, kernels{
-		f32:  func(a, b []float32) []float32 { return dotIn(par, p, lhs.Dims, rhs.Dims, a, b) },
-		f64:  func(a, b []float64) []float64 { return dotIn(par, p, lhs.Dims, rhs.Dims, a, b) },
-		c128: func(a, b []complex128) []complex128 { return dotIn(par, p, lhs.Dims, rhs.Dims, a, b) },
-		i64:  func(a, b []int64) []int64 { return dotIn(par, p, lhs.Dims, rhs.Dims, a, b) },
+		f32:   func(a, b []float32) []float32 { return dotIn(par, p, lhs.Dims, rhs.Dims, a, b) },
+		f64:   func(a, b []float64) []float64 { return dotIn(par, p, lhs.Dims, rhs.Dims, a, b) },
+		c128:  func(a, b []complex128) []complex128 { return dotIn(par, p, lhs.Dims, rhs.Dims, a, b) },
+		i64:   func(a, b []int64) []int64 { return dotIn(par, p, lhs.Dims, rhs.Dims, a, b) },
+		depth: int64(p.k),
 	})
 	return ArrayValue(c), nil
 }
@@ -176,11 +178,23 @@ type kernels struct {
 	f64  func(a, b []float64) []float64
 	c128 func(a, b []complex128) []complex128
 	i64  func(a, b []int64) []int64
+	// depth bounds the number of products summed into one output element
+	// (K for a dot); 0 when unknown. It lets integer contractions run exactly
+	// on the float GEMM (see exactFloatClass).
+	depth int64
 }
 
 // contractAs converts both operands to the compute type of class, runs that
 // type's kernel and stores its result as a typ tensor of dims.
 func contractAs(class computeClass, lhs, rhs *tensor.Tensor, typ dtype.Type, dims []int64, k kernels) *tensor.Tensor {
+	if class == classSigned {
+		switch exactFloatClass(lhs.Type, rhs.Type, k.depth) {
+		case classF32:
+			return newFromI64(typ, dims, floatsToI64(k.f32(toF32s(lhs), toF32s(rhs))))
+		case classF64:
+			return newFromI64(typ, dims, floatsToI64(k.f64(toF64s(lhs), toF64s(rhs))))
+		}
+	}
 	switch class {
 	case classF32:
 		return newFromF32(typ, dims, k.f32(toF32s(lhs), toF32s(rhs)))
@@ -190,6 +204,45 @@ func contractAs(class computeClass, lhs, rhs *tensor.Tensor, typ dtype.Type, dim
 		return fromC128s(typ, dims, k.c128(toC128s(lhs), toC128s(rhs)))
 	}
 	return newFromI64(typ, dims, k.i64(toI64s(lhs), toI64s(rhs)))
+}
+
+// exactFloatClass picks a float GEMM that computes an integer contraction
+// exactly: when every partial sum of depth products of lhs and rhs values is
+// an integer below 2^24 (f32) or 2^53 (f64), any summation order gives the
+// exact sum, which then wraps to the result type like the int64 path. s8 and
+// u8 matmuls, the common quantized case, thus run on the SIMD float kernels.
+// It returns classSigned when neither is exact.
+func exactFloatClass(a, b dtype.Type, depth int64) computeClass {
+	magnitude := func(t dtype.Type) float64 {
+		switch {
+		case t == dtype.Pred:
+			return 1
+		case t.IsSigned() && t.Bits() <= 32:
+			return math.Ldexp(1, t.Bits()-1)
+		case t.IsUnsigned() && t.Bits() <= 32:
+			return math.Ldexp(1, t.Bits()) - 1
+		}
+		return math.Inf(1)
+	}
+	if depth <= 0 {
+		return classSigned
+	}
+	bound := magnitude(a) * magnitude(b) * float64(depth)
+	switch {
+	case bound <= 1<<24:
+		return classF32
+	case bound <= 1<<53:
+		return classF64
+	}
+	return classSigned
+}
+
+func floatsToI64[T float32 | float64](vals []T) []int64 {
+	out := make([]int64, len(vals))
+	for i, v := range vals {
+		out[i] = int64(v)
+	}
+	return out
 }
 
 // toI64s converts integers exactly and floats by truncation toward zero.
