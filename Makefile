@@ -48,7 +48,7 @@ fuzz:
 	@set -e; for target in $$($(GO) test -list '^Fuzz' ./... | grep -E '^(Fuzz|ok)' | awk '/^Fuzz/{f=f" "$$1} /^ok/{if(f!=""){print $$2":"f}; f=""}'); do \
 	  pkg=$${target%%:*}; for fz in $${target#*:}; do \
 	    echo "== fuzz $$pkg $$fz ($(FUZZTIME))"; \
-	    $(GO) test -run '^$$' -fuzz "^$$fz$$" -fuzztime $(FUZZTIME) $$pkg; \
+	    $(GO) test -run '^$$' -fuzz "^$$fz$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 5s $$pkg; \
 	  done; done
 
 -include mk/proto.mk
