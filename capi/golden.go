@@ -28,6 +28,8 @@ type goldenOptions struct {
 	Seed              uint64 `json:"seed"`
 	Verbose           int    `json:"verbose"`
 	OutputDir         string `json:"output_dir"`
+	EmulateDevices    int    `json:"emulate_devices"`
+	SPMD              bool   `json:"spmd"`
 }
 
 // gt_golden evaluates a loaded module on inputs (one per parameter leaf). The
@@ -60,6 +62,7 @@ func gt_golden(h C.uint64_t, views *C.gt_tensor_view, n C.int32_t, optsJSON *C.c
 		opts := golden.Options{
 			Upcast: o.Upcast, FP8E4M3FNAsE4M3: o.FP8E4M3FNAsE4M3, UnsafeDtypeCast: o.UnsafeDtypeCast,
 			SaveIntermediates: o.SaveIntermediates, Verbose: o.Verbose,
+			EmulateDevices: o.EmulateDevices, SPMD: o.SPMD,
 		}
 		if o.Verbose > 1 {
 			opts.Progress = os.Stderr
@@ -79,6 +82,9 @@ func gt_golden(h C.uint64_t, views *C.gt_tensor_view, n C.int32_t, optsJSON *C.c
 			name := im.Instruction
 			if im.TupleIndex != nil {
 				name = fmt.Sprintf("%s%v", name, im.TupleIndex)
+			}
+			if res.Devices > 1 {
+				name = fmt.Sprintf("device%d/%s", im.Device, name)
 			}
 			rs.tensors = append(rs.tensors, im.Value)
 			rs.names = append(rs.names, name)
