@@ -107,7 +107,14 @@ func unary(op string, x *tensor.Tensor) (*tensor.Tensor, error) {
 	}
 	switch classOf(x.Type) {
 	case classF32:
-		xs := daz(asF32(x))
+		if op == "logistic" && x.Type != dtype.F32 {
+			return unaryNarrowLogistic(x), nil
+		}
+		keep := keepsSubnormals(op)
+		xs := asF32(x)
+		if !keep {
+			xs = daz(xs)
+		}
 		if op == "is-finite" {
 			return isFinite(xs, x.Dims), nil
 		}
@@ -119,7 +126,12 @@ func unary(op string, x *tensor.Tensor) (*tensor.Tensor, error) {
 		if x.Type != dtype.F32 {
 			o = make([]float32, n)
 		}
-		parallelFor(n, func(lo, hi int) { unaryFloat(op, xs[lo:hi], o[lo:hi]); ftz(o[lo:hi]) })
+		parallelFor(n, func(lo, hi int) {
+			unaryFloat(op, xs[lo:hi], o[lo:hi])
+			if !keep {
+				ftz(o[lo:hi])
+			}
+		})
 		if x.Type != dtype.F32 {
 			return newFromF32(x.Type, x.Dims, o), nil
 		}

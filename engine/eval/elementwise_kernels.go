@@ -16,6 +16,12 @@ import (
 type float interface{ ~float32 | ~float64 }
 
 func unaryFloat[F float](op string, x, o []F) bool {
+	if xs, ok := any(x).([]float32); ok {
+		if f := xlaUnaryF32(op); f != nil {
+			f(xs, any(o).([]float32))
+			return true
+		}
+	}
 	switch op {
 	case "abs":
 		for i, v := range x {

@@ -829,6 +829,21 @@ func unaryStep(op string, a, dst sreg) scalarStep {
 			return nil
 		}
 		dec, enc := decoder(a.typ), encoder(a.typ)
+		if op == "logistic" && a.typ != dtype.F32 {
+			f := narrowLogistic(a.typ)
+			return func(m *scalarMachine) { m.r[d] = enc(f(flush(dec(m.r[x])))) }
+		}
+		if keepsSubnormals(op) {
+			return func(m *scalarMachine) {
+				in := [1]float32{dec(m.r[x])}
+				var o [1]float32
+				unaryFloat(op, in[:], o[:])
+				m.r[d] = uint64(math.Float32bits(o[0]))
+				if a.typ != dtype.F32 {
+					m.r[d] = dtype.FromF32(a.typ, o[0])
+				}
+			}
+		}
 		return func(m *scalarMachine) {
 			in := [1]float32{flush(dec(m.r[x]))}
 			var o [1]float32

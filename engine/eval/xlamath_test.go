@@ -1,0 +1,166 @@
+package eval
+
+import (
+	le "encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"goldtrace/engine/dtype"
+	"goldtrace/engine/tensor"
+)
+
+// xlaExactOps are the ops whose f32 (and bf16/f16) results must match
+// XLA:CPU bit for bit.
+var xlaExactOps = []string{"tanh", "exponential", "log", "log-plus-one", "logistic"}
+
+// sweepCase is one entry of the manifest gen_xlamath.py writes.
+type sweepCase struct {
+	Op    string
+	Dtype string
+	Arity int
+	N     int
+}
+
+// TestXLAMathSweep compares the evaluator's transcendentals with jax.jit on
+// CPU over a strided sweep of all f32 bit patterns (every 1024th, with random
+// low bits, plus dense runs around branch points and special values) and all
+// bf16/f16 patterns. GOLDTRACE_XLAMATH_STRIDE=1 sweeps every f32;
+// GOLDTRACE_XLAMATH_OPS=all also reports (without failing) the ops that are
+// not bit-exact.
+func TestXLAMathSweep(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates references with jax")
+	}
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 not found")
+	}
+	if err := exec.Command("python3", "-c", "import jax, numpy, ml_dtypes").Run(); err != nil {
+		t.Skip("python3 lacks jax/numpy/ml_dtypes")
+	}
+	stride := os.Getenv("GOLDTRACE_XLAMATH_STRIDE")
+	if stride == "" {
+		stride = "1024"
+	}
+	exact := map[string]bool{}
+	for _, op := range xlaExactOps {
+		exact[op] = true
+	}
+	ops := strings.Join(xlaExactOps, ",")
+	if o := os.Getenv("GOLDTRACE_XLAMATH_OPS"); o != "" {
+		ops = o
+		if o == "all" {
+			ops = ""
+		}
+	}
+	dir := t.TempDir()
+	args := []string{filepath.Join("testdata", "gen_xlamath.py"), dir, stride}
+	if ops != "" {
+		args = append(args, ops)
+	}
+	if out, err := exec.Command("python3", args...).CombinedOutput(); err != nil {
+		t.Fatalf("gen_xlamath.py failed: %v\n%s", err, out)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cases []sweepCase
+	if err := json.Unmarshal(raw, &cases); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cases {
+		t.Run(c.Op+"/"+c.Dtype, func(t *testing.T) {
+			bad, total, first, err := runSweepCase(dir, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bad == 0 {
+				return
+			}
+			msg := fmt.Sprintf("%d of %d differ from XLA:CPU; first: %s", bad, total, first)
+			if exact[c.Op] {
+				t.Error(msg)
+			} else {
+				t.Log(msg)
+			}
+		})
+	}
+}
+
+// runSweepCase evaluates one swept op and counts results whose bits differ
+// from XLA:CPU's (any NaN matches any NaN).
+func runSweepCase(dir string, c sweepCase) (bad, total int, first string, err error) {
+	typ, ok := dtype.FromNumpy(c.Dtype)
+	if !ok {
+		return 0, 0, "", fmt.Errorf("unknown dtype %q", c.Dtype)
+	}
+	name := filepath.Join(dir, c.Op+"."+c.Dtype)
+	in, err := os.ReadFile(name + ".in")
+	if err != nil {
+		return 0, 0, "", err
+	}
+	want, err := os.ReadFile(name + ".out")
+	if err != nil {
+		return 0, 0, "", err
+	}
+	size := typ.Size()
+	if len(in) != c.Arity*c.N*size || len(want) != c.N*size {
+		return 0, 0, "", fmt.Errorf("%s: sizes %d/%d do not fit %d elements", name, len(in), len(want), c.N)
+	}
+	dims := []int64{int64(c.N)}
+	var operands []*tensor.Tensor
+	for k := 0; k < c.Arity; k++ {
+		x, err := tensor.FromBytes(typ, dims, in[k*c.N*size:(k+1)*c.N*size])
+		if err != nil {
+			return 0, 0, "", err
+		}
+		operands = append(operands, x)
+	}
+	var got *tensor.Tensor
+	if c.Arity == 1 {
+		got, err = unary(c.Op, operands[0])
+	} else {
+		got, err = binary(c.Op, operands[0], operands[1])
+	}
+	if err != nil {
+		return 0, 0, "", err
+	}
+	for i := 0; i < c.N; i++ {
+		g, w := sweepBits(got.Data, i, size), sweepBits(want, i, size)
+		if g == w || (sweepNaN(typ, g) && sweepNaN(typ, w)) {
+			continue
+		}
+		if bad == 0 {
+			var xs []string
+			for k := range operands {
+				xs = append(xs, fmt.Sprintf("%#x", sweepBits(in[k*c.N*size:], i, size)))
+			}
+			first = fmt.Sprintf("x=%s: got %#x, want %#x", strings.Join(xs, ","), g, w)
+		}
+		bad++
+	}
+	return bad, c.N, first, nil
+}
+
+func sweepBits(b []byte, i, size int) uint32 {
+	if size == 2 {
+		return uint32(le.LittleEndian.Uint16(b[2*i:]))
+	}
+	return le.LittleEndian.Uint32(b[4*i:])
+}
+
+func sweepNaN(t dtype.Type, bits uint32) bool {
+	switch t {
+	case dtype.F32:
+		return math.IsNaN(float64(math.Float32frombits(bits)))
+	case dtype.BF16:
+		return math.IsNaN(float64(math.Float32frombits(bits << 16)))
+	}
+	return bits&0x7C00 == 0x7C00 && bits&0x3FF != 0 // f16
+}
