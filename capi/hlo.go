@@ -126,3 +126,32 @@ func gt_hlo_text(h C.uint64_t, out **C.char, errOut **C.char) C.gt_status {
 		return nil
 	})
 }
+
+// gt_hlo_equal compares two loaded modules structurally (hlo.Equal, or
+// hlo.EqualIgnoringMetadata when metadata is 0): *equal receives 1 or 0 and
+// *where (malloc'ed, may be empty) the first difference.
+//
+//export gt_hlo_equal
+func gt_hlo_equal(a, b C.uint64_t, metadata C.int32_t, equal *C.int32_t, where **C.char, errOut **C.char) C.gt_status {
+	return guard(errOut, func() error {
+		ma, err := lookupHandle[*loadedModule](uint64(a))
+		if err != nil {
+			return err
+		}
+		mb, err := lookupHandle[*loadedModule](uint64(b))
+		if err != nil {
+			return err
+		}
+		compare := hlo.Equal
+		if metadata == 0 {
+			compare = hlo.EqualIgnoringMetadata
+		}
+		ok, diff := compare(ma.Module, mb.Module)
+		*equal = 0
+		if ok {
+			*equal = 1
+		}
+		*where = C.CString(diff)
+		return nil
+	})
+}

@@ -35,3 +35,4 @@ gt_status gt_hlo_info(uint64_t h, char **out, char **err);
 gt_status gt_hlo_text(uint64_t h, char **out, char **err);
 gt_status gt_golden(uint64_t module, gt_tensor_view *views, int32_t n, char *opts_json, uint64_t *out, char **err);
 int gt_cli_main(int argc, char **argv);
+gt_status gt_hlo_equal(uint64_t a, uint64_t b, int32_t metadata, int32_t *equal, char **where, char **err);

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"reflect"
+	"slices"
+	"strings"
 
 	"goldtrace/engine/tensor"
 )
@@ -13,6 +15,8 @@ import (
 // (operands, roots, callees) compare by name; IDs and parent links are
 // ignored, as are the differences that do not change meaning: a nil slice or
 // map equals an empty one, and a nil pointer equals a pointer to a zero value.
+// The order of computations carries no meaning (XLA's printer and its protos
+// order them differently, both callees first), so they are matched by name.
 func Equal(a, b *Module) (bool, string) {
 	if a == nil || b == nil {
 		if a == b {
@@ -20,8 +24,32 @@ func Equal(a, b *Module) (bool, string) {
 		}
 		return false, "one module is nil"
 	}
-	d := diff("module", reflect.ValueOf(a).Elem(), reflect.ValueOf(b).Elem(), false)
+	return equal(a, b, nil)
+}
+
+// EqualIgnoringMetadata is Equal without the instructions' metadata={...}
+// (op names, source lines): debug information that XLA keeps in protos but
+// leaves out of some text printings of the same module.
+func EqualIgnoringMetadata(a, b *Module) (bool, string) {
+	if a == nil || b == nil {
+		return Equal(a, b)
+	}
+	return equal(a, b, map[string]bool{"Metadata": true})
+}
+
+func equal(a, b *Module, skip map[string]bool) (bool, string) {
+	sa, sb := computationsByName(a), computationsByName(b)
+	d := diff("module", reflect.ValueOf(&sa).Elem(), reflect.ValueOf(&sb).Elem(), false, skip)
 	return d == "", d
+}
+
+// computationsByName returns a shallow copy of m whose computations are
+// sorted by name.
+func computationsByName(m *Module) Module {
+	c := *m
+	c.Computations = slices.Clone(m.Computations)
+	slices.SortStableFunc(c.Computations, func(x, y *Computation) int { return strings.Compare(x.Name, y.Name) })
+	return c
 }
 
 var (
@@ -33,7 +61,7 @@ var (
 // diff compares two values of the same type; deep says whether pointers to
 // instructions or computations are definitions (compared field by field)
 // rather than references (compared by name).
-func diff(path string, a, b reflect.Value, deep bool) string {
+func diff(path string, a, b reflect.Value, deep bool, skip map[string]bool) string {
 	t := a.Type()
 	switch {
 	case (t == instrPtrType || t == compPtrType) && !deep:
@@ -71,16 +99,16 @@ func diff(path string, a, b reflect.Value, deep bool) string {
 				return fmt.Sprintf("%s: %s vs %s", path, refName(a), refName(b))
 			}
 		}
-		return diff(label, ea, eb, false)
+		return diff(label, ea, eb, false, skip)
 	case reflect.Struct:
 		for i := 0; i < t.NumField(); i++ {
 			f := t.Field(i)
-			if f.Name == "ID" || f.Name == "Parent" {
+			if f.Name == "ID" || f.Name == "Parent" || skip[f.Name] {
 				continue
 			}
 			deepField := (t == reflect.TypeOf(Module{}) && f.Name == "Computations") ||
 				(t == reflect.TypeOf(Computation{}) && f.Name == "Instructions")
-			if d := diff(path+"."+f.Name, a.Field(i), b.Field(i), deepField); d != "" {
+			if d := diff(path+"."+f.Name, a.Field(i), b.Field(i), deepField, skip); d != "" {
 				return d
 			}
 		}
@@ -90,7 +118,7 @@ func diff(path string, a, b reflect.Value, deep bool) string {
 			return fmt.Sprintf("%s: length %d vs %d", path, a.Len(), b.Len())
 		}
 		for i := 0; i < a.Len(); i++ {
-			if d := diff(fmt.Sprintf("%s[%d]", path, i), a.Index(i), b.Index(i), deep); d != "" {
+			if d := diff(fmt.Sprintf("%s[%d]", path, i), a.Index(i), b.Index(i), deep, skip); d != "" {
 				return d
 			}
 		}
@@ -104,7 +132,7 @@ func diff(path string, a, b reflect.Value, deep bool) string {
 			if !vb.IsValid() {
 				return fmt.Sprintf("%s: key %v missing in second", path, k)
 			}
-			if d := diff(fmt.Sprintf("%s[%v]", path, k), a.MapIndex(k), vb, deep); d != "" {
+			if d := diff(fmt.Sprintf("%s[%v]", path, k), a.MapIndex(k), vb, deep, skip); d != "" {
 				return d
 			}
 		}

@@ -118,3 +118,18 @@ def load(module, kind: str = "") -> Module:
     out = ffi.new("uint64_t *")
     _bridge.call(lib.gt_hlo_load, path, data, len(data), kind.encode(), out)
     return Module(out[0])
+
+
+def equal(a, b, metadata=True):
+    """Structural equality of two modules (anything `load` accepts), ignoring
+    instruction ids and computation order, and with `metadata=False` also the
+    instructions' metadata (op names, source lines). Returns
+    (equal, first_difference)."""
+    ma, mb = load(a), load(b)
+    flag = ffi.new("int32_t *")
+    where = ffi.new("char **")
+    _bridge.call(lib.gt_hlo_equal, ma.handle, mb.handle, int(bool(metadata)), flag, where)
+    try:
+        return bool(flag[0]), ffi.string(where[0]).decode()
+    finally:
+        lib.gt_free(where[0])
