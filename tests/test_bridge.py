@@ -94,3 +94,50 @@ def test_forked_child_gets_clear_error():
         os._exit(code)
     _, status = os.waitpid(pid, 0)
     assert os.WEXITSTATUS(status) == 0
+
+
+def test_long_native_calls_release_the_gil():
+    """While Go evaluates a large module on another thread, Python keeps running."""
+    import threading
+    import time
+
+    n = 1536
+    module = f"""HloModule big_dot
+ENTRY e {{
+  a = f32[{n},{n}] parameter(0)
+  b = f32[{n},{n}] parameter(1)
+  d = f32[{n},{n}] dot(a, b), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}
+  ROOT e = f32[{n},{n}] dot(d, b), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}
+}}
+"""
+    a = np.full((n, n), 1.0 / n, np.float32)
+    mod = goldtrace.hlo.load(module)
+
+    def spin(seconds):
+        ticks, end = 0, time.perf_counter() + seconds
+        while time.perf_counter() < end:
+            ticks += 1
+        return ticks
+
+    rate = spin(0.2) / 0.2  # main-thread loop iterations per second, alone
+    done = threading.Event()
+    elapsed = []
+
+    def worker():
+        t0 = time.perf_counter()
+        for _ in range(3):
+            goldtrace.golden(mod, a, a)
+        elapsed.append(time.perf_counter() - t0)
+        done.set()
+
+    t = threading.Thread(target=worker)
+    ticks = 0
+    t.start()
+    while not done.is_set():
+        ticks += 1
+        time.perf_counter()  # same loop body cost as the calibration
+    t.join()
+    # If the native call held the GIL, this loop would only run in the brief
+    # Python gaps between calls: a tiny fraction of rate * elapsed.
+    print(f"GIL test: main thread ran {ticks / (rate * elapsed[0]):.0%} of its solo rate")
+    assert ticks > 0.05 * rate * elapsed[0], f"main thread ran {ticks} loops in {elapsed[0]:.2f}s (alone: {rate:.0f}/s)"
