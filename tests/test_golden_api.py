@@ -113,3 +113,11 @@ def test_demo_runs():
     assert res.returncode == 0, res.stderr
     assert "identical to goldtrace.golden(): True" in res.stdout
     assert "XLA:CPU" in res.stdout
+
+
+def test_jax_compiled_object_is_accepted(mlp_case):
+    lowered, x, w = mlp_case
+    compiled = lowered.compile()
+    module = goldtrace.hlo.load(compiled)
+    assert module.kind == "text" and "fusion" in module.text
+    np.testing.assert_array_equal(goldtrace.golden(compiled, x, w)[0], np.asarray(compiled(x, w)))

@@ -99,7 +99,8 @@ def load(module, kind: str = "") -> Module:
 
     `module` is HLO text (str), serialized HloModuleProto or HloSnapshot (bytes),
     a path (str or os.PathLike) to any of those, a JAX `Lowered` (from
-    `jax.jit(f).lower(...)`), or an already loaded `Module`. `kind` forces
+    `jax.jit(f).lower(...)`), a JAX `Compiled` (its XLA:CPU-optimized module,
+    from `.compile()`), or an already loaded `Module`. `kind` forces
     "text", "proto" or "snapshot"; by default it is detected.
     """
     if isinstance(module, Module):
@@ -107,6 +108,8 @@ def load(module, kind: str = "") -> Module:
     path, data = ffi.NULL, b""
     if _is_lowered(module):
         data = module.compiler_ir("hlo").as_serialized_hlo_module_proto()
+    elif hasattr(module, "as_text") and hasattr(module, "input_shardings"):  # jax Compiled
+        data = module.as_text().encode()
     elif isinstance(module, (bytes, bytearray, memoryview)):
         data = bytes(module)
     elif isinstance(module, str) and ("HloModule" in module[:4096] or "\n" in module):
