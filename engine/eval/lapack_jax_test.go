@@ -1,14 +1,10 @@
 package eval
 
 import (
-	"encoding/json"
 	"fmt"
 	"math/cmplx"
-	"os"
-	"path/filepath"
 	"testing"
 
-	"goldtrace/engine/hlo"
 	"goldtrace/engine/tensor"
 )
 
@@ -23,15 +19,8 @@ type lapackCase struct {
 }
 
 func TestLapackAgainstJax(t *testing.T) {
-	dir, _ := jaxCases(t, "gen_lapack.py")
-	raw, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cases []lapackCase
-	if err := json.Unmarshal(raw, &cases); err != nil {
-		t.Fatal(err)
-	}
+	dir := genJaxCases(t, "gen_lapack.py")
+	cases := readManifest[lapackCase](t, dir)
 	if len(cases) < 80 {
 		t.Fatalf("only %d cases generated", len(cases))
 	}
@@ -41,46 +30,13 @@ func TestLapackAgainstJax(t *testing.T) {
 }
 
 func runLapackCase(t *testing.T, dir string, c lapackCase) {
-	src, err := os.ReadFile(filepath.Join(dir, c.HLO))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := hlo.ParseText(src, c.HLO)
-	if err != nil {
-		t.Fatalf("parse: %v", err)
-	}
-	var args []Value
-	for _, a := range c.Inputs {
-		tt, err := loadJaxArray(dir, a)
-		if err != nil {
-			t.Fatal(err)
-		}
-		args = append(args, ArrayValue(tt))
-	}
-	got, err := New(m, Options{}).Run(args)
-	if err != nil {
-		t.Fatalf("eval: %v", err)
-	}
-	leaves := got.Leaves()
-	if len(leaves) != len(c.Outputs) {
-		t.Fatalf("got %d outputs, want %d", len(leaves), len(c.Outputs))
-	}
-	wants := make([]*tensor.Tensor, len(c.Outputs))
-	for i, o := range c.Outputs {
-		if wants[i], err = loadJaxArray(dir, o); err != nil {
-			t.Fatal(err)
-		}
-	}
+	got, want := evalJaxCase(t, dir, c.jaxCase)
 	if len(c.Signs) > 0 {
-		if err := alignPhases(leaves, wants, c); err != nil {
+		if err := alignPhases(got, want, c); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for i := range wants {
-		if err := compareTensors(leaves[i], wants[i], c.Rtol, c.Atol); err != nil {
-			t.Errorf("output %d: %v", i, err)
-		}
-	}
+	compareJaxOutputs(t, got, want, c.jaxCase)
 }
 
 // alignPhases rescales, per batch and per index k, vector k (a column, or a

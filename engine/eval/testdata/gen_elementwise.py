@@ -8,16 +8,12 @@ CPU, and a manifest.json describing dtypes, shapes and the comparison mode:
 "exact" (bit-exact, NaN payloads aside) or "approx" (a few ulp, for
 transcendental math).
 """
-import json
-import os
 import sys
 import warnings
 
 warnings.filterwarnings("ignore")
 import jax  # noqa: E402
-
-jax.config.update("jax_enable_x64", True)
-jax.config.update("jax_platforms", "cpu")
+import jaxcases  # noqa: E402  (enables x64, pins jax to the CPU)
 import jax.numpy as jnp  # noqa: E402
 import ml_dtypes  # noqa: E402
 import numpy as np  # noqa: E402
@@ -84,25 +80,7 @@ def group(name, fns, args, mode="exact"):
 
 def add(name, f, args, mode="exact", labels=None):
     name = name.replace("/", "_")
-    lowered = jax.jit(f).lower(*args)
-    text = lowered.as_text(dialect="hlo")
-    outs = jax.tree_util.tree_leaves(jax.jit(f)(*args))
-
-    def record(arrs, kind):
-        recs = []
-        for i, a in enumerate(arrs):
-            a = np.asarray(a)
-            fn = f"{name}.{kind}{i}.bin"
-            with open(os.path.join(OUT, fn), "wb") as fh:
-                fh.write(np.ascontiguousarray(a).tobytes())
-            recs.append({"file": fn, "dtype": a.dtype.name, "shape": list(a.shape)})
-        return recs
-
-    with open(os.path.join(OUT, name + ".hlo"), "w") as fh:
-        fh.write(text)
-    cases.append({"name": name, "hlo": name + ".hlo", "mode": mode,
-                  "labels": labels or [], "inputs": record(args, "in"), "outputs": record(outs, "out")})
-
+    cases.append(jaxcases.write_case(OUT, name, f, args, mode=mode, labels=labels or []))
 
 def rsq(x):
     return x.reshape(6, 8)
@@ -269,6 +247,5 @@ group("control", {
 group("bf16_sum", {"sum": lambda a: lax.reduce(a, ml_dtypes.bfloat16(0), lax.add, (0,))},
       [RNG.standard_normal(64).astype(ml_dtypes.bfloat16)], "approx")
 
-with open(os.path.join(OUT, "manifest.json"), "w") as fh:
-    json.dump(cases, fh)
+jaxcases.write_manifest(OUT, cases)
 print(len(cases), "cases")

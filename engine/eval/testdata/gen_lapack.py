@@ -4,28 +4,21 @@ lowers jnp.linalg / jax.scipy.linalg to on CPU.
 
 Usage: python3 gen_lapack.py OUTDIR [NAME_PREFIX...]
 
-Writes, like gen_part2.py, <name>.hlo, raw little-endian <name>.in<i>.bin /
-<name>.out<i>.bin and OUTDIR/manifest.json. Each manifest entry may also carry
+Writes each case's HLO text, raw input/output bytes and OUTDIR/manifest.json
+with jaxcases.py, and rtol/atol as gen_part2.py does. Each entry also carries
 "signs": a list of {"out": i, "axis": "col"|"row"} naming eigen/singular
 vector outputs whose columns (rows) are only determined up to sign (phase);
 the test aligns them to jax's before comparing. Only cases where LAPACK
 cannot be followed get it: divide and conquer (n > 25) and f32 runs whose
 rounding (we compute in f64) may tip a sign; elsewhere signs must match.
 """
-import json
-import os
-import sys
-
 import jax
-
-jax.config.update("jax_enable_x64", True)
-jax.config.update("jax_platforms", "cpu")
-
-import jax.numpy as jnp  # noqa: E402
-import jax.scipy.linalg as jsl  # noqa: E402
-import numpy as np  # noqa: E402
-from jax import lax  # noqa: E402
-from jax._src.lax import linalg as lax_linalg  # noqa: E402  (geqrf is not re-exported)
+import jaxcases  # enables x64, pins jax to the CPU
+import jax.numpy as jnp
+import jax.scipy.linalg as jsl
+import numpy as np
+from jax import lax
+from jax._src.lax import linalg as lax_linalg  # (geqrf is not re-exported)
 
 rng = np.random.default_rng(20240611)
 CASES = []
@@ -33,7 +26,7 @@ CASES = []
 
 def case(name, fn, args, rtol=None, atol=0.0, signs=None):
     """rtol None means bit-exact comparison."""
-    CASES.append((name, fn, args, rtol, atol, signs or []))
+    CASES.append((name, fn, args, dict(rtol=rtol, atol=atol, signs=signs or [])))
 
 
 def randm(shape, dtype=np.float64):
@@ -148,33 +141,5 @@ case("matrix_rank_d", jnp.linalg.matrix_rank, [np.outer(randm((5,)), randm((4,))
 case("lstsq_d", lambda a, b: jnp.linalg.lstsq(a, b)[0], [randm((6, 3)), randm((6,))], **F64)
 
 
-def main():
-    out = sys.argv[1]
-    only = sys.argv[2:]
-    os.makedirs(out, exist_ok=True)
-    manifest = []
-    for name, fn, args, rtol, atol, signs in CASES:
-        if only and not any(name.startswith(p) for p in only):
-            continue
-        args = [np.asarray(a) for a in args]
-        jf = jax.jit(fn)
-        text = jf.lower(*args).as_text(dialect="hlo")
-        res = jax.tree_util.tree_leaves(jf(*args))
-        with open(os.path.join(out, name + ".hlo"), "w") as f:
-            f.write(text)
-        ent = {"name": name, "hlo": name + ".hlo", "inputs": [], "outputs": [],
-               "rtol": rtol, "atol": atol, "signs": signs}
-        for kind, vals in (("inputs", args), ("outputs", res)):
-            for i, v in enumerate(vals):
-                v = np.array(v, order="C", copy=True)
-                fname = "%s.%s%d.bin" % (name, kind[:-1], i)
-                with open(os.path.join(out, fname), "wb") as f:
-                    f.write(v.tobytes())
-                ent[kind].append({"file": fname, "dtype": v.dtype.name, "shape": list(v.shape)})
-        manifest.append(ent)
-    with open(os.path.join(out, "manifest.json"), "w") as f:
-        json.dump(manifest, f, indent=1)
-
-
 if __name__ == "__main__":
-    main()
+    jaxcases.main(CASES)

@@ -1,27 +1,18 @@
 """Differential reference cases for engine/eval part 2 (dot, convolution,
 gather/scatter, sort/top-k, fft, linalg, rng, custom calls).
 
-Usage: python3 gen_part2.py OUTDIR
+Usage: python3 gen_part2.py OUTDIR [NAME_PREFIX...]
 
-For every case it lowers a jax function to HLO text (pre-optimisation, as jax
-hands it to XLA), runs it with jax on CPU, and writes into OUTDIR:
-  <name>.hlo, <name>.in<i>.bin, <name>.out<i>.bin   (raw little-endian bytes)
-and OUTDIR/manifest.json describing each case's inputs/outputs (numpy dtype
-name, shape) and how to compare (exact, or rtol/atol).
+Writes each case's HLO text, raw input/output bytes and OUTDIR/manifest.json
+with jaxcases.py; a manifest entry also says how to compare: bit-exact
+(rtol null) or within rtol/atol.
 """
-import json
-import os
-import sys
-
 import jax
-
-jax.config.update("jax_enable_x64", True)
-jax.config.update("jax_platforms", "cpu")
-
-import jax.numpy as jnp  # noqa: E402
-import ml_dtypes  # noqa: E402
-import numpy as np  # noqa: E402
-from jax import lax  # noqa: E402
+import jaxcases  # enables x64, pins jax to the CPU
+import jax.numpy as jnp
+import ml_dtypes
+import numpy as np
+from jax import lax
 
 rng = np.random.default_rng(1234)
 CASES = []
@@ -29,7 +20,7 @@ CASES = []
 
 def case(name, fn, args, rtol=None, atol=0.0):
     """rtol None means bit-exact comparison."""
-    CASES.append((name, fn, args, rtol, atol))
+    CASES.append((name, fn, args, dict(rtol=rtol, atol=atol)))
 
 
 def randf(shape, dtype=np.float32, scale=1.0):
@@ -171,32 +162,5 @@ case("trsm_batch_c64", lambda a, b: lax.linalg.triangular_solve(a, b, left_side=
 case("solve_triangular_f64", lambda a, b: jax.scipy.linalg.solve_triangular(a, b, lower=False), [tri.astype(np.float64), randf((5,), np.float64)], 1e-10, 1e-10)
 
 
-def main():
-    out = sys.argv[1]
-    only = sys.argv[2:]
-    os.makedirs(out, exist_ok=True)
-    manifest = []
-    for name, fn, args, rtol, atol in CASES:
-        if only and not any(name.startswith(p) for p in only):
-            continue
-        args = [np.asarray(a) for a in args]
-        jf = jax.jit(fn)
-        text = jf.lower(*args).as_text(dialect="hlo")
-        res = jax.tree_util.tree_leaves(jf(*args))
-        with open(os.path.join(out, name + ".hlo"), "w") as f:
-            f.write(text)
-        ent = {"name": name, "hlo": name + ".hlo", "inputs": [], "outputs": [], "rtol": rtol, "atol": atol}
-        for kind, vals in (("inputs", args), ("outputs", res)):
-            for i, v in enumerate(vals):
-                v = np.array(v, order="C", copy=True)
-                fname = "%s.%s%d.bin" % (name, kind[:-1], i)
-                with open(os.path.join(out, fname), "wb") as f:
-                    f.write(v.tobytes())
-                ent[kind].append({"file": fname, "dtype": v.dtype.name, "shape": list(v.shape)})
-        manifest.append(ent)
-    with open(os.path.join(out, "manifest.json"), "w") as f:
-        json.dump(manifest, f, indent=1)
-
-
 if __name__ == "__main__":
-    main()
+    jaxcases.main(CASES)
