@@ -101,6 +101,12 @@ func evalReduce(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error)
 		}
 	}
 	groups := tensor.NumElements(outDims)
+	if len(inputs) == 1 {
+		// Float and complex sums follow XLA:CPU's association (reduce_order.go).
+		if out := reduceAddXLAOrder(in.ToApply(), runs[0], inits[0], x0.Dims, in.Dimensions, outDims, runLen); out != nil {
+			return ArrayValue(out), nil
+		}
+	}
 	if op := fastReducer(in.ToApply()); op != "" && len(inputs) == 1 {
 		if out := reduceFast(op, runs[0], inits[0], outDims, runLen); out != nil {
 			return ArrayValue(out), nil

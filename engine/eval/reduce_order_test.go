@@ -1,0 +1,63 @@
+package eval
+
+import (
+	"testing"
+
+	"goldtrace/engine/dtype"
+	"goldtrace/engine/tensor"
+)
+
+// TestReduceOrderAgainstJax compares add-reductions bit for bit with jax.jit
+// on CPU (cases in testdata/gen_reduce_order.py).
+func TestReduceOrderAgainstJax(t *testing.T) {
+	dir, cases := jaxCases(t, "gen_reduce_order.py")
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) { runJaxCase(t, dir, c) })
+	}
+}
+
+// TestTreeSumShape checks the window structure on inputs whose sum reveals
+// the grouping: 2^60 swallows every count of ones in f32, so the result counts the
+// ones that were added before the big value was cancelled.
+func TestTreeSumShape(t *testing.T) {
+	const big = float32(1 << 60)
+	for _, tc := range []struct {
+		n, bigAt, negAt int
+		want            float32
+	}{
+		// 33 elements: windows [0,17) and [17,33) (padding 15 low, 16 high).
+		{33, 0, 16, 33 - 17},
+		{33, 0, 17, 0},
+		{33, 17, 32, 33 - 16},
+		// 300: ten windows of 32 with 10 elements of padding at each end.
+		{300, 0, 21, 300 - 22},
+		{300, 22, 53, 300 - 32},
+		// Up to 32 elements fold one by one: everything after the pair counts.
+		{32, 3, 5, 32 - 6},
+	} {
+		xs := make([]float32, tc.n)
+		for i := range xs {
+			xs[i] = 1
+		}
+		xs[tc.bigAt], xs[tc.negAt] = big, -big
+		got := treeSum(0, xs, make([]float32, (tc.n+31)/32))
+		if got != tc.want {
+			t.Errorf("n=%d big at %d, -big at %d: got %v, want %v", tc.n, tc.bigAt, tc.negAt, got, tc.want)
+		}
+	}
+}
+
+// TestReduceAddXLAOrderScope checks which reductions take the XLA:CPU order.
+func TestReduceAddXLAOrderScope(t *testing.T) {
+	if singleReducedDim([]int64{4, 5}, []int64{0, 1}) {
+		t.Error("two non-trivial reduced dimensions must not count as one")
+	}
+	if !singleReducedDim([]int64{4, 1, 5}, []int64{1, 2}) {
+		t.Error("a size-1 reduced dimension must not count")
+	}
+	x := tensor.New(dtype.F32, []int64{4096})
+	init := tensor.New(dtype.F32, []int64{})
+	if reduceAddXLAOrder(nil, x, init, x.Dims, []int64{0}, nil, 4096) != nil {
+		t.Error("a nil reducer must fall back")
+	}
+}
