@@ -52,13 +52,13 @@ func reduceAddXLAOrder(c *hlo.Computation, x, init *tensor.Tensor, inDims, reduc
 	out := tensor.New(x.Type, outDims)
 	switch x.Type {
 	case dtype.F32:
-		foldRuns(out.F32(), x.F32(), init.F32()[0], int(runLen))
+		treeSumRuns(out.F32(), x.F32(), init.F32()[0], int(runLen))
 	case dtype.F64:
-		foldRuns(out.F64(), x.F64(), init.F64()[0], int(runLen))
+		treeSumRuns(out.F64(), x.F64(), init.F64()[0], int(runLen))
 	case dtype.C64:
-		foldRuns(out.C64(), x.C64(), init.C64()[0], int(runLen))
+		treeSumRuns(out.C64(), x.C64(), init.C64()[0], int(runLen))
 	case dtype.C128:
-		foldRuns(out.C128(), x.C128(), init.C128()[0], int(runLen))
+		treeSumRuns(out.C128(), x.C128(), init.C128()[0], int(runLen))
 	default:
 		return nil
 	}
@@ -84,8 +84,8 @@ type addable interface {
 	float32 | float64 | complex64 | complex128
 }
 
-// foldRuns sums each run of rl elements of xs into o in XLA:CPU's order.
-func foldRuns[T addable](o, xs []T, init T, rl int) {
+// treeSumRuns sums each run of rl elements of xs into o in XLA:CPU's order.
+func treeSumRuns[T addable](o, xs []T, init T, rl int) {
 	parallelForWork(len(o), len(o)*rl, func(lo, hi int) {
 		scratch := make([]T, (rl+xlaTreeWindow-1)/xlaTreeWindow)
 		for g := lo; g < hi; g++ {
