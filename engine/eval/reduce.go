@@ -210,50 +210,41 @@ func reduceFast(op string, x, init *tensor.Tensor, outDims []int64, runLen int64
 		if op == "and" || op == "or" {
 			return nil
 		}
-		xs, i0 := asF32(x), asF32(init)[0]
-		o := make([]float32, groups)
-		parallelFor(groups, func(lo, hi int) {
-			for g := lo; g < hi; g++ {
-				o[g] = foldFloat(op, i0, xs[g*rl:(g+1)*rl])
-			}
-		})
+		i0 := asF32(init)[0]
+		o := mapRuns(make([]float32, groups), asF32(x), rl, func(r []float32) float32 { return foldFloat(op, i0, r) })
 		return newFromF32(x.Type, outDims, o)
 	case classF64:
 		if op == "and" || op == "or" {
 			return nil
 		}
-		xs, i0 := x.F64(), init.F64()[0]
+		i0 := init.F64()[0]
 		out := tensor.New(x.Type, outDims)
-		o := out.F64()
-		parallelFor(groups, func(lo, hi int) {
-			for g := lo; g < hi; g++ {
-				o[g] = foldFloat(op, i0, xs[g*rl:(g+1)*rl])
-			}
-		})
+		mapRuns(out.F64(), x.F64(), rl, func(r []float64) float64 { return foldFloat(op, i0, r) })
 		return out
 	case classSigned:
-		xs, i0 := asI64(x), asI64(init)[0]
-		o := make([]int64, groups)
-		parallelFor(groups, func(lo, hi int) {
-			for g := lo; g < hi; g++ {
-				o[g] = foldInt(op, i0, xs[g*rl:(g+1)*rl])
-			}
-		})
+		i0 := asI64(init)[0]
+		o := mapRuns(make([]int64, groups), asI64(x), rl, func(r []int64) int64 { return foldInt(op, i0, r) })
 		return newFromI64(x.Type, outDims, o)
 	case classUnsigned, classPred:
 		if x.Type == dtype.Pred && (op == "add" || op == "multiply") {
 			return nil // i1 arithmetic: leave it to the generic path
 		}
-		xs, i0 := asU64(x), asU64(init)[0]
-		o := make([]uint64, groups)
-		parallelFor(groups, func(lo, hi int) {
-			for g := lo; g < hi; g++ {
-				o[g] = foldInt(op, i0, xs[g*rl:(g+1)*rl])
-			}
-		})
+		i0 := asU64(init)[0]
+		o := mapRuns(make([]uint64, groups), asU64(x), rl, func(r []uint64) uint64 { return foldInt(op, i0, r) })
 		return newFromU64(x.Type, outDims, o)
 	}
 	return nil
+}
+
+// mapRuns sets o[g] to fold(run g of xs), runs of rl elements, in
+// parallel, and returns o.
+func mapRuns[T any](o, xs []T, rl int, fold func([]T) T) []T {
+	parallelFor(len(o), func(lo, hi int) {
+		for g := lo; g < hi; g++ {
+			o[g] = fold(xs[g*rl : (g+1)*rl])
+		}
+	})
+	return o
 }
 
 func maxFloat[F float](x, y F) F {
@@ -280,7 +271,10 @@ func minFloat[F float](x, y F) F {
 	return y
 }
 
-func foldFloat[F float](op string, acc F, xs []F) F {
+// foldArith folds xs into acc with add or multiply; ok is false for any
+// other op. Each element type gets its own instantiation, so the loops stay
+// as tight as hand-written ones.
+func foldArith[T ~float32 | ~float64 | int64 | uint64](op string, acc T, xs []T) (_ T, ok bool) {
 	switch op {
 	case "add":
 		for _, v := range xs {
@@ -290,6 +284,17 @@ func foldFloat[F float](op string, acc F, xs []F) F {
 		for _, v := range xs {
 			acc *= v
 		}
+	default:
+		return acc, false
+	}
+	return acc, true
+}
+
+func foldFloat[F float](op string, acc F, xs []F) F {
+	if r, ok := foldArith(op, acc, xs); ok {
+		return r
+	}
+	switch op {
 	case "maximum":
 		for _, v := range xs {
 			acc = maxFloat(acc, v)
@@ -303,15 +308,10 @@ func foldFloat[F float](op string, acc F, xs []F) F {
 }
 
 func foldInt[I int64 | uint64](op string, acc I, xs []I) I {
+	if r, ok := foldArith(op, acc, xs); ok {
+		return r
+	}
 	switch op {
-	case "add":
-		for _, v := range xs {
-			acc += v
-		}
-	case "multiply":
-		for _, v := range xs {
-			acc *= v
-		}
 	case "maximum":
 		for _, v := range xs {
 			acc = max(acc, v)
