@@ -20,94 +20,139 @@ import (
 
 // fma32 is a*b+c rounded once to float32, as the vfmadd instructions do.
 // The product of two float32 is exact in float64, so only the sum rounds
-// there; narrowing that float64 to float32 is then correct unless it landed
-// exactly halfway between two float32 values, which fma32Tie repairs.
+// there; narrowing that float64 sum to float32 rounds once more, which can
+// only go wrong when the sum landed exactly halfway between two float32
+// values. That (rare) case is left to fma32Tie.
 func fma32(a, b, c float32) float32 {
-	p := float64(a) * float64(b)
-	s := p + float64(c)
-	if math.Float64bits(s)&(1<<29-1) == 1<<28 {
-		s = fma32Tie(p, float64(c), s)
+	s := float64(a)*float64(b) + float64(c)
+	if math.Float64bits(s)<<35 == 1<<63 {
+		return fma32Tie(a, b, c)
 	}
 	return float32(s)
 }
 
-// fma32Tie rounds the float64 sum s = p+c to odd when it was inexact, so
-// that the following narrowing to float32 (24 bits out of 53) rounds the
-// exact sum once.
-func fma32Tie(p, c, s float64) float64 {
-	bb := s - p
-	e := (p - (s - bb)) + (c - bb) // the exact rounding error of s (TwoSum)
-	if e == 0 || s-s != 0 {
-		return s
+// fma32Tie is fma32 for a float64 sum on a float32 midpoint: it rounds the
+// sum to odd instead (one float64 ulp towards the exact sum when inexact),
+// after which narrowing to float32 rounds the exact sum once.
+func fma32Tie(a, b, c float32) float32 {
+	p, q := float64(a)*float64(b), float64(c)
+	s := p + q
+	t := s - p
+	if e := (p - (s - t)) + (q - t); e != 0 { // the rounding error of s (TwoSum)
+		sb := math.Float64bits(s)
+		s = math.Float64frombits(sb + uint64(int64(math.Float64bits(e)^sb)>>62|1))
 	}
-	bits := math.Float64bits(s)
-	if (e > 0) == (s > 0) {
-		bits++
-	} else {
-		bits--
-	}
-	return math.Float64frombits(bits)
+	return float32(s)
 }
 
-// tanhXLA is XLA:CPU's f32 tanh: x itself near zero, ±1 beyond 20, and in
-// between an odd rational function of degree 13/6 on x clamped to ±7.99881.
-func tanhXLA(x float32) float32 {
-	ax := float32(math.Abs(float64(x)))
-	if ax >= 20 {
-		return float32(math.Copysign(1, float64(x)))
+// xlaLanes is how many elements the f32 kernels below evaluate side by
+// side. Their polynomials are long chains of dependent steps; running eight
+// independent chains at once (XLA:CPU runs 8 or 16 in vector registers) keeps
+// the multiplier busy instead of waiting on each step's latency.
+const xlaLanes = 8
+
+// hornerLanes sets p[i] to the polynomial cs[0]*x^n + ... + cs[n] at x[i],
+// one fma32 per coefficient.
+func hornerLanes(x, p, cs []float32) {
+	p = p[:len(x)]
+	for i := range p {
+		p[i] = cs[0]
 	}
-	if ax < 4e-4 {
-		return x
+	for _, c := range cs[1:] {
+		cd := float64(c)
+		for i, xi := range x {
+			// fma32's common path, inlined by hand: Go will not inline it.
+			s := float64(p[i])*float64(xi) + cd
+			if math.Float64bits(s)<<35 == 1<<63 {
+				s = float64(fma32Tie(p[i], xi, c))
+			}
+			p[i] = float32(s)
+		}
 	}
-	const clampTo = 0x1.ffec88p+2
-	c := x
-	if c < -clampTo {
-		c = -clampTo
-	}
-	if c > clampTo {
-		c = clampTo
-	}
-	c2 := float32(c * c)
-	p := fma32(c2, -0x1.3e4b8p-52, 0x1.c266fcp-43)
-	p = fma32(c2, p, -0x1.7a6ffep-34)
-	p = fma32(c2, p, 0x1.b80082p-25)
-	p = fma32(c2, p, 0x1.f28694p-17)
-	p = fma32(c2, p, 0x1.4e1bdap-11)
-	p = fma32(c2, p, 0x1.40b3b8p-8)
-	q := fma32(c2, 0x1.41a7bp-20, 0x1.f12bacp-14)
-	q = fma32(c2, q, 0x1.29540ap-9)
-	q = fma32(c2, q, 0x1.40b3bap-8)
-	return float32(c*p) / q
 }
 
-// expXLAParts is XLA:CPU's f32 exp before its last step: e^x = y * scale,
-// with y = e^r from a degree-7 polynomial and scale = 2^n built from bits.
-// The input is clamped to [-87.8, 88.8] and n to [-127, 127]; scale is 0 for
-// n = -127, so exp underflows to 0 a little above -87.8.
-func expXLAParts(x float32) (y, scale float32) {
-	if x < -87.8 {
-		x = -87.8
+// mapLanes runs a lane kernel over whole slices, xlaLanes elements at a time.
+func mapLanes(kernel func(x, o []float32)) func(x, o []float32) {
+	return func(x, o []float32) {
+		o = o[:len(x)]
+		for lo := 0; lo < len(x); lo += xlaLanes {
+			hi := min(lo+xlaLanes, len(x))
+			kernel(x[lo:hi], o[lo:hi])
+		}
 	}
-	if x > 88.8 {
-		x = 88.8
+}
+
+// oneLane applies a lane kernel to a single value.
+func oneLane(kernel func(x, o []float32), x float32) float32 {
+	in, out := [1]float32{x}, [1]float32{}
+	kernel(in[:], out[:])
+	return out[0]
+}
+
+var (
+	tanhNum = [...]float32{-0x1.3e4b8p-52, 0x1.c266fcp-43, -0x1.7a6ffep-34, 0x1.b80082p-25,
+		0x1.f28694p-17, 0x1.4e1bdap-11, 0x1.40b3b8p-8}
+	tanhDen = [...]float32{0x1.41a7bp-20, 0x1.f12bacp-14, 0x1.29540ap-9, 0x1.40b3bap-8}
+	expPoly = [...]float32{0x1.a0d2cep-13, 0x1.6e879cp-10, 0x1.11121p-7, 0x1.555382p-5,
+		0x1.555554p-3, 0.5}
+	logPoly0 = [...]float32{0x1.204376p-4, -0x1.d7a37p-4, 0x1.de4a34p-4}
+	logPoly1 = [...]float32{-0x1.fcba9ep-4, 0x1.23d37ep-3, -0x1.555cap-3}
+	logPoly2 = [...]float32{0x1.999d58p-3, -0x1.fffff8p-3, 0x1.555554p-2}
+	log1pNum = [...]float32{1, 0x1.e2035ap+3, 0x1.4c30b6p+6, 0x1.bb865ap+7, 0x1.351946p+8,
+		0x1.b0db14p+7, 0x1.e0f304p+5}
+	log1pDen = [...]float32{4.527e-05, 0x1.fe818ap-2, 0x1.a509f4p+2, 0x1.de9738p+4,
+		0x1.e798ecp+5, 0x1.c8e75ap+5, 0x1.40a202p+4}
+)
+
+// tanhLanes is XLA:CPU's f32 tanh: x itself near zero, ±1 beyond 20, and
+// in between an odd rational function of degree 13/6 on x clamped to
+// ±7.99881.
+func tanhLanes(x, o []float32) {
+	var c, c2, p, q [xlaLanes]float32
+	n := len(x)
+	for i, v := range x {
+		const clampTo = 0x1.ffec88p+2
+		v = max(min(v, clampTo), -clampTo) // NaN stays NaN (Go's min/max propagate it)
+		c[i], c2[i] = v, float32(v*v)
 	}
-	n := float32(math.Floor(float64(fma32(x, 0x1.715476p+0, 0.5))))
-	if n < -127 {
-		n = -127
+	hornerLanes(c2[:n], p[:n], tanhNum[:])
+	hornerLanes(c2[:n], q[:n], tanhDen[:])
+	o = o[:n]
+	for i, v := range x {
+		switch ax := float32(math.Abs(float64(v))); {
+		case ax >= 20:
+			o[i] = float32(math.Copysign(1, float64(v)))
+		case ax < 4e-4:
+			o[i] = v
+		default:
+			o[i] = float32(c[i]*p[i]) / q[i]
+		}
 	}
-	if n > 127 {
-		n = 127
+}
+
+// expLanes is XLA:CPU's f32 exp before its last step: e^x = y * scale, with
+// y = e^r from a degree-7 polynomial and scale = 2^n built from bits. The
+// input is clamped to [-87.8, 88.8] and n to [-127, 127]; scale is 0 for
+// n = -127, so exp underflows to 0 a little above -87.8. With neg set it
+// computes e^-x.
+func expLanes(x, y, scale []float32, neg bool) {
+	var r, p [xlaLanes]float32
+	n := len(x)
+	for i, v := range x {
+		if neg {
+			v = -v
+		}
+		v = max(min(v, 88.8), -87.8)
+		k := float32(math.Floor(float64(fma32(v, 0x1.715476p+0, 0.5))))
+		k = max(min(k, 127), -127)
+		ri := fma32(-0x1.63p-1, k, v)
+		r[i] = fma32(0x1.bd0106p-13, k, ri)
+		scale[i] = math.Float32frombits(uint32(f32ToInt32(k)+127) << 23)
 	}
-	r := fma32(-0x1.63p-1, n, x)
-	r = fma32(0x1.bd0106p-13, n, r)
-	p := fma32(r, 0x1.a0d2cep-13, 0x1.6e879cp-10)
-	p = fma32(p, r, 0x1.11121p-7)
-	p = fma32(p, r, 0x1.555382p-5)
-	p = fma32(p, r, 0x1.555554p-3)
-	p = fma32(p, r, 0.5)
-	y = fma32(p, float32(r*r), r) + 1
-	scale = math.Float32frombits(uint32(f32ToInt32(n)+127) << 23)
-	return y, scale
+	hornerLanes(r[:n], p[:n], expPoly[:])
+	for i := range n {
+		y[i] = fma32(p[i], float32(r[i]*r[i]), r[i]) + 1
+	}
 }
 
 // f32ToInt32 truncates like cvttps2dq: NaN and out-of-range give MinInt32.
@@ -118,82 +163,93 @@ func f32ToInt32(v float32) int32 {
 	return int32(v)
 }
 
-func expXLA(x float32) float32 {
-	y, scale := expXLAParts(x)
-	return float32(y * scale)
+func expXLALanes(x, o []float32) {
+	var y, scale [xlaLanes]float32
+	expLanes(x, y[:], scale[:], false)
+	for i := range x {
+		o[i] = float32(y[i] * scale[i])
+	}
 }
 
-// logisticXLA is XLA:CPU's expansion 1/(1+e^-x), where the last multiply of
-// the exp and the +1 fuse into one FMA.
-func logisticXLA(x float32) float32 {
-	y, scale := expXLAParts(-x)
-	return 1 / fma32(y, scale, 1)
+// logisticLanes is XLA:CPU's expansion 1/(1+e^-x), where the last multiply
+// of the exp and the +1 fuse into one FMA.
+func logisticLanes(x, o []float32) {
+	var y, scale [xlaLanes]float32
+	expLanes(x, y[:], scale[:], true)
+	for i := range x {
+		o[i] = 1 / fma32(y[i], scale[i], 1)
+	}
 }
+
+func expXLA(x float32) float32 { return oneLane(expXLALanes, x) }
 
 const f32MinNormal = 0x1p-126
 
-// logXLA is XLA:CPU's f32 log (Cephes' logf): x = m * 2^e with m in
+// logLanes is XLA:CPU's f32 log (Cephes' logf): x = m * 2^e with m in
 // [sqrt(1/2), sqrt(2)), log(m) from a degree-9 polynomial in m-1. Special
 // inputs are patched by bit masks: NaN and negatives give the all-ones NaN,
 // zero gives -inf, +inf stays.
-func logXLA(x float32) float32 {
-	switch {
-	case x == 0:
-		return float32(math.Inf(-1))
-	case x == float32(math.Inf(1)):
-		return x
-	case !(x > 0):
-		return math.Float32frombits(0xFFFFFFFF)
+func logLanes(x, o []float32) {
+	var e, z, p0, p1, p2 [xlaLanes]float32
+	n := len(x)
+	for i, v := range x {
+		if !(v > f32MinNormal) {
+			v = f32MinNormal
+		}
+		bits := math.Float32bits(v)
+		ei := float32(int32(bits>>23)-127) + 1
+		m := math.Float32frombits(bits&0x807FFFFF | 0x3F000000) // in [0.5, 1)
+		zi := m - 1
+		if m < 0x1.6a09e6p-1 {
+			ei--
+			zi += m
+		}
+		e[i], z[i] = ei, zi
 	}
-	u := x
-	if !(u > f32MinNormal) {
-		u = f32MinNormal
+	hornerLanes(z[:n], p0[:n], logPoly0[:])
+	hornerLanes(z[:n], p1[:n], logPoly1[:])
+	hornerLanes(z[:n], p2[:n], logPoly2[:])
+	o = o[:n]
+	for i, v := range x {
+		switch {
+		case v == 0:
+			o[i] = float32(math.Inf(-1))
+		case v == float32(math.Inf(1)):
+			o[i] = v
+		case !(v > 0):
+			o[i] = math.Float32frombits(0xFFFFFFFF)
+		default:
+			zi, ei := z[i], e[i]
+			z2 := float32(zi * zi)
+			z3 := float32(z2 * zi)
+			t := fma32(p0[i], z3, p1[i])
+			t = fma32(t, z3, p2[i])
+			y := fma32(t, z3, float32(-0x1.bd0106p-13*ei))
+			y = fma32(-z2, 0.5, zi) + y
+			o[i] = fma32(0x1.63p-1, ei, y)
+		}
 	}
-	bits := math.Float32bits(u)
-	e := float32(int32(bits>>23)-127) + 1
-	m := math.Float32frombits(bits&0x807FFFFF | 0x3F000000) // in [0.5, 1)
-	z := m - 1
-	if m < 0x1.6a09e6p-1 {
-		e--
-		z += m
-	}
-	z2 := float32(z * z)
-	z3 := float32(z2 * z)
-	p0 := fma32(z, 0x1.204376p-4, -0x1.d7a37p-4)
-	p1 := fma32(z, -0x1.fcba9ep-4, 0x1.23d37ep-3)
-	p2 := fma32(z, 0x1.999d58p-3, -0x1.fffff8p-3)
-	p0 = fma32(p0, z, 0x1.de4a34p-4)
-	p1 = fma32(p1, z, -0x1.555cap-3)
-	p2 = fma32(p2, z, 0x1.555554p-2)
-	t := fma32(p0, z3, p1)
-	t = fma32(t, z3, p2)
-	y := fma32(t, z3, float32(-0x1.bd0106p-13*e))
-	y = fma32(-z2, 0.5, z) + y
-	return fma32(0x1.63p-1, e, y)
 }
 
-// log1pXLA is XLA:CPU's f32 log1p: log(1+x) unless |x| < sqrt(2)-1, where a
-// rational function of degree 6/6 (Cephes' log1pf) keeps the small values
-// accurate.
-func log1pXLA(x float32) float32 {
-	if !(float32(math.Abs(float64(x))) < 0x1.a8279ap-2) {
-		return logXLA(x + 1)
+// log1pLanes is XLA:CPU's f32 log1p: log(1+x) unless |x| < sqrt(2)-1, where
+// a rational function of degree 6/6 (Cephes' log1pf) keeps the small values
+// accurate. Both are computed for every lane, as XLA:CPU does.
+func log1pLanes(x, o []float32) {
+	var u, p, q [xlaLanes]float32
+	n := len(x)
+	for i, v := range x {
+		u[i] = v + 1
 	}
-	x2 := float32(x * x)
-	p := x + 0x1.e2035ap+3
-	p = fma32(p, x, 0x1.4c30b6p+6)
-	p = fma32(p, x, 0x1.bb865ap+7)
-	p = fma32(p, x, 0x1.351946p+8)
-	p = fma32(p, x, 0x1.b0db14p+7)
-	p = fma32(p, x, 0x1.e0f304p+5)
-	q := fma32(4.527e-05, x, 0x1.fe818ap-2)
-	q = fma32(q, x, 0x1.a509f4p+2)
-	q = fma32(q, x, 0x1.de9738p+4)
-	q = fma32(q, x, 0x1.e798ecp+5)
-	q = fma32(q, x, 0x1.c8e75ap+5)
-	q = fma32(q, x, 0x1.40a202p+4)
-	r := float32(float32(x*x2) * (q / p))
-	return x + fma32(x2, -0.5, r)
+	logLanes(u[:n], o)
+	hornerLanes(x, p[:n], log1pNum[:]) // its first step, 1*x + c, is the plain sum XLA computes
+	hornerLanes(x, q[:n], log1pDen[:])
+	for i, v := range x {
+		if float32(math.Abs(float64(v))) < 0x1.a8279ap-2 {
+			x2 := float32(v * v)
+			r := float32(float32(v*x2) * (q[i] / p[i]))
+			o[i] = v + fma32(x2, -0.5, r)
+		}
+	}
 }
 
 // xlaUnaryF32 returns the slice loop computing op as XLA:CPU does in f32,
@@ -201,27 +257,17 @@ func log1pXLA(x float32) float32 {
 func xlaUnaryF32(op string) func(x, o []float32) {
 	switch op {
 	case "tanh":
-		return mapF32(tanhXLA)
+		return mapLanes(tanhLanes)
 	case "exponential":
-		return mapF32(expXLA)
+		return mapLanes(expXLALanes)
 	case "log":
-		return mapF32(logXLA)
+		return mapLanes(logLanes)
 	case "log-plus-one":
-		return mapF32(log1pXLA)
+		return mapLanes(log1pLanes)
 	case "logistic":
-		return mapF32(logisticXLA)
+		return mapLanes(logisticLanes)
 	}
 	return nil
-}
-
-// mapF32 applies f to every element; the compiler stencils the loop per f.
-func mapF32(f func(float32) float32) func(x, o []float32) {
-	return func(x, o []float32) {
-		o = o[:len(x)]
-		for i, v := range x {
-			o[i] = f(v)
-		}
-	}
 }
 
 // keepsSubnormals reports whether XLA:CPU's f32 op returns (a function of)

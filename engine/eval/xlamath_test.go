@@ -164,3 +164,34 @@ func sweepNaN(t dtype.Type, bits uint32) bool {
 	}
 	return bits&0x7C00 == 0x7C00 && bits&0x3FF != 0 // f16
 }
+
+// BenchmarkXLAMathF32 times each XLA:CPU f32 kernel on one core over 1M
+// elements, against rounding Go's float64 math (what the evaluator used
+// before) as the peer in the same run.
+func BenchmarkXLAMathF32(b *testing.B) {
+	x := make([]float32, 1<<20)
+	for i := range x {
+		x[i] = float32(i-len(x)/2) / float32(len(x)/16)
+	}
+	o := make([]float32, len(x))
+	goMath := map[string]func(float64) float64{
+		"tanh": math.Tanh, "exponential": math.Exp, "log": math.Log, "log-plus-one": math.Log1p,
+		"logistic": func(v float64) float64 { return 1 / (1 + math.Exp(-v)) },
+	}
+	for _, op := range xlaExactOps {
+		b.Run(op+"/xla", func(b *testing.B) {
+			f := xlaUnaryF32(op)
+			for range b.N {
+				f(x, o)
+			}
+		})
+		b.Run(op+"/gomath", func(b *testing.B) {
+			g := goMath[op]
+			for range b.N {
+				for i, v := range x {
+					o[i] = float32(g(float64(v)))
+				}
+			}
+		})
+	}
+}
