@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"fmt"
 	"math"
 	"runtime"
 	"sync"
@@ -70,68 +71,55 @@ func newFromF32(typ dtype.Type, dims []int64, vals []float32) *tensor.Tensor {
 
 // asI64 returns the elements of an integer or pred tensor as int64, sign-extending
 // signed types (sub-byte ones from their low bits) and zero-extending unsigned.
-func asI64(t *tensor.Tensor) []int64 {
-	n := t.NumElements()
-	out := make([]int64, n)
-	switch t.Type {
-	case dtype.S64:
-		copy(out, t.I64())
-	case dtype.S32:
-		for i, v := range t.I32() {
-			out[i] = int64(v)
-		}
-	case dtype.S16:
-		for i, v := range t.I16() {
-			out[i] = int64(v)
-		}
-	case dtype.S8:
-		for i, v := range t.I8() {
-			out[i] = int64(v)
-		}
-	case dtype.S1, dtype.S2, dtype.S4:
-		shift := 64 - uint(t.Type.Bits())
-		for i, b := range t.Data {
-			out[i] = int64(uint64(b)<<shift) >> shift
-		}
-	default:
-		for i, v := range asU64(t) {
-			out[i] = int64(v)
-		}
-	}
-	return out
-}
+func asI64(t *tensor.Tensor) []int64 { return widenInts[int64](t) }
 
 // asU64 returns the elements of an integer or pred tensor as uint64 (signed
 // values are sign-extended then reinterpreted).
-func asU64(t *tensor.Tensor) []uint64 {
-	n := t.NumElements()
-	out := make([]uint64, n)
+func asU64(t *tensor.Tensor) []uint64 { return widenInts[uint64](t) }
+
+// widenInts is asI64 and asU64: both hold the same 64 bits per element
+// (Go's integer conversions sign-extend signed sources and zero-extend
+// unsigned ones, whatever the target's signedness).
+func widenInts[T int64 | uint64](t *tensor.Tensor) []T {
+	out := make([]T, t.NumElements())
 	switch t.Type {
+	case dtype.S64:
+		widenInto(out, t.I64())
 	case dtype.U64:
-		copy(out, t.U64())
+		widenInto(out, t.U64())
+	case dtype.S32:
+		widenInto(out, t.I32())
 	case dtype.U32:
-		for i, v := range t.U32() {
-			out[i] = uint64(v)
-		}
+		widenInto(out, t.U32())
+	case dtype.S16:
+		widenInto(out, t.I16())
 	case dtype.U16:
-		for i, v := range t.U16() {
-			out[i] = uint64(v)
-		}
+		widenInto(out, t.U16())
+	case dtype.S8:
+		widenInto(out, t.I8())
 	case dtype.U8, dtype.Pred:
-		for i, v := range t.Data {
-			out[i] = uint64(v)
+		widenInto(out, t.Data)
+	case dtype.S1, dtype.S2, dtype.S4:
+		shift := 64 - uint(t.Type.Bits())
+		for i, b := range t.Data {
+			out[i] = T(int64(uint64(b)<<shift) >> shift)
 		}
 	case dtype.U1, dtype.U2, dtype.U4:
 		mask := uint64(1)<<uint(t.Type.Bits()) - 1
 		for i, b := range t.Data {
-			out[i] = uint64(b) & mask
+			out[i] = T(uint64(b) & mask)
 		}
 	default:
-		for i, v := range asI64(t) {
-			out[i] = uint64(v)
-		}
+		// Callers dispatch on computeClass first; a float here is a bug.
+		panic(fmt.Sprintf("eval: integer view of %v", t.Type))
 	}
 	return out
+}
+
+func widenInto[T int64 | uint64, S int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64](out []T, src []S) {
+	for i, v := range src {
+		out[i] = T(v)
+	}
 }
 
 // newFromI64 stores 64-bit integer results into a new integer or pred tensor,
