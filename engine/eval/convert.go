@@ -47,7 +47,6 @@ func convert(x *tensor.Tensor, to dtype.Type) (*tensor.Tensor, error) {
 	if x.Type == to {
 		return x, nil
 	}
-	n := int(x.NumElements())
 	out := tensor.New(to, x.Dims)
 	switch classOf(x.Type) {
 	case classF32:
@@ -99,41 +98,9 @@ func convert(x *tensor.Tensor, to dtype.Type) (*tensor.Tensor, error) {
 			storeF64(out, re)
 		}
 	case classSigned, classPred:
-		vals := asI64(x)
-		switch classOf(to) {
-		case classSigned, classUnsigned, classPred:
-			copy(out.Data, newFromI64(to, x.Dims, vals).Data)
-		case classF64, classC128, classC64:
-			f := make([]float64, n)
-			for i, v := range vals {
-				f[i] = float64(v)
-			}
-			storeF64(out, f)
-		default:
-			f := make([]float32, n)
-			for i, v := range vals {
-				f[i] = float32(v)
-			}
-			storeF32(out, f)
-		}
+		storeInts(out, asI64(x), newFromI64)
 	case classUnsigned:
-		vals := asU64(x)
-		switch classOf(to) {
-		case classSigned, classUnsigned, classPred:
-			copy(out.Data, newFromU64(to, x.Dims, vals).Data)
-		case classF64, classC128, classC64:
-			f := make([]float64, n)
-			for i, v := range vals {
-				f[i] = float64(v)
-			}
-			storeF64(out, f)
-		default:
-			f := make([]float32, n)
-			for i, v := range vals {
-				f[i] = float32(v)
-			}
-			storeF32(out, f)
-		}
+		storeInts(out, asU64(x), newFromU64)
 	default:
 		return nil, fmt.Errorf("cannot convert %v to %v", x.Type, to)
 	}
@@ -157,13 +124,61 @@ func splitComplex[C cplx](xs []C) (re, im []float64) {
 	return re, im
 }
 
+// storeInts writes integers widened to 64 bits into out: integer and pred
+// targets wrap (wrap builds the wrapped tensor), float and complex ones round
+// the exact value once, in f64 for f64 and complex targets, else in f32.
+func storeInts[I int64 | uint64](out *tensor.Tensor, vals []I, wrap func(dtype.Type, []int64, []I) *tensor.Tensor) {
+	switch classOf(out.Type) {
+	case classSigned, classUnsigned, classPred:
+		copy(out.Data, wrap(out.Type, out.Dims, vals).Data)
+	case classF64, classC128, classC64:
+		f := make([]float64, len(vals))
+		for i, v := range vals {
+			f[i] = float64(v)
+		}
+		storeF64(out, f)
+	default:
+		f := make([]float32, len(vals))
+		for i, v := range vals {
+			f[i] = float32(v)
+		}
+		storeF32(out, f)
+	}
+}
+
 // storeF32 writes exact-in-f32 values into out's type (any type), rounding once.
 func storeF32(out *tensor.Tensor, f []float32) {
+	if !storeWide(out, f) {
+		dtype.EncodeF32(out.Type, f, out.Data)
+	}
+}
+
+// storeF64 writes f64 values into out's type (any type) with XLA:CPU's rounding.
+func storeF64(out *tensor.Tensor, f []float64) {
+	if storeWide(out, f) {
+		return
+	}
+	switch out.Type {
+	case dtype.F32, dtype.F16, dtype.BF16:
+		// XLA:CPU narrows f64 to f16/bf16 through f32 (two roundings).
+		f32 := make([]float32, len(f))
+		for i, v := range f {
+			f32[i] = float32(v)
+		}
+		dtype.EncodeF32(out.Type, f32, out.Data)
+	default:
+		dtype.EncodeF64(out.Type, f, out.Data)
+	}
+}
+
+// storeWide writes real values into out when it is c64 (real parts rounded
+// to f32), c128 or f64, and reports whether it did.
+func storeWide[F float32 | float64](out *tensor.Tensor, f []F) bool {
 	switch out.Type {
 	case dtype.C64:
 		o := out.C64()
 		for i, v := range f {
-			o[i] = complex(v, 0)
+			o[i] = complex(float32(v), 0)
 		}
 	case dtype.C128:
 		o := out.C128()
@@ -176,35 +191,9 @@ func storeF32(out *tensor.Tensor, f []float32) {
 			o[i] = float64(v)
 		}
 	default:
-		dtype.EncodeF32(out.Type, f, out.Data)
+		return false
 	}
-}
-
-// storeF64 writes f64 values into out's type (any type) with XLA:CPU's rounding.
-func storeF64(out *tensor.Tensor, f []float64) {
-	switch out.Type {
-	case dtype.C64:
-		o := out.C64()
-		for i, v := range f {
-			o[i] = complex(float32(v), 0)
-		}
-	case dtype.C128:
-		o := out.C128()
-		for i, v := range f {
-			o[i] = complex(v, 0)
-		}
-	case dtype.F64:
-		copy(out.F64(), f)
-	case dtype.F32, dtype.F16, dtype.BF16:
-		// XLA:CPU narrows f64 to f16/bf16 through f32 (two roundings).
-		f32 := make([]float32, len(f))
-		for i, v := range f {
-			f32[i] = float32(v)
-		}
-		dtype.EncodeF32(out.Type, f32, out.Data)
-	default:
-		dtype.EncodeF64(out.Type, f, out.Data)
-	}
+	return true
 }
 
 func storeComplex(out *tensor.Tensor, re, im []float64) {
