@@ -15,9 +15,13 @@ import (
 	"goldtrace/engine/tensor"
 )
 
+// xlaKernelOps are the ops with an XLA:CPU f32 kernel in xlamath.go.
+var xlaKernelOps = []string{"tanh", "exponential", "log", "log-plus-one", "logistic"}
+
 // xlaExactOps are the ops whose f32 (and bf16/f16) results must match
-// XLA:CPU bit for bit.
-var xlaExactOps = []string{"tanh", "exponential", "log", "log-plus-one", "logistic"}
+// XLA:CPU bit for bit: the kernels, and sqrt (correctly rounded on both
+// sides).
+var xlaExactOps = append([]string{"sqrt"}, xlaKernelOps...)
 
 // sweepCase is one entry of the manifest gen_xlamath.py writes.
 type sweepCase struct {
@@ -178,7 +182,7 @@ func BenchmarkXLAMathF32(b *testing.B) {
 		"tanh": math.Tanh, "exponential": math.Exp, "log": math.Log, "log-plus-one": math.Log1p,
 		"logistic": func(v float64) float64 { return 1 / (1 + math.Exp(-v)) },
 	}
-	for _, op := range xlaExactOps {
+	for _, op := range xlaKernelOps {
 		b.Run(op+"/xla", func(b *testing.B) {
 			f := xlaUnaryF32(op)
 			for range b.N {
