@@ -3,9 +3,10 @@ package eval
 // The typed loops behind elementwise.go. Each kernel switches on the opcode
 // once and then runs a tight loop; it returns false (touching nothing) for an
 // opcode it does not define, which callers use to validate with empty slices.
-// Float transcendentals compute in float64 and round once: within an ulp or
-// two of XLA:CPU's vectorized approximations, and correctly rounded where
-// XLA's are.
+// f32 tanh, exp, log, log1p and logistic run XLA:CPU's own approximations
+// bit for bit (xlamath.go); the other float transcendentals compute in
+// float64 and round once: within an ulp or two of XLA:CPU, and correctly
+// rounded where XLA's are.
 
 import (
 	"math"
