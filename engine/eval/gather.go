@@ -94,6 +94,22 @@ func checkDimList(list []int64, rank int, what, attr string) error {
 	return nil
 }
 
+// namedDims is a list of dimension numbers and the attribute it comes from.
+type namedDims struct {
+	list []int64
+	attr string
+}
+
+// checkDimLists runs checkDimList on each list in turn.
+func checkDimLists(rank int, what string, lists ...namedDims) error {
+	for _, l := range lists {
+		if err := checkDimList(l.list, rank, what, l.attr); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func contains(list []int64, v int64) bool {
 	for _, x := range list {
 		if x == v {
@@ -120,13 +136,9 @@ func evalGather(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error)
 	if err != nil {
 		return Value{}, err
 	}
-	for _, c := range []struct {
-		l []int64
-		n string
-	}{{g.CollapsedSliceDims, "collapsed_slice_dims"}, {g.StartIndexMap, "start_index_map"}, {g.OperandBatchingDims, "operand_batching_dims"}} {
-		if err := checkDimList(c.l, rank, "gather", c.n); err != nil {
-			return Value{}, err
-		}
+	if err := checkDimLists(rank, "gather", namedDims{g.CollapsedSliceDims, "collapsed_slice_dims"},
+		namedDims{g.StartIndexMap, "start_index_map"}, namedDims{g.OperandBatchingDims, "operand_batching_dims"}); err != nil {
+		return Value{}, err
 	}
 	if int64(len(g.StartIndexMap)) != ib.vecLen {
 		return Value{}, fmt.Errorf("gather start_index_map has %d entries but index vectors have %d", len(g.StartIndexMap), ib.vecLen)
@@ -197,16 +209,28 @@ func evalGather(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error)
 	if !slices.Equal(outDims, in.Shape.Dims) {
 		return Value{}, fmt.Errorf("gather result shape %v does not match computed dims %v", in.Shape.Dims, outDims)
 	}
-	src := make([]int64, tensor.NumElements(outDims))
-	walkIndex(outDims, func(o int64, idx []int64) {
+	return ArrayValue(takeElems(op, outDims, windowPositions(outDims, contribB, contribW, base))), nil
+}
+
+// windowPositions maps every element of dims, in row-major order, to the
+// operand position base[b] + w, where b and w are the element's index dotted
+// with contribB (its batch) and contribW (its offset in that batch's window);
+// a batch whose base is negative (a scatter window out of bounds) maps to -1.
+func windowPositions(dims, contribB, contribW, base []int64) []int64 {
+	pos := make([]int64, tensor.NumElements(dims))
+	walkIndex(dims, func(lin int64, idx []int64) {
 		b, w := int64(0), int64(0)
 		for d, i := range idx {
 			b += i * contribB[d]
 			w += i * contribW[d]
 		}
-		src[o] = base[b] + w
+		if base[b] < 0 {
+			pos[lin] = -1
+		} else {
+			pos[lin] = base[b] + w
+		}
 	})
-	return ArrayValue(takeElems(op, outDims, src)), nil
+	return pos
 }
 
 // walkIndex calls f for every index of dims in row-major order with its
@@ -235,25 +259,13 @@ func takeElems(src *tensor.Tensor, dims []int64, idx []int64) *tensor.Tensor {
 	out := tensor.New(src.Type, dims)
 	switch src.Type.Size() {
 	case 1:
-		s, d := src.Data, out.Data
-		for i, j := range idx {
-			d[i] = s[j]
-		}
+		takeWords(out.Data, src.Data, idx)
 	case 2:
-		s, d := src.U16(), out.U16()
-		for i, j := range idx {
-			d[i] = s[j]
-		}
+		takeWords(out.U16(), src.U16(), idx)
 	case 4:
-		s, d := src.U32(), out.U32()
-		for i, j := range idx {
-			d[i] = s[j]
-		}
+		takeWords(out.U32(), src.U32(), idx)
 	case 8:
-		s, d := src.U64(), out.U64()
-		for i, j := range idx {
-			d[i] = s[j]
-		}
+		takeWords(out.U64(), src.U64(), idx)
 	default:
 		es := int64(src.Type.Size())
 		for i, j := range idx {
@@ -261,6 +273,13 @@ func takeElems(src *tensor.Tensor, dims []int64, idx []int64) *tensor.Tensor {
 		}
 	}
 	return out
+}
+
+// takeWords sets d[i] to s[idx[i]]: takeElems for one element size.
+func takeWords[W uint8 | uint16 | uint32 | uint64](d, s []W, idx []int64) {
+	for i, j := range idx {
+		d[i] = s[j]
+	}
 }
 
 func evalScatter(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
@@ -296,13 +315,9 @@ func evalScatter(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error
 	if int64(len(s.ScatterDimsToOperandDims)) != ib.vecLen {
 		return Value{}, fmt.Errorf("scatter scatter_dims_to_operand_dims has %d entries but index vectors have %d", len(s.ScatterDimsToOperandDims), ib.vecLen)
 	}
-	for _, c := range []struct {
-		l []int64
-		n string
-	}{{s.InsertedWindowDims, "inserted_window_dims"}, {s.ScatterDimsToOperandDims, "scatter_dims_to_operand_dims"}, {s.InputBatchingDims, "input_batching_dims"}} {
-		if err := checkDimList(c.l, rank, "scatter", c.n); err != nil {
-			return Value{}, err
-		}
+	if err := checkDimLists(rank, "scatter", namedDims{s.InsertedWindowDims, "inserted_window_dims"},
+		namedDims{s.ScatterDimsToOperandDims, "scatter_dims_to_operand_dims"}, namedDims{s.InputBatchingDims, "input_batching_dims"}); err != nil {
+		return Value{}, err
 	}
 	if len(s.InputBatchingDims) != len(s.ScatterIndicesBatchingDims) {
 		return Value{}, fmt.Errorf("scatter input_batching_dims and scatter_indices_batching_dims differ in length")
@@ -379,19 +394,7 @@ func evalScatter(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error
 			bi++
 		}
 	}
-	target := make([]int64, tensor.NumElements(updDims))
-	walkIndex(updDims, func(u int64, idx []int64) {
-		b, w := int64(0), int64(0)
-		for d, i := range idx {
-			b += i * contribB[d]
-			w += i * contribW[d]
-		}
-		if base[b] < 0 {
-			target[u] = -1
-		} else {
-			target[u] = base[b] + w
-		}
-	})
+	target := windowPositions(updDims, contribB, contribW, base)
 	outs := make([]*tensor.Tensor, n)
 	for i := range outs {
 		outs[i] = ops[i].T.Clone()
@@ -453,34 +456,16 @@ func scatterFast(kind string, out, upd *tensor.Tensor, target []int64) bool {
 		if out.Type != dtype.F32 {
 			return false
 		}
-		o, u := out.F32(), upd.F32()
-		for i, t := range target {
-			if t >= 0 {
-				o[t] = applyFloat(kind, o[t], u[i])
-			}
-		}
+		scatterApply(kind, out.F32(), upd.F32(), target, applyFloat[float32])
 	case classF64:
-		o, u := out.F64(), upd.F64()
-		for i, t := range target {
-			if t >= 0 {
-				o[t] = applyFloat(kind, o[t], u[i])
-			}
-		}
+		scatterApply(kind, out.F64(), upd.F64(), target, applyFloat[float64])
 	case classSigned, classPred:
-		o, u := asI64(out), asI64(upd)
-		for i, t := range target {
-			if t >= 0 {
-				o[t] = applyInt(kind, o[t], u[i])
-			}
-		}
+		o := asI64(out)
+		scatterApply(kind, o, asI64(upd), target, applyInt[int64])
 		copy(out.Data, newFromI64(out.Type, out.Dims, o).Data)
 	case classUnsigned:
-		o, u := asU64(out), asU64(upd)
-		for i, t := range target {
-			if t >= 0 {
-				o[t] = applyInt(kind, o[t], u[i])
-			}
-		}
+		o := asU64(out)
+		scatterApply(kind, o, asU64(upd), target, applyInt[uint64])
 		copy(out.Data, newFromU64(out.Type, out.Dims, o).Data)
 	default:
 		return false
@@ -488,16 +473,20 @@ func scatterFast(kind string, out, upd *tensor.Tensor, target []int64) bool {
 	return true
 }
 
+// scatterApply combines update u[i] into o[target[i]] for every in-bounds
+// target (>= 0), in update order.
+func scatterApply[T any](kind string, o, u []T, target []int64, apply func(string, T, T) T) {
+	for i, t := range target {
+		if t >= 0 {
+			o[t] = apply(kind, o[t], u[i])
+		}
+	}
+}
+
 // applyFloat follows XLA's maximum/minimum: NaN propagates, checking lhs first,
 // and on a tie (±0) the lhs wins.
 func applyFloat[T float32 | float64](kind string, a, b T) T {
 	switch kind {
-	case "replace":
-		return b
-	case "add":
-		return a + b
-	case "multiply":
-		return a * b
 	case "maximum":
 		if a != a {
 			return a
@@ -515,17 +504,11 @@ func applyFloat[T float32 | float64](kind string, a, b T) T {
 		}
 		return a
 	}
-	panic("applyFloat: unknown combiner " + kind)
+	return applyArith(kind, a, b)
 }
 
 func applyInt[T int64 | uint64](kind string, a, b T) T {
 	switch kind {
-	case "replace":
-		return b
-	case "add":
-		return a + b
-	case "multiply":
-		return a * b
 	case "maximum":
 		return max(a, b)
 	case "minimum":
@@ -535,7 +518,21 @@ func applyInt[T int64 | uint64](kind string, a, b T) T {
 	case "and":
 		return a & b
 	}
-	panic("applyInt: unknown combiner " + kind)
+	return applyArith(kind, a, b)
+}
+
+// applyArith is the part of applyFloat and applyInt that does not depend on
+// the kind of number.
+func applyArith[T float32 | float64 | int64 | uint64](kind string, a, b T) T {
+	switch kind {
+	case "replace":
+		return b
+	case "add":
+		return a + b
+	case "multiply":
+		return a * b
+	}
+	panic("scatter: unknown combiner " + kind)
 }
 
 // scatterGeneral calls the combiner for every in-bounds update element, in
