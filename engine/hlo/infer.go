@@ -348,21 +348,7 @@ func sameDims(a, b Shape) bool { return !a.IsTuple() && !b.IsTuple() && slices.E
 // sameShape compares element types, dimensions and tuple structure, ignoring
 // layouts and dynamic-dimension markers (a bounded dimension compares by its bound).
 func sameShape(a, b Shape) bool {
-	if a.Elem != b.Elem {
-		return false
-	}
-	if a.IsTuple() {
-		if len(a.Tuple) != len(b.Tuple) {
-			return false
-		}
-		for i := range a.Tuple {
-			if !sameShape(a.Tuple[i], b.Tuple[i]) {
-				return false
-			}
-		}
-		return true
-	}
-	return slices.Equal(a.Dims, b.Dims)
+	return sameStructure(a, b, func(a, b Shape) bool { return slices.Equal(a.Dims, b.Dims) })
 }
 
 func checkDims(dims []int64, rank int) error {

@@ -149,25 +149,33 @@ func writeInts(b *strings.Builder, v []int64, sep string) {
 // Compatible reports whether a and b are the same shape ignoring layouts:
 // element types, dimensions, dynamic markers and tuple structure agree.
 func Compatible(a, b Shape) bool {
-	if a.Elem != b.Elem {
-		return false
-	}
-	if a.IsTuple() {
-		if len(a.Tuple) != len(b.Tuple) {
+	return sameStructure(a, b, func(a, b Shape) bool {
+		if len(a.Dims) != len(b.Dims) {
 			return false
 		}
-		for i := range a.Tuple {
-			if !Compatible(a.Tuple[i], b.Tuple[i]) {
+		for i := range a.Dims {
+			if a.Dims[i] != b.Dims[i] || a.isDynamic(i) != b.isDynamic(i) {
 				return false
 			}
 		}
 		return true
-	}
-	if len(a.Dims) != len(b.Dims) {
+	})
+}
+
+// sameStructure reports whether a and b have the same element type and
+// tuple structure, and sameArray holds for each pair of array leaves.
+func sameStructure(a, b Shape, sameArray func(a, b Shape) bool) bool {
+	if a.Elem != b.Elem {
 		return false
 	}
-	for i := range a.Dims {
-		if a.Dims[i] != b.Dims[i] || a.isDynamic(i) != b.isDynamic(i) {
+	if !a.IsTuple() {
+		return sameArray(a, b)
+	}
+	if len(a.Tuple) != len(b.Tuple) {
+		return false
+	}
+	for i := range a.Tuple {
+		if !sameStructure(a.Tuple[i], b.Tuple[i], sameArray) {
 			return false
 		}
 	}
