@@ -170,6 +170,18 @@ type resultSet struct {
 	names   []string
 }
 
+// lookupResult returns result set h and its tensor i.
+func lookupResult(h C.uint64_t, i C.int64_t) (*resultSet, *tensor.Tensor, error) {
+	rs, err := lookupHandle[*resultSet](uint64(h))
+	if err != nil {
+		return nil, nil, err
+	}
+	if i < 0 || int(i) >= len(rs.tensors) {
+		return nil, nil, withStatus(statusInvalidArgument, "result index %d out of range [0,%d)", int64(i), len(rs.tensors))
+	}
+	return rs, rs.tensors[i], nil
+}
+
 //export gt_abi_version
 func gt_abi_version() C.int32_t { return abiVersion }
 
@@ -208,14 +220,10 @@ func gt_result_count(h C.uint64_t, n *C.int64_t, errOut **C.char) C.gt_status {
 //export gt_result_info
 func gt_result_info(h C.uint64_t, i C.int64_t, dt *C.int32_t, rank *C.int32_t, dims *C.int64_t, nbytes *C.int64_t, name **C.char, errOut **C.char) C.gt_status {
 	return guard(errOut, func() error {
-		rs, err := lookupHandle[*resultSet](uint64(h))
+		rs, t, err := lookupResult(h, i)
 		if err != nil {
 			return err
 		}
-		if i < 0 || int(i) >= len(rs.tensors) {
-			return withStatus(statusInvalidArgument, "result index %d out of range [0,%d)", int64(i), len(rs.tensors))
-		}
-		t := rs.tensors[i]
 		if len(t.Dims) > 64 {
 			return withStatus(statusInternal, "result rank %d exceeds 64", len(t.Dims))
 		}
@@ -236,14 +244,10 @@ func gt_result_info(h C.uint64_t, i C.int64_t, dt *C.int32_t, rank *C.int32_t, d
 //export gt_result_copy
 func gt_result_copy(h C.uint64_t, i C.int64_t, dst unsafe.Pointer, nbytes C.int64_t, errOut **C.char) C.gt_status {
 	return guard(errOut, func() error {
-		rs, err := lookupHandle[*resultSet](uint64(h))
+		_, t, err := lookupResult(h, i)
 		if err != nil {
 			return err
 		}
-		if i < 0 || int(i) >= len(rs.tensors) {
-			return withStatus(statusInvalidArgument, "result index %d out of range [0,%d)", int64(i), len(rs.tensors))
-		}
-		t := rs.tensors[i]
 		if int64(nbytes) != int64(len(t.Data)) {
 			return withStatus(statusInvalidArgument, "result %d holds %d bytes, destination has %d", int64(i), len(t.Data), int64(nbytes))
 		}
