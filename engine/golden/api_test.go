@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -55,7 +56,7 @@ ENTRY main {
 		t.Fatalf("%d inputs for %d parameters", len(in), len(leaves))
 	}
 	for i, p := range leaves {
-		if in[i].Type != p.Shape.Elem || !sameDims(in[i].Dims, p.Shape.Dims) {
+		if in[i].Type != p.Shape.Elem || !slices.Equal(in[i].Dims, p.Shape.Dims) {
 			t.Errorf("input %d is %v, parameter is %s", i, in[i], hloShapeString(p.Shape))
 		}
 	}

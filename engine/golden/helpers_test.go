@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -95,7 +96,7 @@ func readNpy(t *testing.T, path string) *tensor.Tensor {
 // sameTensor compares type, shape and bits.
 func sameTensor(t *testing.T, what string, got, want *tensor.Tensor) {
 	t.Helper()
-	if got.Type != want.Type || !sameDims(got.Dims, want.Dims) {
+	if got.Type != want.Type || !slices.Equal(got.Dims, want.Dims) {
 		t.Errorf("%s: got %v, want %v", what, got, want)
 		return
 	}

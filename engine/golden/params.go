@@ -65,18 +65,6 @@ func ParamLeaves(m *hlo.Module) []ParamLeaf {
 
 func hloShapeString(s hlo.Shape) string { return tensor.ShapeString(s.Elem, s.Dims) }
 
-func sameDims(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // mapShape returns s with every array element type replaced by f(type). Tuple
 // element lists are copied, so the result can be changed without touching s;
 // the layout of a changed leaf loses its element size, which belonged to the

@@ -3,6 +3,7 @@ package golden
 import (
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -333,7 +334,7 @@ func prepareInput(orig, legal ParamLeaf, t *tensor.Tensor, opts Options) (*tenso
 	if t == nil {
 		return nil, fail(fmt.Errorf("missing"), hloShapeString(orig.Shape), "nothing")
 	}
-	if !sameDims(t.Dims, orig.Shape.Dims) {
+	if !slices.Equal(t.Dims, orig.Shape.Dims) {
 		return nil, fail(fmt.Errorf("wrong shape"), hloShapeString(orig.Shape), shapeString(t))
 	}
 	if opts.FP8E4M3FNAsE4M3 && orig.Shape.Elem == dtype.F8E4M3FN {
