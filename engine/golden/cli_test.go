@@ -44,46 +44,16 @@ save("in0.npy", x); save("in1.npy", y)
 save("exp0.npy", (x + y.astype(np.float32)) * x)
 save("exp1.npy", y)`,
 	},
-	{
-		// XLA:CPU rounds every bf16 op's result to bf16.
-		name: "bf16_rounds_per_op", inputs: 2, outputs: 1,
-		hlo: bf16Chain,
-		script: `
-x = rng.uniform(-3, 3, (4,)).astype(bf16)
-y = rng.uniform(-3, 3, (4,)).astype(bf16)
-save("in0.npy", x); save("in1.npy", y)
-f = lambda a: a.astype(np.float32)
+	// XLA:CPU rounds every bf16 op's result to bf16.
+	bf16ChainCase("bf16_rounds_per_op", `
 a = (f(x) + f(y)).astype(bf16)
-save("exp0.npy", (f(a) * f(x)).astype(bf16))`,
-	},
-	{
-		// -U: the same module computes in f32 with no rounding, output f32.
-		name: "upcast_bf16_chain", inputs: 2, outputs: 1, flags: []string{"-U"},
-		hlo: bf16Chain,
-		script: `
-x = rng.uniform(-3, 3, (4,)).astype(bf16)
-y = rng.uniform(-3, 3, (4,)).astype(bf16)
-save("in0.npy", x); save("in1.npy", y)
-f = lambda a: a.astype(np.float32)
-save("exp0.npy", (f(x) + f(y)) * f(x))`,
-	},
-	{
-		name: "convert_roundtrip", inputs: 1, outputs: 1,
-		hlo: convertRoundTrip,
-		script: `
-x = rng.uniform(-3, 3, (5,)).astype(np.float32)
-save("in0.npy", x)
-save("exp0.npy", x.astype(bf16).astype(np.float32) + x)`,
-	},
-	{
-		// -U turns the convert to bf16 into a convert to f32: no rounding.
-		name: "upcast_convert_roundtrip", inputs: 1, outputs: 1, flags: []string{"--upcast-all-to-fp32"},
-		hlo: convertRoundTrip,
-		script: `
-x = rng.uniform(-3, 3, (5,)).astype(np.float32)
-save("in0.npy", x)
-save("exp0.npy", x + x)`,
-	},
+save("exp0.npy", (f(a) * f(x)).astype(bf16))`),
+	// -U: the same module computes in f32 with no rounding, output f32.
+	bf16ChainCase("upcast_bf16_chain", `
+save("exp0.npy", (f(x) + f(y)) * f(x))`, "-U"),
+	convertCase("convert_roundtrip", "x.astype(bf16).astype(np.float32) + x"),
+	// -U turns the convert to bf16 into a convert to f32: no rounding.
+	convertCase("upcast_convert_roundtrip", "x + x", "--upcast-all-to-fp32"),
 	{
 		// -U keeps bitcast-convert on the original bits.
 		name: "upcast_bitcast_convert", inputs: 1, outputs: 2, flags: []string{"-U"},
@@ -103,23 +73,9 @@ f = y.astype(np.float32)
 save("exp0.npy", y.view(np.int16))
 save("exp1.npy", f * (f + f))`,
 	},
-	{
-		name: "fp8e4m3fn", inputs: 1, outputs: 1,
-		hlo: fp8Module,
-		script: `
-bits = np.array([0x38, 0x78, 0xC0, 0x7E], dtype=np.uint8)
-save("in0.npy", bits.view(ml_dtypes.float8_e4m3fn))
-save("exp0.npy", bits.view(ml_dtypes.float8_e4m3fn).astype(np.float32))`,
-	},
-	{
-		// -F reads the same bits as IEEE-style e4m3: 0x78 is +inf there.
-		name: "fp8e4m3fn_as_e4m3", inputs: 1, outputs: 1, flags: []string{"-F"},
-		hlo: fp8Module,
-		script: `
-bits = np.array([0x38, 0x78, 0xC0, 0x70], dtype=np.uint8)
-save("in0.npy", bits.view(ml_dtypes.float8_e4m3fn))
-save("exp0.npy", bits.view(ml_dtypes.float8_e4m3).astype(np.float32))`,
-	},
+	fp8Case("fp8e4m3fn", "0x7E", "float8_e4m3fn"),
+	// -F reads the same bits as IEEE-style e4m3: 0x78 is +inf there.
+	fp8Case("fp8e4m3fn_as_e4m3", "0x70", "float8_e4m3", "-F"),
 	{
 		name: "unsafe_dtype_cast", inputs: 1, outputs: 1, flags: []string{"-u"},
 		hlo: `HloModule m
@@ -188,6 +144,34 @@ ENTRY main {
   x = f8e4m3fn[4] parameter(0)
   ROOT c = f32[4] convert(x)
 }`
+
+// bf16ChainCase runs bf16Chain on four uniform bf16 values each of x and y;
+// expect is Python that saves exp0.npy, with f widening to f32.
+func bf16ChainCase(name, expect string, flags ...string) cliCase {
+	return cliCase{name: name, inputs: 2, outputs: 1, flags: flags, hlo: bf16Chain, script: `
+x = rng.uniform(-3, 3, (4,)).astype(bf16)
+y = rng.uniform(-3, 3, (4,)).astype(bf16)
+save("in0.npy", x); save("in1.npy", y)
+f = lambda a: a.astype(np.float32)` + expect}
+}
+
+// convertCase runs convertRoundTrip on five uniform f32 values x and expects
+// want, a numpy expression of x.
+func convertCase(name, want string, flags ...string) cliCase {
+	return cliCase{name: name, inputs: 1, outputs: 1, flags: flags, hlo: convertRoundTrip, script: `
+x = rng.uniform(-3, 3, (5,)).astype(np.float32)
+save("in0.npy", x)
+save("exp0.npy", ` + want + `)`}
+}
+
+// fp8Case runs fp8Module on the f8e4m3fn bit patterns 0x38, 0x78, 0xC0 and
+// last, and expects them read as the ml_dtypes type as, widened to f32.
+func fp8Case(name, last, as string, flags ...string) cliCase {
+	return cliCase{name: name, inputs: 1, outputs: 1, flags: flags, hlo: fp8Module, script: `
+bits = np.array([0x38, 0x78, 0xC0, ` + last + `], dtype=np.uint8)
+save("in0.npy", bits.view(ml_dtypes.float8_e4m3fn))
+save("exp0.npy", bits.view(ml_dtypes.` + as + `).astype(np.float32))`}
+}
 
 func TestCLIMatchesReference(t *testing.T) {
 	for _, tc := range cliCases {
