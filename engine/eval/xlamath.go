@@ -253,8 +253,23 @@ func log1pLanes(x, o []float32) {
 }
 
 // xlaUnaryF32 returns the slice loop computing op as XLA:CPU does in f32,
-// or nil when op has no such implementation here.
+// or nil when op has no such implementation here. Where the CPU has a
+// vector version (xlamath_simd_amd64.go), it runs the whole vectors and the
+// lane kernels below finish the tail.
 func xlaUnaryF32(op string) func(x, o []float32) {
+	scalar := xlaScalarF32(op)
+	vector := xlaVectorF32(op)
+	if scalar == nil || vector == nil {
+		return scalar
+	}
+	return func(x, o []float32) {
+		n := vector(x, o)
+		scalar(x[n:], o[n:len(x)])
+	}
+}
+
+// xlaScalarF32 is xlaUnaryF32 without vector instructions.
+func xlaScalarF32(op string) func(x, o []float32) {
 	switch op {
 	case "tanh":
 		return mapLanes(tanhLanes)

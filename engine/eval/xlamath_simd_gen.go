@@ -1,0 +1,264 @@
+//go:build ignore
+
+// xlamath_simd_gen writes xlamath_simd_kernels_amd64.go: the simd/archsimd
+// versions of xlamath.go's f32 kernels, once per vector width (16 lanes on
+// AVX-512, 8 on AVX2+FMA) from one template, so the two widths cannot drift
+// apart.
+//
+// The template follows xlamath.go step by step: a MulAdd exactly where the
+// scalar code calls fma32 (or hornerLanes), a plain Mul/Add/Div where it
+// writes one, the same constants (the polynomial tables are xlamath.go's own
+// vars, broadcast once per call) and every branch as a compare and a blend.
+// Two places need care beyond a literal translation:
+//   - VMINPS/VMAXPS do not propagate NaN the way Go's min and max do (and
+//     the compiler may swap their operands), so a clamp whose NaN matters is
+//     followed by a blend that puts the NaN back.
+//   - Negation flips the sign bit (as Go's -x does) rather than computing
+//     0-x, which would turn -0 into +0.
+//
+// Run with: go run xlamath_simd_gen.go
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"go/format"
+	"log"
+	"os"
+	"strings"
+	"text/template"
+)
+
+// width is one vector shape and the spelling of its operations.
+type width struct {
+	Suffix string // of the generated function names
+	N      int    // lanes
+	F, I, U string // float, int and uint vector types
+	Floor   string // method rounding toward -inf
+}
+
+var widths = []width{
+	{"X16", 16, "Float32x16", "Int32x16", "Uint32x16", "FloorScaled(0)"},
+	{"X8", 8, "Float32x8", "Int32x8", "Uint32x8", "Floor()"},
+}
+
+// op is one kernel: consts runs once per call, body once per vector with the
+// input in v, leaving the result in res.
+type op struct {
+	name, doc    string
+	consts, body string
+}
+
+// Shared pieces: exp and logistic share exp's core, log1p runs log's core
+// on 1+x.
+const (
+	expConsts = `
+	expHi, expLo := {{bc "88.8"}}, {{bc "-87.8"}}
+	log2e, half := {{bc "0x1.715476p+0"}}, {{bc "0.5"}}
+	kHi, kLo := {{bc "127"}}, {{bc "-127"}}
+	ln2Hi, ln2Lo := {{bc "-0x1.63p-1"}}, {{bc "0x1.bd0106p-13"}}
+	bias := archsimd.Broadcast{{.I}}(127)
+	one := {{bc "1"}}
+	{{poly "ep" "expPoly" 6}}`
+	// expCore is expLanes on v: e^v = y * scale.
+	expCore = `
+		c := v.Min(expHi).Max(expLo)
+		c = v.Merge(c, v.IsNaN())
+		k := c.MulAdd(log2e, half).{{.Floor}}
+		k = k.Min(kHi).Max(kLo)
+		r := k.MulAdd(ln2Hi, c)
+		r = k.MulAdd(ln2Lo, r)
+		scale := k.ConvertToInt32().Add(bias).ShiftAllLeft(23).As{{.F}}()
+		{{horner "p" "r" "ep" 6}}
+		y := p.MulAdd(r.Mul(r), r).Add(one)`
+
+	logConsts = `
+	minNormal, sqrtHalf := {{bc "0x1p-126"}}, {{bc "0x1.6a09e6p-1"}}
+	expBias := archsimd.Broadcast{{.I}}(127)
+	mantMask, halfExp := archsimd.Broadcast{{.U}}(0x807FFFFF), archsimd.Broadcast{{.U}}(0x3F000000)
+	ln2Hi, ln2Lo, negHalf := {{bc "0x1.63p-1"}}, {{bc "-0x1.bd0106p-13"}}, {{bc "-0.5"}}
+	zero, one, inf := {{bc "0"}}, {{bc "1"}}, {{bc "float32(math.Inf(1))"}}
+	negInf, nan := {{bc "float32(math.Inf(-1))"}}, {{bc "math.Float32frombits(0xFFFFFFFF)"}}
+	{{poly "lp0" "logPoly0" 3}}
+	{{poly "lp1" "logPoly1" 3}}
+	{{poly "lp2" "logPoly2" 3}}`
+	// logCore is logLanes on u, into res.
+	logCore = `
+		w := u.Merge(minNormal, u.Greater(minNormal))
+		bits := w.As{{.U}}()
+		e := bits.ShiftAllRight(23).As{{.I}}().Sub(expBias).ConvertToFloat32().Add(one)
+		m := bits.And(mantMask).Or(halfExp).As{{.F}}()
+		z := m.Sub(one)
+		lt := m.Less(sqrtHalf)
+		e = e.Sub(one).Merge(e, lt)
+		z = z.Add(m).Merge(z, lt)
+		{{horner "p0" "z" "lp0" 3}}
+		{{horner "p1" "z" "lp1" 3}}
+		{{horner "p2" "z" "lp2" 3}}
+		z2 := z.Mul(z)
+		z3 := z2.Mul(z)
+		t := p0.MulAdd(z3, p1)
+		t = t.MulAdd(z3, p2)
+		y := t.MulAdd(z3, e.Mul(ln2Lo))
+		y = z2.MulAdd(negHalf, z).Add(y)
+		res := e.MulAdd(ln2Hi, y)
+		res = u.Merge(res, u.Equal(inf))
+		res = res.Merge(nan, u.Greater(zero))
+		res = negInf.Merge(res, u.Equal(zero))`
+)
+
+var ops = []op{
+	{
+		name: "expXLA",
+		doc:  "is expXLALanes",
+		consts: expConsts,
+		body: expCore + `
+		res := y.Mul(scale)`,
+	},
+	{
+		name: "logisticXLA",
+		doc:  "is logisticLanes",
+		consts: expConsts + `
+	signBit := archsimd.Broadcast{{.U}}(0x80000000)`,
+		body: `
+		v = v.As{{.U}}().Xor(signBit).As{{.F}}()` + expCore + `
+		res := one.Div(y.MulAdd(scale, one))`,
+	},
+	{
+		name: "tanhXLA",
+		doc:  "is tanhLanes; a NaN lost in the clamp comes back with the |x| < 4e-4 blend, which NaN fails",
+		consts: `
+	clampHi, clampLo := {{bc "0x1.ffec88p+2"}}, {{bc "-0x1.ffec88p+2"}}
+	small, big := {{bc "4e-4"}}, {{bc "20"}}
+	absMask, signBit := archsimd.Broadcast{{.U}}(0x7FFFFFFF), archsimd.Broadcast{{.U}}(0x80000000)
+	oneBits := archsimd.Broadcast{{.U}}(0x3F800000)
+	{{poly "tn" "tanhNum" 7}}
+	{{poly "td" "tanhDen" 4}}`,
+		body: `
+		c := v.Min(clampHi).Max(clampLo)
+		c2 := c.Mul(c)
+		{{horner "p" "c2" "tn" 7}}
+		{{horner "q" "c2" "td" 4}}
+		res := c.Mul(p).Div(q)
+		vb := v.As{{.U}}()
+		ax := vb.And(absMask).As{{.F}}()
+		res = res.Merge(v, ax.GreaterEqual(small))
+		sign1 := vb.And(signBit).Or(oneBits).As{{.F}}()
+		res = sign1.Merge(res, ax.GreaterEqual(big))`,
+	},
+	{
+		name:   "logXLA",
+		doc:    "is logLanes",
+		consts: logConsts,
+		body: `
+		u := v` + logCore,
+	},
+	{
+		name: "log1pXLA",
+		doc:  "is log1pLanes",
+		consts: logConsts + `
+	absMask := archsimd.Broadcast{{.U}}(0x7FFFFFFF)
+	smallX := {{bc "0x1.a8279ap-2"}}
+	{{poly "ln" "log1pNum" 7}}
+	{{poly "ld" "log1pDen" 7}}`,
+		body: `
+		u := v.Add(one)` + logCore + `
+		{{horner "pn" "v" "ln" 7}}
+		{{horner "pd" "v" "ld" 7}}
+		x2 := v.Mul(v)
+		rat := v.Mul(x2).Mul(pd.Div(pn))
+		s := v.Add(x2.MulAdd(negHalf, rat))
+		ax := v.As{{.U}}().And(absMask).As{{.F}}()
+		res = s.Merge(res, ax.Less(smallX))`,
+	},
+}
+
+const loop = `
+// {{.Name}} {{.Doc}} on {{.W.N}} lanes at a time. It handles the whole
+// vectors at the front of x and returns how many elements that was.
+func {{.Name}}(x, o []float32) int {
+	n := len(x) &^ {{.W.N | minus1}}
+	o = o[:len(x)]{{.Consts}}
+	for i := 0; i < n; i += {{.W.N}} {
+		v := archsimd.Load{{.W.F}}((*[{{.W.N}}]float32)(x[i:])){{.Body}}
+		res.Store((*[{{.W.N}}]float32)(o[i:]))
+	}
+	return n
+}
+`
+
+func main() {
+	var w bytes.Buffer
+	fmt.Fprint(&w, `// Code generated by xlamath_simd_gen.go; DO NOT EDIT.
+
+//go:build goexperiment.simd && amd64
+
+package eval
+
+import (
+	"math"
+	"simd/archsimd"
+)
+
+// The polynomial tables must have the lengths the kernels unroll.
+var (
+	_ = [1]int{}[len(tanhNum)-7]
+	_ = [1]int{}[len(tanhDen)-4]
+	_ = [1]int{}[len(expPoly)-6]
+	_ = [1]int{}[len(logPoly0)-3]
+	_ = [1]int{}[len(logPoly1)-3]
+	_ = [1]int{}[len(logPoly2)-3]
+	_ = [1]int{}[len(log1pNum)-7]
+	_ = [1]int{}[len(log1pDen)-7]
+)
+`)
+	loopT := template.Must(template.New("loop").Funcs(template.FuncMap{
+		"minus1": func(n int) int { return n - 1 },
+	}).Parse(loop))
+	for _, o := range ops {
+		for _, wd := range widths {
+			funcs := template.FuncMap{
+				"bc": func(c string) string { return fmt.Sprintf("archsimd.Broadcast%s(%s)", wd.F, c) },
+				"poly": func(name, table string, n int) string {
+					var b strings.Builder
+					for i := range n {
+						fmt.Fprintf(&b, "\n\t%s%d := archsimd.Broadcast%s(%s[%d])", name, i, wd.F, table, i)
+					}
+					return b.String()
+				},
+				// horner is hornerLanes: one MulAdd per coefficient after the first.
+				"horner": func(p, x, name string, n int) string {
+					var b strings.Builder
+					fmt.Fprintf(&b, "%s := %s0.MulAdd(%s, %s1)", p, name, x, name)
+					for i := 2; i < n; i++ {
+						fmt.Fprintf(&b, "\n\t\t%s = %s.MulAdd(%s, %s%d)", p, p, x, name, i)
+					}
+					return b.String()
+				},
+			}
+			expand := func(s string) string {
+				var b bytes.Buffer
+				t := template.Must(template.New(o.name).Funcs(funcs).Parse(s))
+				if err := t.Execute(&b, wd); err != nil {
+					log.Fatal(err)
+				}
+				return b.String()
+			}
+			err := loopT.Execute(&w, map[string]any{
+				"Name": o.name + wd.Suffix, "Doc": o.doc, "W": wd,
+				"Consts": expand(o.consts), "Body": expand(o.body),
+			})
+			if err != nil {
+				log.Fatal(err)
+			}
+		}
+	}
+	src, err := format.Source(w.Bytes())
+	if err != nil {
+		os.WriteFile("xlamath_simd_kernels_amd64.go.broken", w.Bytes(), 0o644)
+		log.Fatal(err)
+	}
+	if err := os.WriteFile("xlamath_simd_kernels_amd64.go", src, 0o644); err != nil {
+		log.Fatal(err)
+	}
+}

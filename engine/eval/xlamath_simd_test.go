@@ -1,0 +1,104 @@
+//go:build goexperiment.simd && amd64
+
+package eval
+
+import (
+	"math"
+	"math/rand"
+	"testing"
+)
+
+// xlaVectorInputs returns f32 values that reach every branch of the
+// kernels: specials, subnormals, the clamp and branch points with their
+// neighbours, and random bit patterns. Its length is no multiple of 16, so
+// the scalar tail runs too.
+func xlaVectorInputs() []float32 {
+	var xs []float32
+	for _, b := range []uint32{0, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00000,
+		0x7F800001, 0x7FFFFFFF, 0xFFFFFFFF, 1, 0x80000001, 0x007FFFFF, 0x00800000, 0x7F7FFFFF, 0xFF7FFFFF} {
+		xs = append(xs, math.Float32frombits(b))
+	}
+	for _, c := range []float32{1, -1, 0.5, 4e-4, 20, 0x1.ffec88p+2, 88.8, -87.8, 0x1p-126,
+		0x1.6a09e6p-1, 0x1.a8279ap-2, 0x1.a8279ap-2 - 1, 88.72, -87.33, -103, 127, 2, 0.25, 1e-8} {
+		for _, s := range []float32{1, -1} {
+			b := math.Float32bits(s * c)
+			for d := uint32(0); d < 64; d++ {
+				xs = append(xs, math.Float32frombits(b-32+d))
+			}
+		}
+	}
+	r := rand.New(rand.NewSource(1))
+	for range 1 << 18 {
+		xs = append(xs, math.Float32frombits(r.Uint32()))
+	}
+	for range 1 << 16 { // the interesting range of every kernel
+		xs = append(xs, float32(r.NormFloat64()*8))
+	}
+	return append(xs, 0.75, -3)
+}
+
+// TestXLAVectorKernels holds every vector kernel of every width this CPU
+// runs, followed by the scalar tail as xlaUnaryF32 runs them, bit for bit to
+// the scalar lane kernels (which TestXLAMathSweep holds to XLA:CPU). NaN
+// matches any NaN.
+func TestXLAVectorKernels(t *testing.T) {
+	if len(xlaVectorSets) == 0 {
+		t.Skip("CPU has neither AVX-512 nor AVX2+FMA")
+	}
+	x := xlaVectorInputs()
+	want, got := make([]float32, len(x)), make([]float32, len(x))
+	for _, set := range xlaVectorSets {
+		for op, vector := range set.ops {
+			scalar := xlaScalarF32(op)
+			scalar(x, want)
+			clear(got)
+			n := vector(x, got)
+			if n != len(x)&^15 && n != len(x)&^7 {
+				t.Fatalf("%s/%s handled %d of %d elements", set.name, op, n, len(x))
+			}
+			scalar(x[n:], got[n:])
+			bad := 0
+			for i := range x {
+				g, w := got[i], want[i]
+				if math.Float32bits(g) == math.Float32bits(w) || (g != g && w != w) {
+					continue
+				}
+				if bad < 5 {
+					t.Errorf("%s/%s(%#x) = %#x, scalar %#x", set.name, op,
+						math.Float32bits(x[i]), math.Float32bits(g), math.Float32bits(w))
+				}
+				bad++
+			}
+			if bad > 0 {
+				t.Errorf("%s/%s: %d of %d differ", set.name, op, bad, len(x))
+			}
+		}
+	}
+}
+
+// BenchmarkXLAVectorF32 times each vector width of each kernel, and the
+// scalar lane kernels as the peer, over the inputs of BenchmarkXLAMathF32.
+func BenchmarkXLAVectorF32(b *testing.B) {
+	x := make([]float32, 1<<20)
+	for i := range x {
+		x[i] = float32(i-len(x)/2) / float32(len(x)/16)
+	}
+	o := make([]float32, len(x))
+	for _, op := range xlaKernelOps {
+		for _, set := range xlaVectorSets {
+			if f := set.ops[op]; f != nil {
+				b.Run(op+"/"+set.name, func(b *testing.B) {
+					for range b.N {
+						f(x, o)
+					}
+				})
+			}
+		}
+		b.Run(op+"/scalar", func(b *testing.B) {
+			f := xlaScalarF32(op)
+			for range b.N {
+				f(x, o)
+			}
+		})
+	}
+}
