@@ -22,14 +22,10 @@ var xlaVectorSets = usableXLAVectorSets()
 func usableXLAVectorSets() []xlaVectorSet {
 	var sets []xlaVectorSet
 	if archsimd.X86.AVX512() {
-		sets = append(sets, xlaVectorSet{"avx512", map[string]func(x, o []float32) int{
-			"exponential": expXLAX16,
-		}})
+		sets = append(sets, xlaVectorSet{"avx512", xlaVectorOpsX16})
 	}
 	if archsimd.X86.AVX2() && archsimd.X86.FMA() {
-		sets = append(sets, xlaVectorSet{"avx2", map[string]func(x, o []float32) int{
-			"exponential": expXLAX8,
-		}})
+		sets = append(sets, xlaVectorSet{"avx2", xlaVectorOpsX8})
 	}
 	return sets
 }

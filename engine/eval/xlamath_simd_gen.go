@@ -31,8 +31,8 @@ import (
 
 // width is one vector shape and the spelling of its operations.
 type width struct {
-	Suffix string // of the generated function names
-	N      int    // lanes
+	Suffix  string // of the generated function names
+	N       int    // lanes
 	F, I, U string // float, int and uint vector types
 	Floor   string // method rounding toward -inf
 }
@@ -45,8 +45,8 @@ var widths = []width{
 // op is one kernel: consts runs once per call, body once per vector with the
 // input in v, leaving the result in res.
 type op struct {
-	name, doc    string
-	consts, body string
+	name, opcode, doc string
+	consts, body      string
 }
 
 // Shared pieces: exp and logistic share exp's core, log1p runs log's core
@@ -109,15 +109,15 @@ const (
 
 var ops = []op{
 	{
-		name: "expXLA",
-		doc:  "is expXLALanes",
+		name: "expXLA", opcode: "exponential",
+		doc:    "is expXLALanes",
 		consts: expConsts,
 		body: expCore + `
 		res := y.Mul(scale)`,
 	},
 	{
-		name: "logisticXLA",
-		doc:  "is logisticLanes",
+		name: "logisticXLA", opcode: "logistic",
+		doc: "is logisticLanes",
 		consts: expConsts + `
 	signBit := archsimd.Broadcast{{.U}}(0x80000000)`,
 		body: `
@@ -125,8 +125,8 @@ var ops = []op{
 		res := one.Div(y.MulAdd(scale, one))`,
 	},
 	{
-		name: "tanhXLA",
-		doc:  "is tanhLanes; a NaN lost in the clamp comes back with the |x| < 4e-4 blend, which NaN fails",
+		name: "tanhXLA", opcode: "",
+		doc: "is tanhLanes; a NaN lost in the clamp comes back with the |x| < 4e-4 blend, which NaN fails",
 		consts: `
 	clampHi, clampLo := {{bc "0x1.ffec88p+2"}}, {{bc "-0x1.ffec88p+2"}}
 	small, big := {{bc "4e-4"}}, {{bc "20"}}
@@ -147,15 +147,15 @@ var ops = []op{
 		res = sign1.Merge(res, ax.GreaterEqual(big))`,
 	},
 	{
-		name:   "logXLA",
+		name: "logXLA", opcode: "",
 		doc:    "is logLanes",
 		consts: logConsts,
 		body: `
 		u := v` + logCore,
 	},
 	{
-		name: "log1pXLA",
-		doc:  "is log1pLanes",
+		name: "log1pXLA", opcode: "",
+		doc: "is log1pLanes",
 		consts: logConsts + `
 	absMask := archsimd.Broadcast{{.U}}(0x7FFFFFFF)
 	smallX := {{bc "0x1.a8279ap-2"}}
@@ -252,6 +252,16 @@ var (
 				log.Fatal(err)
 			}
 		}
+	}
+	for _, wd := range widths {
+		fmt.Fprintf(&w, "\n// xlaVectorOps%s maps opcodes to their %d-lane kernels.\n", wd.Suffix, wd.N)
+		fmt.Fprintf(&w, "var xlaVectorOps%s = map[string]func(x, o []float32) int{\n", wd.Suffix)
+		for _, o := range ops {
+			if o.opcode != "" {
+				fmt.Fprintf(&w, "\t%q: %s%s,\n", o.opcode, o.name, wd.Suffix)
+			}
+		}
+		fmt.Fprint(&w, "}\n")
 	}
 	src, err := format.Source(w.Bytes())
 	if err != nil {

@@ -562,3 +562,15 @@ func log1pXLAX8(x, o []float32) int {
 	}
 	return n
 }
+
+// xlaVectorOpsX16 maps opcodes to their 16-lane kernels.
+var xlaVectorOpsX16 = map[string]func(x, o []float32) int{
+	"exponential": expXLAX16,
+	"logistic":    logisticXLAX16,
+}
+
+// xlaVectorOpsX8 maps opcodes to their 8-lane kernels.
+var xlaVectorOpsX8 = map[string]func(x, o []float32) int{
+	"exponential": expXLAX8,
+	"logistic":    logisticXLAX8,
+}
