@@ -125,7 +125,7 @@ var ops = []op{
 		res := one.Div(y.MulAdd(scale, one))`,
 	},
 	{
-		name: "tanhXLA", opcode: "",
+		name: "tanhXLA", opcode: "tanh",
 		doc: "is tanhLanes; a NaN lost in the clamp comes back with the |x| < 4e-4 blend, which NaN fails",
 		consts: `
 	clampHi, clampLo := {{bc "0x1.ffec88p+2"}}, {{bc "-0x1.ffec88p+2"}}

@@ -567,10 +567,12 @@ func log1pXLAX8(x, o []float32) int {
 var xlaVectorOpsX16 = map[string]func(x, o []float32) int{
 	"exponential": expXLAX16,
 	"logistic":    logisticXLAX16,
+	"tanh":        tanhXLAX16,
 }
 
 // xlaVectorOpsX8 maps opcodes to their 8-lane kernels.
 var xlaVectorOpsX8 = map[string]func(x, o []float32) int{
 	"exponential": expXLAX8,
 	"logistic":    logisticXLAX8,
+	"tanh":        tanhXLAX8,
 }
