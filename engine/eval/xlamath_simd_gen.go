@@ -147,7 +147,7 @@ var ops = []op{
 		res = sign1.Merge(res, ax.GreaterEqual(big))`,
 	},
 	{
-		name: "logXLA", opcode: "",
+		name: "logXLA", opcode: "log",
 		doc:    "is logLanes",
 		consts: logConsts,
 		body: `

@@ -568,6 +568,7 @@ var xlaVectorOpsX16 = map[string]func(x, o []float32) int{
 	"exponential": expXLAX16,
 	"logistic":    logisticXLAX16,
 	"tanh":        tanhXLAX16,
+	"log":         logXLAX16,
 }
 
 // xlaVectorOpsX8 maps opcodes to their 8-lane kernels.
@@ -575,4 +576,5 @@ var xlaVectorOpsX8 = map[string]func(x, o []float32) int{
 	"exponential": expXLAX8,
 	"logistic":    logisticXLAX8,
 	"tanh":        tanhXLAX8,
+	"log":         logXLAX8,
 }
