@@ -154,7 +154,7 @@ var ops = []op{
 		u := v` + logCore,
 	},
 	{
-		name: "log1pXLA", opcode: "",
+		name: "log1pXLA", opcode: "log-plus-one",
 		doc: "is log1pLanes",
 		consts: logConsts + `
 	absMask := archsimd.Broadcast{{.U}}(0x7FFFFFFF)

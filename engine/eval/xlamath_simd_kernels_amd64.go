@@ -565,16 +565,18 @@ func log1pXLAX8(x, o []float32) int {
 
 // xlaVectorOpsX16 maps opcodes to their 16-lane kernels.
 var xlaVectorOpsX16 = map[string]func(x, o []float32) int{
-	"exponential": expXLAX16,
-	"logistic":    logisticXLAX16,
-	"tanh":        tanhXLAX16,
-	"log":         logXLAX16,
+	"exponential":  expXLAX16,
+	"logistic":     logisticXLAX16,
+	"tanh":         tanhXLAX16,
+	"log":          logXLAX16,
+	"log-plus-one": log1pXLAX16,
 }
 
 // xlaVectorOpsX8 maps opcodes to their 8-lane kernels.
 var xlaVectorOpsX8 = map[string]func(x, o []float32) int{
-	"exponential": expXLAX8,
-	"logistic":    logisticXLAX8,
-	"tanh":        tanhXLAX8,
-	"log":         logXLAX8,
+	"exponential":  expXLAX8,
+	"logistic":     logisticXLAX8,
+	"tanh":         tanhXLAX8,
+	"log":          logXLAX8,
+	"log-plus-one": log1pXLAX8,
 }
