@@ -5,6 +5,8 @@ package eval
 import (
 	"math"
 	"math/rand"
+	"os"
+	"strconv"
 	"testing"
 )
 
@@ -40,13 +42,46 @@ func xlaVectorInputs() []float32 {
 // TestXLAVectorKernels holds every vector kernel of every width this CPU
 // runs, followed by the scalar tail as xlaUnaryF32 runs them, bit for bit to
 // the scalar lane kernels (which TestXLAMathSweep holds to XLA:CPU). NaN
-// matches any NaN.
+// matches any NaN. GOLDTRACE_XLAVECTOR_STRIDE=s also compares every s-th
+// f32 bit pattern (s=1: all of them).
 func TestXLAVectorKernels(t *testing.T) {
 	if len(xlaVectorSets) == 0 {
 		t.Skip("CPU has neither AVX-512 nor AVX2+FMA")
 	}
-	x := xlaVectorInputs()
+	for _, set := range xlaVectorSets {
+		for _, op := range xlaKernelOps {
+			if set.ops[op] == nil {
+				t.Errorf("%s has no kernel for %s", set.name, op)
+			}
+		}
+	}
+	compareXLAVectors(t, xlaVectorInputs())
+	s := os.Getenv("GOLDTRACE_XLAVECTOR_STRIDE")
+	if s == "" {
+		return
+	}
+	stride, err := strconv.ParseUint(s, 10, 32)
+	if err != nil || stride == 0 {
+		t.Fatalf("GOLDTRACE_XLAVECTOR_STRIDE=%q: want a positive integer", s)
+	}
+	x := make([]float32, 0, 1<<20+3) // +3: leave a tail
+	for b := uint64(0); b < 1<<32; b += stride {
+		x = append(x, math.Float32frombits(uint32(b)))
+		if len(x) == cap(x) || b+stride >= 1<<32 {
+			if !compareXLAVectors(t, x) {
+				return
+			}
+			x = x[:0]
+		}
+	}
+}
+
+// compareXLAVectors reports the elements of x where a vector kernel and the
+// scalar lanes disagree, and whether all agreed.
+func compareXLAVectors(t *testing.T, x []float32) bool {
+	t.Helper()
 	want, got := make([]float32, len(x)), make([]float32, len(x))
+	ok := true
 	for _, set := range xlaVectorSets {
 		for op, vector := range set.ops {
 			scalar := xlaScalarF32(op)
@@ -71,9 +106,11 @@ func TestXLAVectorKernels(t *testing.T) {
 			}
 			if bad > 0 {
 				t.Errorf("%s/%s: %d of %d differ", set.name, op, bad, len(x))
+				ok = false
 			}
 		}
 	}
+	return ok
 }
 
 // BenchmarkXLAVectorF32 times each vector width of each kernel, and the
