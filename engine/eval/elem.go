@@ -83,10 +83,9 @@ func asU64(t *tensor.Tensor) []uint64 { return widenInts[uint64](t) }
 func widenInts[T int64 | uint64](t *tensor.Tensor) []T {
 	out := make([]T, t.NumElements())
 	switch t.Type {
-	case dtype.S64:
-		widenInto(out, t.I64())
-	case dtype.U64:
-		widenInto(out, t.U64())
+	case dtype.S64, dtype.U64:
+		// Same bits either way: copy them (a memmove beats a converting loop).
+		copy(out, unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(t.Data))), len(out)))
 	case dtype.S32:
 		widenInto(out, t.I32())
 	case dtype.U32:
