@@ -16,6 +16,10 @@
 //   - Negation flips the sign bit (as Go's -x does) rather than computing
 //     0-x, which would turn -0 into +0.
 //
+// x.Merge(y, m) is x where m holds, else y. Where several of the scalar
+// code's cases apply to one lane, the blends run from the last case to the
+// first, so the first case wins as it does there.
+//
 // Run with: go run xlamath_simd_gen.go
 package main
 
@@ -109,15 +113,17 @@ const (
 
 var ops = []op{
 	{
-		name: "expXLA", opcode: "exponential",
+		name:   "expXLA",
+		opcode: "exponential",
 		doc:    "is expXLALanes",
 		consts: expConsts,
 		body: expCore + `
 		res := y.Mul(scale)`,
 	},
 	{
-		name: "logisticXLA", opcode: "logistic",
-		doc: "is logisticLanes",
+		name:   "logisticXLA",
+		opcode: "logistic",
+		doc:    "is logisticLanes",
 		consts: expConsts + `
 	signBit := archsimd.Broadcast{{.U}}(0x80000000)`,
 		body: `
@@ -125,8 +131,9 @@ var ops = []op{
 		res := one.Div(y.MulAdd(scale, one))`,
 	},
 	{
-		name: "tanhXLA", opcode: "tanh",
-		doc: "is tanhLanes; a NaN lost in the clamp comes back with the |x| < 4e-4 blend, which NaN fails",
+		name:   "tanhXLA",
+		opcode: "tanh",
+		doc:    "is tanhLanes; a NaN lost in the clamp comes back with the |x| < 4e-4 blend, which NaN fails",
 		consts: `
 	clampHi, clampLo := {{bc "0x1.ffec88p+2"}}, {{bc "-0x1.ffec88p+2"}}
 	small, big := {{bc "4e-4"}}, {{bc "20"}}
@@ -147,15 +154,17 @@ var ops = []op{
 		res = sign1.Merge(res, ax.GreaterEqual(big))`,
 	},
 	{
-		name: "logXLA", opcode: "log",
+		name:   "logXLA",
+		opcode: "log",
 		doc:    "is logLanes",
 		consts: logConsts,
 		body: `
 		u := v` + logCore,
 	},
 	{
-		name: "log1pXLA", opcode: "log-plus-one",
-		doc: "is log1pLanes",
+		name:   "log1pXLA",
+		opcode: "log-plus-one",
+		doc:    "is log1pLanes",
 		consts: logConsts + `
 	absMask := archsimd.Broadcast{{.U}}(0x7FFFFFFF)
 	smallX := {{bc "0x1.a8279ap-2"}}
