@@ -32,7 +32,7 @@ gotest:
 	$(GO) vet ./...
 	GOEXPERIMENT=simd $(GO) vet ./engine/eval/
 	$(GO) test -count=1 ./...
-	GOEXPERIMENT=simd $(GO) test -count=1 -run 'Gemm|Dot|Part2' ./engine/eval/
+	GOEXPERIMENT=simd $(GO) test -count=1 -run 'Gemm|Dot|Part2|XLAMath|XLAVector|Elementwise' ./engine/eval/
 	$(GO) test -count=1 -race $(RACE_ARGS) $(RACE_PKGS)
 
 pytest:
