@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"goldtrace/engine/dtype"
-	"goldtrace/engine/eval"
 	"goldtrace/engine/hlo"
 	"goldtrace/engine/tensor"
 )
@@ -53,6 +52,13 @@ func legalize(m *hlo.Module, opts Options) (*hlo.Module, error) {
 		if err := hlo.Verify(m); err != nil {
 			return nil, fmt.Errorf("after upcasting to f32: %w", err)
 		}
+	}
+	// What XLA:CPU's optimizer changes in float results (xla_rewrites.go).
+	if err := xlaRewrites(m); err != nil {
+		return nil, fmt.Errorf("applying XLA:CPU's rewrites: %w", err)
+	}
+	if err := hlo.Verify(m); err != nil {
+		return nil, fmt.Errorf("after XLA:CPU's rewrites: %w", err)
 	}
 	return m, nil
 }
@@ -207,28 +213,11 @@ var bitExact = map[string]bool{"custom-call": true, "bitcast-convert": true}
 
 func upcastModule(m *hlo.Module) error {
 	// Computations a custom-call calls belong to the kernel's typed world.
-	keep := map[*hlo.Computation]bool{}
-	var mark func(c *hlo.Computation)
-	mark = func(c *hlo.Computation) {
-		if keep[c] {
-			return
-		}
-		keep[c] = true
-		for _, in := range c.Instructions {
-			for _, cc := range in.Called {
-				mark(cc)
-			}
-		}
-	}
+	keep := calledByCustomCalls(m)
 	names := map[string]bool{}
 	for _, c := range m.Computations {
 		for _, in := range c.Instructions {
 			names[in.Name] = true
-			if in.Opcode == "custom-call" {
-				for _, cc := range in.Called {
-					mark(cc)
-				}
-			}
 		}
 	}
 	u := &upcaster{names: names}
@@ -360,17 +349,9 @@ func castTensor(t *tensor.Tensor, to dtype.Type) (*tensor.Tensor, error) {
 	if t.Type == to {
 		return t, nil
 	}
-	c := &hlo.Computation{Name: "cast", IsEntry: true}
-	p := &hlo.Instruction{Name: "x", Opcode: "parameter", Shape: hlo.Shape{Elem: t.Type, Dims: t.Dims}, Parent: c}
-	cv := &hlo.Instruction{Name: "y", Opcode: "convert", Shape: hlo.Shape{Elem: to, Dims: t.Dims},
-		Operands: []*hlo.Instruction{p}, Parent: c}
-	c.Params = []*hlo.Instruction{p}
-	c.Instructions = []*hlo.Instruction{p, cv}
-	c.Root = cv
-	m := &hlo.Module{Name: "cast", Computations: []*hlo.Computation{c}, Entry: c}
-	v, err := eval.Evaluate(m, []eval.Value{eval.ArrayValue(t)}, eval.Options{})
+	v, err := evalSingle(&hlo.Instruction{Name: "cast", Opcode: "convert", Shape: hlo.Shape{Elem: to, Dims: t.Dims}}, []*tensor.Tensor{t})
 	if err != nil {
 		return nil, fmt.Errorf("converting %s to %v: %w", shapeString(t), to, err)
 	}
-	return v.T, nil
+	return v, nil
 }

@@ -1,0 +1,50 @@
+package eval
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"goldtrace/engine/dtype"
+	"goldtrace/engine/hlo"
+	"goldtrace/engine/tensor"
+)
+
+// FMATarget is the custom-call target of a fused multiply-add, a*b+c rounded
+// once. HLO has no such opcode; XLA:CPU's LLVM backend forms one when it
+// contracts a multiply into the add or subtract that uses it inside a fusion
+// (fp-contract=fast on an FMA-capable host), and the golden driver's
+// legalization writes those contractions into the module as this call so
+// that the evaluator rounds where XLA:CPU does. Operands are a, b, c of one
+// f32 or f64 array shape, equal to the result's.
+const FMATarget = "__goldtrace$xla_fma"
+
+func init() { RegisterCustomCall(FMATarget, evalFMA) }
+
+func evalFMA(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
+	if len(args) != 3 {
+		return Value{}, fmt.Errorf("takes 3 operands (a, b, c), got %d", len(args))
+	}
+	a, b, c := args[0].T, args[1].T, args[2].T
+	for i, x := range []*tensor.Tensor{a, b, c} {
+		if x == nil || x.Type != in.Shape.Elem || !slices.Equal(x.Dims, in.Shape.Dims) {
+			return Value{}, fmt.Errorf("operand %d must be an array of the result shape %v%v", i, in.Shape.Elem, in.Shape.Dims)
+		}
+	}
+	out := tensor.New(in.Shape.Elem, in.Shape.Dims)
+	switch in.Shape.Elem {
+	case dtype.F32:
+		o, x, y, z := out.F32(), a.F32(), b.F32(), c.F32()
+		for i := range o {
+			o[i] = fma32(x[i], y[i], z[i])
+		}
+	case dtype.F64:
+		o, x, y, z := out.F64(), a.F64(), b.F64(), c.F64()
+		for i := range o {
+			o[i] = math.FMA(x[i], y[i], z[i])
+		}
+	default:
+		return Value{}, fmt.Errorf("element type %v is not f32 or f64", in.Shape.Elem)
+	}
+	return ArrayValue(out), nil
+}
