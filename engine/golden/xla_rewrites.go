@@ -70,9 +70,10 @@ func xlaRewrites(m *hlo.Module) error {
 			continue
 		}
 		before := useCounts(c)
-		if err := r.rewrite(c, r.divide); err != nil {
+		if err := r.rewrite(c, r.simplify); err != nil {
 			return err
 		}
+		r.products = productCounts(c)
 		if err := r.rewrite(c, r.contract); err != nil {
 			return err
 		}
@@ -113,6 +114,9 @@ type xlaRewriter struct {
 	names  map[string]bool
 	seq    int
 	consts map[*hlo.Instruction]*tensor.Tensor // folded constant values
+	// products counts the multiplies of each operand pair (productKey):
+	// XLA's CSE merges them into one multiply with all their uses.
+	products map[string]int
 
 	// State of the computation being rewritten.
 	c    *hlo.Computation
@@ -304,11 +308,104 @@ func inList(list []*hlo.Instruction, x *hlo.Instruction) bool {
 // in f32 (float normalization), so that its simplifier sees f32 ops.
 func f32Computed(t dtype.Type) bool { return isLowFloat(t) && t != dtype.F16 }
 
-func (r *xlaRewriter) divide(in *hlo.Instruction) (*hlo.Instruction, error) {
-	t := in.Shape.Elem
-	if in.Opcode != "divide" || !in.Shape.IsArray() || !t.IsFloat() {
+// simplify applies the algebraic simplifier's numerics-changing rules to
+// one instruction.
+func (r *xlaRewriter) simplify(in *hlo.Instruction) (*hlo.Instruction, error) {
+	if !in.Shape.IsArray() || !in.Shape.Elem.IsFloat() {
 		return nil, nil
 	}
+	switch in.Opcode {
+	case "divide":
+		return r.divide(in)
+	case "multiply":
+		if f32Computed(in.Shape.Elem) {
+			return nil, nil // converts separate the f32 multiplies
+		}
+		return r.simplifyMultiply(in.Operands[0], in.Operands[1], in.Shape)
+	}
+	return nil, nil
+}
+
+// simplifyMultiply folds constant factors as HandleMultiply does, which
+// rounds their product once instead of rounding after each factor:
+// (A*C1)*C2 => A*(C1*C2), for constants C1, C2 in either order, or for
+// scalar constants broadcast, in exactly that order. It returns nil when
+// neither applies.
+func (r *xlaRewriter) simplifyMultiply(a, b *hlo.Instruction, s hlo.Shape) (*hlo.Instruction, error) {
+	var x, c1, c2 *hlo.Instruction
+	isConst := func(i *hlo.Instruction) bool {
+		return i.Opcode == "constant" && i.Literal != nil && i.Literal.Tensor != nil
+	}
+	scalarBcast := func(i *hlo.Instruction) *hlo.Instruction {
+		if i.Opcode == "broadcast" && len(i.Operands) == 1 && isConst(i.Operands[0]) && i.Operands[0].Shape.NumElements() == 1 {
+			return i.Operands[0]
+		}
+		return nil
+	}
+	switch {
+	case a.Opcode == "multiply" && scalarBcast(b) != nil && scalarBcast(a.Operands[1]) != nil:
+		x, c1, c2 = a.Operands[0], scalarBcast(a.Operands[1]), scalarBcast(b)
+	default:
+		inner, outer := a, b
+		if !isConst(outer) {
+			inner, outer = b, a
+		}
+		if inner.Opcode != "multiply" || !isConst(outer) {
+			return nil, nil
+		}
+		x, c1 = inner.Operands[0], inner.Operands[1]
+		if isConst(x) {
+			x, c1 = c1, x
+		}
+		if isConst(x) || !isConst(c1) {
+			return nil, nil
+		}
+		c2 = outer
+	}
+	v1, err := r.fold(c1)
+	if err != nil {
+		return nil, err
+	}
+	v2, err := r.fold(c2)
+	if err != nil {
+		return nil, err
+	}
+	if v1.Type != s.Elem || v2.Type != s.Elem || !sameDimsOrScalar(v1, v2) {
+		return nil, nil
+	}
+	big := v1
+	if v2.NumElements() > v1.NumElements() {
+		big = v2
+	}
+	p, err := evalSingle(&hlo.Instruction{Name: "product", Opcode: "multiply", Shape: hlo.Shape{Elem: s.Elem, Dims: big.Dims}},
+		[]*tensor.Tensor{v1, v2})
+	if err != nil {
+		return nil, err
+	}
+	k := r.constant(p)
+	if p.NumElements() != s.NumElements() || len(p.Dims) != len(s.Dims) {
+		k = r.emit("broadcast", s, k)
+		k.Dimensions = []int64{}
+	}
+	return r.emit("multiply", s, x, k), nil
+}
+
+// sameDimsOrScalar reports whether two constants multiply elementwise
+// without broadcasting: equal dims, both scalars.
+func sameDimsOrScalar(a, b *tensor.Tensor) bool {
+	return fmt.Sprint(a.Dims) == fmt.Sprint(b.Dims)
+}
+
+// constant emits a constant instruction holding v.
+func (r *xlaRewriter) constant(v *tensor.Tensor) *hlo.Instruction {
+	k := r.emit("constant", hlo.Shape{Elem: v.Type, Dims: v.Dims})
+	k.Literal = &hlo.Literal{Tensor: v}
+	r.consts[k] = v
+	return k
+}
+
+func (r *xlaRewriter) divide(in *hlo.Instruction) (*hlo.Instruction, error) {
+	t := in.Shape.Elem
 	if !f32Computed(t) {
 		return r.simplifyDivide(in.Operands[0], in.Operands[1], in.Shape, 0)
 	}
@@ -384,11 +481,16 @@ func (r *xlaRewriter) simplifyDivide(a, b *hlo.Instruction, s hlo.Shape, depth i
 	if depth > 8 {
 		return nil, nil
 	}
-	mul := func(x, y *hlo.Instruction) *hlo.Instruction {
+	mul := func(x, y *hlo.Instruction) (*hlo.Instruction, error) {
 		if isOnes(x) {
-			return y // the A*1 => A rule
+			return y, nil // the A*1 => A rule
 		}
-		return r.emit("multiply", s, x, y)
+		if !f32Computed(s.Elem) {
+			if nv, err := r.simplifyMultiply(x, y, s); nv != nil || err != nil {
+				return nv, err
+			}
+		}
+		return r.emit("multiply", s, x, y), nil
 	}
 	div := func(x, y *hlo.Instruction) (*hlo.Instruction, error) {
 		if nv, err := r.simplifyDivide(x, y, s, depth+1); nv != nil || err != nil {
@@ -400,9 +502,9 @@ func (r *xlaRewriter) simplifyDivide(a, b *hlo.Instruction, s hlo.Shape, depth i
 	case b.Opcode == "power" && len(b.Operands) == 2: // A/pow(B,C) => A*pow(B,-C)
 		base, exp := b.Operands[0], b.Operands[1]
 		neg := r.emit("negate", exp.Shape, exp)
-		return mul(a, r.emit("power", base.Shape, base, neg)), nil
+		return mul(a, r.emit("power", base.Shape, base, neg))
 	case b.Opcode == "rsqrt" && r.oneUse(b): // A/rsqrt(B) => A*sqrt(B)
-		return mul(a, r.emit("sqrt", s, b.Operands[0])), nil
+		return mul(a, r.emit("sqrt", s, b.Operands[0]))
 	}
 	if r.foldable(b) && !r.foldable(a) { // A/Const => A*(1/Const)
 		chain, base := movementChain(b, func(*hlo.Instruction) bool { return true })
@@ -414,10 +516,7 @@ func (r *xlaRewriter) simplifyDivide(a, b *hlo.Instruction, s hlo.Shape, depth i
 		if err != nil {
 			return nil, err
 		}
-		k := r.emit("constant", hlo.Shape{Elem: inv.Type, Dims: inv.Dims}, nil...)
-		k.Literal = &hlo.Literal{Tensor: inv}
-		r.consts[k] = inv
-		return mul(a, r.cloneChain(chain, k)), nil
+		return mul(a, r.cloneChain(chain, r.constant(inv)))
 	}
 	if chain, base := movementChain(b, r.oneUse); addsElements(chain, base) && r.oneUse(base) && !r.foldable(base) {
 		// A/broadcast(B) => A*broadcast(1/B); XLA:CPU only.
@@ -429,15 +528,31 @@ func (r *xlaRewriter) simplifyDivide(a, b *hlo.Instruction, s hlo.Shape, depth i
 		if inv == nil {
 			inv = r.emit("divide", base.Shape, one, base)
 		}
-		return mul(a, r.cloneChain(chain, inv)), nil
+		return mul(a, r.cloneChain(chain, inv))
 	}
 	switch {
 	case a.Opcode == "divide" && b.Opcode == "divide": // (A/B)/(C/D) => (A*D)/(B*C)
-		return div(mul(a.Operands[0], b.Operands[1]), mul(a.Operands[1], b.Operands[0]))
+		ad, err := mul(a.Operands[0], b.Operands[1])
+		if err != nil {
+			return nil, err
+		}
+		bc, err := mul(a.Operands[1], b.Operands[0])
+		if err != nil {
+			return nil, err
+		}
+		return div(ad, bc)
 	case a.Opcode == "divide": // (A/B)/C => A/(B*C)
-		return div(a.Operands[0], mul(a.Operands[1], b))
+		bc, err := mul(a.Operands[1], b)
+		if err != nil {
+			return nil, err
+		}
+		return div(a.Operands[0], bc)
 	case b.Opcode == "divide": // A/(B/C) => (A*C)/B
-		return div(mul(a, b.Operands[1]), b.Operands[0])
+		ac, err := mul(a, b.Operands[1])
+		if err != nil {
+			return nil, err
+		}
+		return div(ac, b.Operands[0])
 	}
 	return nil, nil
 }
@@ -451,10 +566,7 @@ func addsElements(chain []*hlo.Instruction, base *hlo.Instruction) bool {
 // ones returns a broadcast of the constant 1 of shape s.
 func (r *xlaRewriter) ones(s hlo.Shape) *hlo.Instruction {
 	one, _ := castTensor(scalarF64(1), s.Elem) // 1 is exact in every float type
-	k := r.emit("constant", hlo.Shape{Elem: s.Elem}, nil...)
-	k.Literal = &hlo.Literal{Tensor: one}
-	r.consts[k] = one
-	b := r.emit("broadcast", s, k)
+	b := r.emit("broadcast", s, r.constant(one))
 	b.Dimensions = []int64{}
 	return b
 }
@@ -593,7 +705,7 @@ func (r *xlaRewriter) contract(in *hlo.Instruction) (*hlo.Instruction, error) {
 			chain = append(chain, x)
 			x = x.Operands[0]
 		}
-		if x.Opcode != "multiply" || x.Shape.Elem != t || !r.oneUse(x) || len(x.Operands) != 2 {
+		if x.Opcode != "multiply" || x.Shape.Elem != t || !r.oneUse(x) || len(x.Operands) != 2 || r.products[productKey(x)] > 1 {
 			continue
 		}
 		if in.Operands[0] == in.Operands[1] {
@@ -614,4 +726,23 @@ func (r *xlaRewriter) contract(in *hlo.Instruction) (*hlo.Instruction, error) {
 		return f, nil
 	}
 	return nil, nil
+}
+
+// productKey names a multiply by its operands (in either order) and shape.
+func productKey(m *hlo.Instruction) string {
+	a, b := m.Operands[0].Name, m.Operands[1].Name
+	if a > b {
+		a, b = b, a
+	}
+	return fmt.Sprintf("%s*%s:%v%v", a, b, m.Shape.Elem, m.Shape.Dims)
+}
+
+func productCounts(c *hlo.Computation) map[string]int {
+	n := map[string]int{}
+	for _, in := range c.Instructions {
+		if in.Opcode == "multiply" && len(in.Operands) == 2 {
+			n[productKey(in)]++
+		}
+	}
+	return n
 }
