@@ -29,6 +29,9 @@ import (
 //     when that rsqrt has no other use.
 //   - (A/B)/(C/D) becomes (A*D)/(B*C), (A/B)/C becomes A/(B*C) and A/(B/C)
 //     becomes (A*C)/B.
+//   - (A*C1)*C2 becomes A*(C1*C2) for constants, or for broadcast scalar
+//     constants in that operand order (HandleMultiply), also when A*C1 came
+//     from a division: adam's lr * (m / (1-b1^t)) is m * 0.00369003718.
 //   - Every float type narrower than f32 except f16 is computed in f32 on
 //     XLA:CPU (float normalization runs before the simplifier), so for them
 //     the division is rewritten in f32 between converts: x/3 on bf16 becomes
@@ -41,7 +44,8 @@ import (
 //     such multiplies, the left one is fused (LLVM's DAG combiner tries
 //     operand 0 first). Not contracted, as measured: a multiply reaching the
 //     add through a broadcast, a multiply with several uses in one
-//     expression or also returned as an output, any f16 or narrower
+//     expression or also returned as an output (counting identical
+//     multiplies as one, as XLA's CSE does), any f16 or narrower
 //     arithmetic (rounded after every op), and reductions.
 //
 // Left out, with evidence in the test file: A / sqrt(B) => A * rsqrt(B)
