@@ -96,6 +96,8 @@ func unaryFloat[F float](op string, x, o []F) bool {
 			o[i] = F(math.Sqrt(float64(v)))
 		}
 	case "rsqrt":
+		// Correctly rounded: f32 matches XLA:CPU's estimate-based rsqrt
+		// only where xlaEstimateF32 runs it (RsqrtMatchesXLA), not here.
 		for i, v := range x {
 			o[i] = F(1 / math.Sqrt(float64(v)))
 		}

@@ -255,8 +255,12 @@ func log1pLanes(x, o []float32) {
 // xlaUnaryF32 returns the slice loop computing op as XLA:CPU does in f32,
 // or nil when op has no such implementation here. Where the CPU has a
 // vector version (xlamath_simd_amd64.go), it runs the whole vectors and the
-// lane kernels below finish the tail.
+// lane kernels below finish the tail. rsqrt has no lane kernel: it is the
+// CPU's estimate instruction refined (xlaEstimateF32), or nil.
 func xlaUnaryF32(op string) func(x, o []float32) {
+	if f := xlaEstimateF32(op); f != nil {
+		return f
+	}
 	scalar := xlaScalarF32(op)
 	vector := xlaVectorF32(op)
 	if scalar == nil || vector == nil {

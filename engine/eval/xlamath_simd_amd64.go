@@ -37,3 +37,39 @@ func xlaVectorF32(op string) func(x, o []float32) int {
 	}
 	return xlaVectorSets[0].ops[op]
 }
+
+// rsqrtOnCPU is whether this CPU runs rsqrtXLAX8 (VRSQRTPS needs AVX, its
+// blend AVX2, the Newton step FMA).
+var rsqrtOnCPU = archsimd.X86.AVX2() && archsimd.X86.FMA()
+
+// xlaEstimateF32 returns op's kernel when XLA:CPU builds op on the CPU's own
+// estimate instruction, which only a vector kernel can run: f32 rsqrt is
+// VRSQRTSS/VRSQRTPS's 12-bit estimate y refined by one Newton step,
+// y - y/2*(x*y*y - 1) with x*y rounded and the rest two FMAs, for positive
+// normal x; for 0, subnormals, inf and negatives it is y itself (±inf, +0,
+// NaN). The tail shorter than a vector runs padded to one, so the result of
+// every element comes from the same instructions.
+func xlaEstimateF32(op string) func(x, o []float32) {
+	if op != "rsqrt" || !rsqrtOnCPU {
+		return nil
+	}
+	return xlaRsqrt
+}
+
+func xlaRsqrt(x, o []float32) {
+	n := rsqrtXLAX8(x, o)
+	if n == len(x) {
+		return
+	}
+	var in, out [8]float32
+	copy(in[:], x[n:])
+	rsqrtXLAX8(in[:], out[:])
+	copy(o[n:len(x)], out[:])
+}
+
+// RsqrtMatchesXLA reports whether f32 rsqrt here runs the estimate
+// instruction XLA:CPU uses, so it matches XLA:CPU on this CPU bit for bit.
+// (The estimate tables differ between CPU vendors, so it matches XLA:CPU
+// running on the same kind of CPU.) When false, rsqrt is correctly rounded
+// and differs from XLA:CPU in the last bit for about one f32 in seven.
+func RsqrtMatchesXLA() bool { return rsqrtOnCPU }

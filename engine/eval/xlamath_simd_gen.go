@@ -51,6 +51,9 @@ var widths = []width{
 type op struct {
 	name, opcode, doc string
 	consts, body      string
+	// only, when set, is the one width (Suffix) to generate: for kernels
+	// whose instructions exist at that width alone.
+	only string
 }
 
 // Shared pieces: exp and logistic share exp's core, log1p runs log's core
@@ -180,6 +183,26 @@ var ops = []op{
 		ax := v.As{{.U}}().And(absMask).As{{.F}}()
 		res = s.Merge(res, ax.Less(smallX))`,
 	},
+	{
+		// rsqrt is only 8 lanes wide: XLA:CPU starts from VRSQRTSS or
+		// 256-bit VRSQRTPS (the same 12-bit estimate table), never from
+		// AVX-512's VRSQRT14PS, which Float32x16.ReciprocalSqrt would be.
+		// The estimate table is the CPU's own, so this has no scalar twin
+		// and is not in the opcode maps: xlamath_simd_amd64.go runs it, tail
+		// included.
+		name: "rsqrtXLA",
+		doc:  "is XLA:CPU's f32 rsqrt (xlaRsqrt)",
+		only: "X8",
+		consts: `
+	negHalf, negOne := {{bc "-0.5"}}, {{bc "-1"}}
+	minNormal, inf := {{bc "0x1p-126"}}, {{bc "float32(math.Inf(1))"}}`,
+		body: `
+		y := v.ReciprocalSqrt()
+		a := v.Mul(y)
+		c := a.MulAdd(y, negOne)
+		r := y.Mul(negHalf).MulAdd(c, y)
+		res := r.Merge(y, v.GreaterEqual(minNormal).And(v.Less(inf)))`,
+	},
 }
 
 const loop = `
@@ -226,6 +249,9 @@ var (
 	}).Parse(loop))
 	for _, o := range ops {
 		for _, wd := range widths {
+			if o.only != "" && o.only != wd.Suffix {
+				continue
+			}
 			funcs := template.FuncMap{
 				"bc": func(c string) string { return fmt.Sprintf("archsimd.Broadcast%s(%s)", wd.F, c) },
 				"poly": func(name, table string, n int) string {

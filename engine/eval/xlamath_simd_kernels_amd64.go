@@ -563,6 +563,25 @@ func log1pXLAX8(x, o []float32) int {
 	return n
 }
 
+// rsqrtXLAX8 is XLA:CPU's f32 rsqrt (xlaRsqrt) on 8 lanes at a time. It handles the whole
+// vectors at the front of x and returns how many elements that was.
+func rsqrtXLAX8(x, o []float32) int {
+	n := len(x) &^ 7
+	o = o[:len(x)]
+	negHalf, negOne := archsimd.BroadcastFloat32x8(-0.5), archsimd.BroadcastFloat32x8(-1)
+	minNormal, inf := archsimd.BroadcastFloat32x8(0x1p-126), archsimd.BroadcastFloat32x8(float32(math.Inf(1)))
+	for i := 0; i < n; i += 8 {
+		v := archsimd.LoadFloat32x8((*[8]float32)(x[i:]))
+		y := v.ReciprocalSqrt()
+		a := v.Mul(y)
+		c := a.MulAdd(y, negOne)
+		r := y.Mul(negHalf).MulAdd(c, y)
+		res := r.Merge(y, v.GreaterEqual(minNormal).And(v.Less(inf)))
+		res.Store((*[8]float32)(o[i:]))
+	}
+	return n
+}
+
 // xlaVectorOpsX16 maps opcodes to their 16-lane kernels.
 var xlaVectorOpsX16 = map[string]func(x, o []float32) int{
 	"exponential":  expXLAX16,

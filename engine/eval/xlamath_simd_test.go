@@ -139,3 +139,44 @@ func BenchmarkXLAVectorF32(b *testing.B) {
 		})
 	}
 }
+
+// TestXLARsqrtKernel holds xlaRsqrt (held to XLA:CPU by TestXLAMathSweep) to
+// itself across the vector body and the padded tail, to within two ulps of
+// the correctly rounded 1/sqrt(x) for positive normal x (one Newton step
+// from a 12-bit estimate leaves about 23 good bits), and to IEEE
+// rsqrt's special values.
+func TestXLARsqrtKernel(t *testing.T) {
+	if !RsqrtMatchesXLA() {
+		t.Skip("CPU lacks AVX2+FMA: rsqrt is correctly rounded, not XLA:CPU's estimate")
+	}
+	x := xlaVectorInputs()
+	o := make([]float32, len(x))
+	xlaRsqrt(x, o)
+	for i, v := range x {
+		var one [1]float32
+		xlaRsqrt(x[i:i+1], one[:])
+		g := o[i]
+		if math.Float32bits(one[0]) != math.Float32bits(g) && !(g != g && one[0] != one[0]) {
+			t.Fatalf("rsqrt(%#x): %#x in a vector, %#x alone", math.Float32bits(v), math.Float32bits(g), math.Float32bits(one[0]))
+		}
+		if v >= 0x1p-126 && v < float32(math.Inf(1)) {
+			w := float32(1 / math.Sqrt(float64(v)))
+			if d := int64(math.Float32bits(g)) - int64(math.Float32bits(w)); d < -2 || d > 2 {
+				t.Fatalf("rsqrt(%g) = %g, more than two ulps from %g", v, g, w)
+			}
+		}
+	}
+	inf := float32(math.Inf(1))
+	for _, c := range []struct{ x, want float32 }{
+		{0, inf}, {float32(math.Copysign(0, -1)), -inf}, {inf, 0}, {4, 0.5}, {0x1p-126, 0x1p63},
+	} {
+		if g := oneLane(xlaRsqrt, c.x); math.Float32bits(g) != math.Float32bits(c.want) {
+			t.Errorf("rsqrt(%g) = %g, want %g", c.x, g, c.want)
+		}
+	}
+	for _, v := range []float32{-1, -inf, float32(math.NaN()), -0x1p-126} {
+		if g := oneLane(xlaRsqrt, v); g == g {
+			t.Errorf("rsqrt(%g) = %g, want NaN", v, g)
+		}
+	}
+}
