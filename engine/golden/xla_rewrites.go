@@ -24,9 +24,16 @@ import (
 //     element type (jnp.mean: sum * 0.005, and 1/sqrt(d) attention scaling).
 //   - A / broadcast(B), B used only there, becomes A * broadcast(1/B)
 //     (softmax: e * (1/sum) per row). 1/B is itself simplified: 1/rsqrt(v)
-//     becomes sqrt(v) and 1/pow(v, p) becomes pow(v, -p).
+//     becomes sqrt(v), 1/sqrt(v) rsqrt(v) and 1/pow(v, p) pow(v, -p).
 //   - A / pow(B, C) becomes A * pow(B, -C); A / rsqrt(B) becomes A * sqrt(B)
-//     when that rsqrt has no other use.
+//     when that rsqrt has no other use; A / sqrt(B) becomes A * rsqrt(B)
+//     when that sqrt has no other use (also 1/sqrt(B) in the broadcast rule
+//     below: layer norm's x * broadcast(rsqrt(var + eps))). The evaluator's
+//     f32 rsqrt is XLA:CPU's only where eval.RsqrtMatchesXLA (elsewhere it
+//     is correctly rounded and f32 results may differ in the last bit; the
+//     rewrite still brings them closer on the whole), and its f64 rsqrt is
+//     correctly rounded where XLA:CPU's is an estimate refined by Newton
+//     steps (about a third of f64 quotients differ by an ulp or two).
 //   - (A/B)/(C/D) becomes (A*D)/(B*C), (A/B)/C becomes A/(B*C) and A/(B/C)
 //     becomes (A*C)/B.
 //   - (A*C1)*C2 becomes A*(C1*C2) for constants, or for broadcast scalar
@@ -48,11 +55,9 @@ import (
 //     multiplies as one, as XLA's CSE does), any f16 or narrower
 //     arithmetic (rounded after every op), and reductions.
 //
-// Left out, with evidence in the test file: A / sqrt(B) => A * rsqrt(B)
-// (XLA:CPU's rsqrt is a hardware estimate refined by Newton steps, not the
-// evaluator's correctly rounded 1/sqrt, so rewriting would not make results
-// equal) and the multiply in a multiply-add whose multiply has several uses
-// that XLA happens to put in different fusions.
+// Left out, with evidence in the test file: the multiply in a multiply-add
+// whose multiply has several uses that XLA happens to put in different
+// fusions.
 
 // xlaRewrites rewrites m, a private copy, as XLA:CPU's pipeline would.
 func xlaRewrites(m *hlo.Module) error {
@@ -509,6 +514,8 @@ func (r *xlaRewriter) simplifyDivide(a, b *hlo.Instruction, s hlo.Shape, depth i
 		return mul(a, r.emit("power", base.Shape, base, neg))
 	case b.Opcode == "rsqrt" && r.oneUse(b): // A/rsqrt(B) => A*sqrt(B)
 		return mul(a, r.emit("sqrt", s, b.Operands[0]))
+	case b.Opcode == "sqrt" && r.oneUse(b): // A/sqrt(B) => A*rsqrt(B)
+		return mul(a, r.emit("rsqrt", s, b.Operands[0]))
 	}
 	if r.foldable(b) && !r.foldable(a) { // A/Const => A*(1/Const)
 		chain, base := movementChain(b, func(*hlo.Instruction) bool { return true })
