@@ -1,26 +1,19 @@
 package eval
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"goldtrace/engine/dtype"
-	"goldtrace/engine/hlo"
 	"goldtrace/engine/tensor"
 )
 
 // elementwiseCase is one entry of the manifest gen_elementwise.py writes.
 type elementwiseCase struct {
-	Name    string
-	HLO     string
-	Mode    string   // "exact" or "approx"
-	Labels  []string // names of the outputs of a grouped program
-	Inputs  []jaxArray
-	Outputs []jaxArray
+	jaxCase
+	Mode   string   // "exact" or "approx"
+	Labels []string // names of the outputs of a grouped program
 }
 
 // TestElementwiseAgainstJax evaluates programs jax builds for every
@@ -31,15 +24,8 @@ func TestElementwiseAgainstJax(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generates references with jax")
 	}
-	dir, _ := jaxCases(t, "gen_elementwise.py")
-	raw, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cases []elementwiseCase
-	if err := json.Unmarshal(raw, &cases); err != nil {
-		t.Fatal(err)
-	}
+	dir := genJaxCases(t, "gen_elementwise.py")
+	cases := readManifest[elementwiseCase](t, dir)
 	if len(cases) < 50 {
 		t.Fatalf("only %d cases generated", len(cases))
 	}
@@ -49,44 +35,21 @@ func TestElementwiseAgainstJax(t *testing.T) {
 }
 
 func runElementwiseCase(t *testing.T, dir string, c elementwiseCase) {
-	src, err := os.ReadFile(filepath.Join(dir, c.HLO))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := hlo.ParseText(src, c.HLO)
-	if err != nil {
-		t.Fatalf("parse: %v", err)
-	}
-	var args []Value
-	for _, a := range c.Inputs {
-		x, err := loadJaxArray(dir, a)
+	got, want := evalJaxCase(t, dir, c.jaxCase)
+	var inType dtype.Type
+	if len(c.Inputs) > 0 {
+		x, err := loadJaxArray(dir, c.Inputs[0])
 		if err != nil {
 			t.Fatal(err)
 		}
-		args = append(args, ArrayValue(x))
+		inType = x.Type
 	}
-	got, err := Evaluate(m, args, Options{})
-	if err != nil {
-		t.Fatalf("eval: %v", err)
-	}
-	leaves := got.Leaves()
-	if len(leaves) != len(c.Outputs) {
-		t.Fatalf("got %d outputs, want %d", len(leaves), len(c.Outputs))
-	}
-	for i, o := range c.Outputs {
-		want, err := loadJaxArray(dir, o)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for i := range want {
 		label := fmt.Sprint(i)
 		if i < len(c.Labels) {
 			label = c.Labels[i]
 		}
-		var inType dtype.Type
-		if len(args) > 0 {
-			inType = args[0].T.Type
-		}
-		if err := compareElementwise(leaves[i], want, c.Mode == "approx", inType); err != nil {
+		if err := compareElementwise(got[i], want[i], c.Mode == "approx", inType); err != nil {
 			t.Errorf("output %s: %v", label, err)
 		}
 	}
@@ -112,7 +75,7 @@ func ulpTolerance(t dtype.Type) float64 {
 // compareElementwise checks got against want. Exact mode compares bits, but
 // any NaN matches any NaN (XLA's payloads are not part of the contract).
 func compareElementwise(got, want *tensor.Tensor, approx bool, inType dtype.Type) error {
-	if got.Type != want.Type || !equalShape(got.Dims, want.Dims) {
+	if got.Type != want.Type || !equalDims(got.Dims, want.Dims) {
 		return fmt.Errorf("got %v, want %v", got, want)
 	}
 	isFloat := want.Type.IsFloat() || want.Type.IsComplex()

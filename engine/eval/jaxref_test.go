@@ -187,9 +187,6 @@ func compareTensors(got, want *tensor.Tensor, rtol *float64, atol float64) error
 	return nil
 }
 
-// equalShape is equalDims under the name elementwise_test.go uses.
-var equalShape = equalDims
-
 // flatF64 returns a float tensor's values as float64 (complex: re, im pairs).
 func flatF64(t *tensor.Tensor) []float64 {
 	if t.Type.IsComplex() {
