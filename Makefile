@@ -45,11 +45,12 @@ bench: install
 
 # Short fuzzing of every parser and decoder; FUZZTIME=10m for the long run.
 fuzz:
-	@set -e; for target in $$($(GO) test -list '^Fuzz' ./... | grep -E '^(Fuzz|ok)' | awk '/^Fuzz/{f=f" "$$1} /^ok/{if(f!=""){print $$2":"f}; f=""}'); do \
-	  pkg=$${target%%:*}; for fz in $${target#*:}; do \
+	@set -e; for pkg in $$($(GO) list ./...); do \
+	  for fz in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
 	    echo "== fuzz $$pkg $$fz ($(FUZZTIME))"; \
 	    $(GO) test -run '^$$' -fuzz "^$$fz$$" -fuzztime $(FUZZTIME) -fuzzminimizetime 5s $$pkg; \
-	  done; done
+	  done; \
+	done
 
 -include mk/proto.mk
 
