@@ -81,6 +81,8 @@ def test_memory_is_flat_over_100k_roundtrips():
     assert grown < 32, f"resident memory grew by {grown:.1f} MiB over 100k round trips"
 
 
+# The fork is the point of the test; JAX (imported by other tests) warns about any fork.
+@pytest.mark.filterwarnings("ignore:os.fork:RuntimeWarning")
 def test_forked_child_gets_clear_error():
     pid = os.fork()
     if pid == 0:  # child: must not enter Go
