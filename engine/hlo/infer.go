@@ -207,6 +207,8 @@ func InferShape(in *Instruction) (Shape, error) {
 		return stripLayout(ops[0]), nil
 	case "dot":
 		return inferDot(in, ops[0], ops[1])
+	case "ragged-dot":
+		return inferRaggedDot(in, ops[0], ops[1], ops[2])
 	case "convolution":
 		if len(ops) != 2 {
 			return Shape{}, fmt.Errorf("convolution takes 2 operands, has %d", len(ops))

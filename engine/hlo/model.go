@@ -155,6 +155,8 @@ type Instruction struct {
 	DotDims          *DotDimensionNumbers
 	OperandPrecision []string // "default", "high", "highest"
 	Algorithm        string   // dot algorithm, "" when unset
+	// ragged-dot
+	RaggedDims *RaggedDotDimensionNumbers
 	// gather
 	GatherDims       *GatherDimensionNumbers
 	GatherSliceSizes []int64
@@ -245,6 +247,15 @@ type ConvDimensionNumbers struct {
 type DotDimensionNumbers struct {
 	LhsBatch, RhsBatch             []int64
 	LhsContracting, RhsContracting []int64
+}
+
+// RaggedDotDimensionNumbers are the attributes ragged-dot adds to dot's: the
+// one lhs dimension that group_sizes splits into consecutive groups, and (only
+// when that dimension is a free one) the rhs dimension selecting each group's
+// matrix.
+type RaggedDotDimensionNumbers struct {
+	LhsRaggedDims []int64
+	RhsGroupDims  []int64
 }
 
 // GatherDimensionNumbers are gather's dimension attributes.

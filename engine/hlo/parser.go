@@ -641,6 +641,12 @@ func (p *parser) parseAttr(in *Instruction, seen map[string]bool) {
 		}
 		return in.DotDims
 	}
+	ragged := func() *RaggedDotDimensionNumbers {
+		if in.RaggedDims == nil {
+			in.RaggedDims = &RaggedDotDimensionNumbers{}
+		}
+		return in.RaggedDims
+	}
 	switch name {
 	case "metadata":
 		in.Metadata = p.metadata()
@@ -702,6 +708,10 @@ func (p *parser) parseAttr(in *Instruction, seen map[string]bool) {
 		dot().LhsContracting = p.ints()
 	case "rhs_contracting_dims":
 		dot().RhsContracting = p.ints()
+	case "lhs_ragged_dims":
+		ragged().LhsRaggedDims = p.ints()
+	case "rhs_group_dims":
+		ragged().RhsGroupDims = p.ints()
 	case "operand_precision":
 		in.OperandPrecision = []string{}
 		p.list(func() { in.OperandPrecision = append(in.OperandPrecision, p.word("precision")) })

@@ -269,6 +269,10 @@ func writeInstruction(b *strings.Builder, in *Instruction) {
 		ints("rhs_batch_dims", nonEmpty(d.RhsBatch))
 		ints("rhs_contracting_dims", nonEmpty(d.RhsContracting))
 	}
+	if r := in.RaggedDims; r != nil {
+		ints("lhs_ragged_dims", nonEmpty(r.LhsRaggedDims))
+		ints("rhs_group_dims", nonEmpty(r.RhsGroupDims))
+	}
 	if in.OperandPrecision != nil {
 		attr("operand_precision", "{"+strings.Join(in.OperandPrecision, ",")+"}")
 	}

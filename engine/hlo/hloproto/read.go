@@ -458,6 +458,11 @@ func convertAttributes(ip *hlopb.HloInstructionProto, in *hlo.Instruction) error
 	if rd := ip.GetRaggedDotDimensionNumbers(); rd != nil && dd == nil {
 		dd = rd.GetDotDimensionNumbers()
 	}
+	if rd := ip.GetRaggedDotDimensionNumbers(); rd != nil {
+		in.RaggedDims = &hlo.RaggedDotDimensionNumbers{
+			LhsRaggedDims: nonNil(rd.GetLhsRaggedDimensions()), RhsGroupDims: nonNil(rd.GetRhsGroupDimensions()),
+		}
+	}
 	if dd != nil {
 		in.DotDims = &hlo.DotDimensionNumbers{
 			LhsBatch: nonNil(dd.GetLhsBatchDimensions()), RhsBatch: nonNil(dd.GetRhsBatchDimensions()),
