@@ -36,28 +36,52 @@ func blasGemm[T number](par, nb, m, n, k int, a []T, la gemmLayout, bm []T, lb g
 	}
 	switch a := any(a).(type) {
 	case []float32:
-		if !floatsOnBLAS {
+		b, c := any(bm).([]float32), any(c).([]float32)
+		if !floatsOnBLAS || !allFinite(a) || !allFinite(b) {
 			return false
 		}
-		b, c := any(bm).([]float32), any(c).([]float32)
 		each(func(i int) {
 			impl.Sgemm(ta, tb, m, n, k, 1, a[i*la.bs:], lda, b[i*lb.bs:], ldb, 1, c[i*m*n:(i+1)*m*n], n)
 		})
 	case []float64:
-		if !floatsOnBLAS {
+		b, c := any(bm).([]float64), any(c).([]float64)
+		if !floatsOnBLAS || !allFinite(a) || !allFinite(b) {
 			return false
 		}
-		b, c := any(bm).([]float64), any(c).([]float64)
 		each(func(i int) {
 			impl.Dgemm(ta, tb, m, n, k, 1, a[i*la.bs:], lda, b[i*lb.bs:], ldb, 1, c[i*m*n:(i+1)*m*n], n)
 		})
 	case []complex128:
 		b, c := any(bm).([]complex128), any(c).([]complex128)
+		if !allFiniteComplex(a) || !allFiniteComplex(b) {
+			return false
+		}
 		each(func(i int) {
 			impl.Zgemm(ta, tb, m, n, k, 1, a[i*la.bs:], lda, b[i*lb.bs:], ldb, 1, c[i*m*n:(i+1)*m*n], n)
 		})
 	default:
 		return false
+	}
+	return true
+}
+
+// allFinite reports whether xs holds no Inf or NaN. gonum's BLAS skips the
+// products of zero elements, so 0·Inf would not give the NaN IEEE (and
+// XLA:CPU) gives; operands with non-finite values take the packed kernels.
+func allFinite[T float32 | float64](xs []T) bool {
+	for _, v := range xs {
+		if v-v != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func allFiniteComplex(xs []complex128) bool {
+	for _, v := range xs {
+		if r, i := real(v), imag(v); r-r != 0 || i-i != 0 {
+			return false
+		}
 	}
 	return true
 }
