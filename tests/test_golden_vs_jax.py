@@ -62,10 +62,7 @@ RTOL = {
 ELEM_ATOL = 1e-3
 
 # Program id -> precise reason, for every form; each is an xfail(strict=True).
-KNOWN_BUGS = {
-    "linalg-svd-c64-values": ("custom-call target lapack_cgesdd_ffi (complex SVD) has no handler: UnsupportedError; "
-                              "the real s/dgesdd targets work"),
-}
+KNOWN_BUGS = {}
 # (form, program id) -> reason, for failures of one form only.
 KNOWN_FAILURES = {}
 

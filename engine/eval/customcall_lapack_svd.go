@@ -10,7 +10,7 @@ import (
 )
 
 func init() {
-	for _, p := range []string{"s", "d"} {
+	for _, p := range []string{"s", "d", "c", "z"} {
 		RegisterCustomCall("lapack_"+p+"gesdd_ffi", func(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
 			return lapackSVD(in, args, true)
 		})
@@ -18,19 +18,12 @@ func init() {
 			return lapackSVD(in, args, false)
 		})
 	}
-	// Complex SVD would need zgebrd and zgesdd's own path thresholds to
-	// reproduce LAPACK's phases; until then say so rather than guess.
-	for _, t := range []string{"cgesdd", "zgesdd", "cgesvd", "zgesvd"} {
-		RegisterCustomCall("lapack_"+t+"_ffi", func(*Evaluator, *hlo.Instruction, []Value) (Value, error) {
-			return Value{}, Unsupported("complex SVD (lapack_%s_ffi) is not implemented", t)
-		})
-	}
 }
 
 // lapackSVD serves ?gesdd (jnp.linalg.svd's default) and ?gesvd
-// (SvdAlgorithm.QR): A = U diag(s) VT with s descending. Results: the
-// destroyed input, s[min(m,n)], U (m x m for mode 'A', m x min(m,n) for 'S'),
-// VT (n x n or min(m,n) x n), info. Mode 'N' computes s only and leaves U and
+// (SvdAlgorithm.QR): A = U diag(s) VT with s descending (complex types: see
+// complexSVDBatch). Results: the destroyed input, s[min(m,n)], U (m x m for
+// mode 'A', m x min(m,n) for 'S'), VT (n x n or min(m,n) x n), info. Mode 'N' computes s only and leaves U and
 // VT zero (LAPACK leaves them unset; jax discards them).
 //
 // Both bidiagonalize and run implicit-shift QR on the bidiagonal (gonum's
@@ -65,6 +58,9 @@ func lapackSVD(in *hlo.Instruction, args []Value, gesdd bool) (Value, error) {
 	shapes, err := lapackResultShapes(in, batch*m*n, batch*k, usize, vtsize, batch)
 	if err != nil {
 		return Value{}, err
+	}
+	if x.Type.IsComplex() {
+		return complexSVDBatch(x, shapes, batch, m, n, job != lapack.SVDNone, ucols, vtrows)
 	}
 	a, s, info := realCopy(x), make([]float64, batch*k), make([]int32, batch)
 	u := make([]float64, tensor.NumElements(shapes[2].Dims))

@@ -50,7 +50,8 @@ func TestLapackMalformed(t *testing.T) {
 		{"syevd bad mode", lapackInstr("lapack_dsyevd_ffi", "{mode = 65 : ui8, uplo = 76 : ui8}", sh(f64, 2, 2), sh(f64, 2), sh(dtype.S32)), []Value{filled(f64, 1, 2, 2)}, "mode"},
 		{"gesdd mode O", lapackInstr("lapack_dgesdd_ffi", "{mode = 79 : ui8}", sh(f64, 3, 2), sh(f64, 2), sh(f64, 3, 3), sh(f64, 2, 2), sh(dtype.S32)), []Value{filled(f64, 1, 3, 2)}, "mode"},
 		{"gesdd bad u", lapackInstr("lapack_dgesdd_ffi", "{mode = 65 : ui8}", sh(f64, 3, 2), sh(f64, 2), sh(f64, 3, 2), sh(f64, 2, 2), sh(dtype.S32)), []Value{filled(f64, 1, 3, 2)}, "result element 2"},
-		{"zgesdd", lapackInstr("lapack_zgesdd_ffi", "{mode = 65 : ui8}", sh(dtype.C128, 2, 2), sh(f64, 2), sh(dtype.C128, 2, 2), sh(dtype.C128, 2, 2), sh(dtype.S32)), []Value{filled(dtype.C128, 1, 2, 2)}, "not implemented"},
+		{"zgesdd real u", lapackInstr("lapack_zgesdd_ffi", "{mode = 65 : ui8}", sh(dtype.C128, 2, 2), sh(f64, 2), sh(f64, 2, 2), sh(dtype.C128, 2, 2), sh(dtype.S32)), []Value{filled(dtype.C128, 1, 2, 2)}, "result element 2"},
+		{"cgesvd bad vt", lapackInstr("lapack_cgesvd_ffi", "{mode = 83 : ui8}", sh(dtype.C64, 3, 2), sh(dtype.F32, 2), sh(dtype.C64, 3, 2), sh(dtype.C64, 3, 2), sh(dtype.S32)), []Value{filled(dtype.C64, 1, 3, 2)}, "result element 3"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -77,6 +78,7 @@ func TestLapackNonFinite(t *testing.T) {
 			{lapackInstr("lapack_zheevd_ffi", "{mode = 86 : ui8, uplo = 76 : ui8}", sh(dtype.C128, 3, 3), sh(f64, 3), sh(s32)), []Value{filled(dtype.C128, v, 3, 3)}},
 			{lapackInstr("lapack_dgesdd_ffi", "{mode = 65 : ui8}", sh(f64, 3, 2), sh(f64, 2), sh(f64, 3, 3), sh(f64, 2, 2), sh(s32)), []Value{filled(f64, v, 3, 2)}},
 			{lapackInstr("lapack_dgesvd_ffi", "{mode = 83 : ui8}", sh(f64, 2, 4), sh(f64, 2), sh(f64, 2, 2), sh(f64, 2, 4), sh(s32)), []Value{filled(f64, v, 2, 4)}},
+			{lapackInstr("lapack_zgesdd_ffi", "{mode = 65 : ui8}", sh(dtype.C128, 2, 3), sh(f64, 2), sh(dtype.C128, 2, 2), sh(dtype.C128, 3, 3), sh(s32)), []Value{filled(dtype.C128, v, 2, 3)}},
 		} {
 			if _, err := evalCustomCall(nil, c.in, c.args); err != nil {
 				t.Errorf("%s on %v: %v", c.in.CustomCallTarget, v, err)

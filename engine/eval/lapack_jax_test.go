@@ -2,9 +2,11 @@ package eval
 
 import (
 	"fmt"
+	"math"
 	"math/cmplx"
 	"testing"
 
+	"goldtrace/engine/dtype"
 	"goldtrace/engine/tensor"
 )
 
@@ -16,6 +18,9 @@ type lapackCase struct {
 		Out  int
 		Axis string // "col" or "row"
 	}
+	// SVD, on (u, s, vh) cases, limits the comparison with jax to the first
+	// Pairs singular vector pairs after checking the factorization itself.
+	SVD *struct{ Pairs int }
 }
 
 func TestLapackAgainstJax(t *testing.T) {
@@ -31,12 +36,106 @@ func TestLapackAgainstJax(t *testing.T) {
 
 func runLapackCase(t *testing.T, dir string, c lapackCase) {
 	got, want := evalJaxCase(t, dir, c.jaxCase)
+	if c.SVD != nil {
+		if err := checkSVD(t, dir, c.jaxCase, got); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if len(c.Signs) > 0 {
 		if err := alignPhases(got, want, c); err != nil {
 			t.Fatal(err)
 		}
 	}
+	if c.SVD != nil {
+		// Beyond the leading pairs only the span is determined; U and V^H
+		// being unitary with matching leading vectors pins it down.
+		got[0] = adoptVectors(got[0], want[0], c.SVD.Pairs, true)
+		got[2] = adoptVectors(got[2], want[2], c.SVD.Pairs, false)
+	}
 	compareJaxOutputs(t, got, want, c.jaxCase)
+}
+
+// checkSVD checks got = (u, s, vh) of the case's input a for
+// a = u[:, :k] diag(s) vh[:k, :] and for unitary columns of u and rows of vh,
+// to a few ulps of the result type per dimension.
+func checkSVD(t *testing.T, dir string, c jaxCase, got []*tensor.Tensor) error {
+	a, err := loadJaxArray(dir, c.Inputs[0])
+	if err != nil {
+		return err
+	}
+	batch, m, n, err := matrixBatch(a.Dims, "a")
+	if err != nil {
+		return err
+	}
+	k := min(m, n)
+	_, _, uc, err := matrixBatch(got[0].Dims, "u")
+	if err != nil {
+		return err
+	}
+	_, vr, _, err := matrixBatch(got[2].Dims, "vh")
+	if err != nil {
+		return err
+	}
+	eps := 0x1p-52
+	if a.Type == dtype.C64 {
+		eps = 0x1p-23
+	}
+	tol := 8 * float64(max(m, n)) * eps
+	av, u, s, vh := toC128s(a), toC128s(got[0]), toF64s(got[1]), toC128s(got[2])
+	for b := 0; b < batch; b++ {
+		ab, ub, sb, vb := av[b*m*n:], u[b*m*uc:], s[b*k:], vh[b*vr*n:]
+		scale := math.SmallestNonzeroFloat64
+		if k > 0 {
+			scale = math.Max(scale, sb[0])
+		}
+		for i := 0; i < m; i++ {
+			for j := 0; j < n; j++ {
+				var r complex128
+				for l := 0; l < k; l++ {
+					r += ub[i*uc+l] * complex(sb[l], 0) * vb[l*n+j]
+				}
+				if d := cmplx.Abs(r - ab[i*n+j]); d > tol*scale {
+					return fmt.Errorf("batch %d: (u diag(s) vh)[%d,%d] = %v, a = %v", b, i, j, r, ab[i*n+j])
+				}
+			}
+		}
+		// Column i of u is ub[i + uc*r]; row i of vh is vb[n*i + r].
+		for _, q := range []struct {
+			name              string
+			x                 []complex128
+			nvec, len, vs, es int
+		}{{"u", ub, uc, m, 1, uc}, {"vh", vb, vr, n, n, 1}} {
+			for i := 0; i < q.nvec; i++ {
+				for j := 0; j < q.nvec; j++ {
+					var d complex128
+					for r := 0; r < q.len; r++ {
+						d += cmplx.Conj(q.x[i*q.vs+r*q.es]) * q.x[j*q.vs+r*q.es]
+					}
+					if i == j {
+						d--
+					}
+					if cmplx.Abs(d) > tol {
+						return fmt.Errorf("batch %d: %s is not unitary: vectors %d, %d have inner product off by %v", b, q.name, i, j, d)
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// adoptVectors returns got with its vectors (columns, or rows) from index
+// from on replaced by want's.
+func adoptVectors(got, want *tensor.Tensor, from int, cols bool) *tensor.Tensor {
+	g, w := complexCopy(got), toC128s(want)
+	_, r, cl, _ := matrixBatch(got.Dims, "vectors")
+	for i := range g {
+		row, col := i/cl%r, i%cl
+		if (cols && col >= from) || (!cols && row >= from) {
+			g[i] = w[i]
+		}
+	}
+	return fromC128s(got.Type, got.Dims, g)
 }
 
 // alignPhases rescales, per batch and per index k, vector k (a column, or a

@@ -11,6 +11,13 @@ vector outputs whose columns (rows) are only determined up to sign (phase);
 the test aligns them to jax's before comparing. Only cases where LAPACK
 cannot be followed get it: divide and conquer (n > 25) and f32 runs whose
 rounding (we compute in f64) may tip a sign; elsewhere signs must match.
+
+Complex SVD cases (computed by Jacobi, not LAPACK's algorithm) also carry
+"svd": {"pairs": r}: the test checks U diag(s) V^H against the input and
+U, V^H for unitarity, and compares only the first r (phase-aligned) singular
+vector pairs with jax; the rest (null-space completions, vectors of zero
+singular values) are determined only as a subspace, which unitarity and the
+matching leading vectors pin down.
 """
 import jax
 import jaxcases  # enables x64, pins jax to the CPU
@@ -24,9 +31,9 @@ rng = np.random.default_rng(20240611)
 CASES = []
 
 
-def case(name, fn, args, rtol=None, atol=0.0, signs=None):
+def case(name, fn, args, rtol=None, atol=0.0, signs=None, **extra):
     """rtol None means bit-exact comparison."""
-    CASES.append((name, fn, args, dict(rtol=rtol, atol=atol, signs=signs or [])))
+    CASES.append((name, fn, args, dict(rtol=rtol, atol=atol, signs=signs or [], **extra)))
 
 
 def randm(shape, dtype=np.float64):
@@ -136,6 +143,41 @@ case("svd_d_wide_band_full", jnp.linalg.svd, [randm((4, 6))], **F64)
 case("svd_d_wide_band", lambda a: jnp.linalg.svd(a, full_matrices=False), [randm((4, 6))], **F64)
 case("svd_d_very_tall", lambda a: jnp.linalg.svd(a, full_matrices=False), [randm((12, 3))], **F64)
 case("svd_d_big", lambda a: jnp.linalg.svd(a, full_matrices=False), [randm((40, 30))], 1e-9, 1e-11, signs=SVD)
+# Complex: values compared tightly; vectors after per-pair phase alignment.
+def csvd(full=True, uv=True, qr=False):
+    alg = lax.linalg.SvdAlgorithm.QR if qr else lax.linalg.SvdAlgorithm.DEFAULT
+    return lambda a: lax.linalg.svd(a, full_matrices=full, compute_uv=uv, algorithm=alg)
+
+
+for dt, tol, t in ((np.complex128, F64, "z"), (np.complex64, F32, "c")):
+    for shape, label in (((4, 4), "sq"), ((6, 4), "tall"), ((3, 5), "wide"), ((4, 6), "wide_band"),
+                         ((12, 3), "very_tall"), ((3, 12), "very_wide"), ((2, 3, 4, 4), "batch"),
+                         ((2, 3, 5), "batch_wide"), ((1, 1), "1x1")):
+        k = min(shape[-2:])
+        for qr in (False, True):
+            pre = "gesvd" if qr else "svd"
+            for full in (True, False):
+                case("%s_%s_%s%s" % (pre, t, label, "_full" if full else ""), csvd(full, True, qr),
+                     [randm(shape, dt)], signs=SVD, svd={"pairs": k}, **tol)
+            case("%s_%s_%s_novec" % (pre, t, label), csvd(True, False, qr), [randm(shape, dt)], **tol)
+case("svd_c_jnp", jnp.linalg.svd, [randm((5, 3), np.complex64)], signs=SVD, svd={"pairs": 3}, **F32)
+case("svd_z_jnp_values", lambda a: jnp.linalg.svd(a, compute_uv=False), [randm((3, 4), np.complex128)], **F64)
+case("svd_z_big", csvd(False), [randm((30, 20), np.complex128)], 1e-9, 1e-11, signs=SVD, svd={"pairs": 20})
+# Rank 2 of 4: the zero singular values' vectors are any completion.
+low = randm((6, 2), np.complex128) @ randm((2, 4), np.complex128)
+case("svd_z_rank2", csvd(), [low], 1e-11, 1e-13, signs=SVD, svd={"pairs": 2})
+case("svd_z_zero", csvd(), [np.zeros((3, 2), np.complex128)], 1e-11, 1e-13, signs=SVD, svd={"pairs": 0})
+# Graded singular values down to 1e-12: zgesdd's bidiagonalization gets the
+# small ones only to ~eps*s_max absolutely, hence the atol.
+qa, _ = np.linalg.qr(randm((6, 6), np.complex128))
+qb, _ = np.linalg.qr(randm((5, 5), np.complex128))
+graded = qa[:, :5] @ np.diag(np.logspace(0, -12, 5)) @ qb
+case("svd_z_graded_values", csvd(uv=False), [graded], 1e-11, 1e-14)
+case("svd_z_scaled_values", csvd(uv=False), [1e200 * randm((4, 3), np.complex128)], **F64)
+nan = randm((3, 3), np.complex128)
+nan[1, 2] = np.nan
+case("svd_z_nan", csvd(), [nan], **F64)
+case("pinv_z", jnp.linalg.pinv, [randm((5, 3), np.complex128)], **F64)
 case("pinv_d", jnp.linalg.pinv, [randm((5, 3))], **F64)
 case("matrix_rank_d", jnp.linalg.matrix_rank, [np.outer(randm((5,)), randm((4,)))])
 case("lstsq_d", lambda a, b: jnp.linalg.lstsq(a, b)[0], [randm((6, 3)), randm((6,))], **F64)
