@@ -65,8 +65,8 @@ def main():
     scale = np.abs(reference).max()
     print(f"  max |diff| {diff.max():.2e} (relative to the output's scale {diff.max() / scale:.1e}), "
           f"bit-identical elements {np.mean(reference == ours) * 100:.1f}%")
-    print("  (what differs: f32 summation order inside dot, and XLA:CPU's hardware rsqrt estimate;")
-    print("   see docs/xla-cpu-semantics.md for what goldtrace reproduces bit for bit)")
+    print("  (what differs is mostly the f32 summation order of matrix-matrix dots, which XLA:CPU")
+    print("   hands to YNNPACK; docs/xla-cpu-semantics.md lists what goldtrace reproduces bit for bit)")
 
 
 if __name__ == "__main__":
