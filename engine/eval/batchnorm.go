@@ -82,36 +82,40 @@ func (l featureLayout) normalize(x, scale, offset, mean, variance []float64, eps
 	return out
 }
 
+// batchNormOperands checks a batch-norm op's operands: the array operand,
+// then one per-feature vector for each name in perFeature, then, with
+// trailing, that many further operands checked by the caller.
+func batchNormOperands(in *hlo.Instruction, args []Value, perFeature []string, trailing int) ([]*tensor.Tensor, featureLayout, error) {
+	ts, err := arrayArgs(args, 1+len(perFeature)+trailing)
+	if err != nil {
+		return nil, featureLayout{}, err
+	}
+	l, err := newFeatureLayout(ts[0], in.FeatureIndex)
+	if err != nil {
+		return nil, featureLayout{}, err
+	}
+	if err := l.checkPerFeature(perFeature, ts[1:1+len(perFeature)]...); err != nil {
+		return nil, featureLayout{}, err
+	}
+	return ts, l, nil
+}
+
 func evalBatchNormInference(_ *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
-	ts, err := arrayArgs(args, 5)
+	ts, l, err := batchNormOperands(in, args, []string{"scale", "offset", "mean", "variance"}, 0)
 	if err != nil {
 		return Value{}, err
 	}
 	x := ts[0]
-	l, err := newFeatureLayout(x, in.FeatureIndex)
-	if err != nil {
-		return Value{}, err
-	}
-	if err := l.checkPerFeature([]string{"scale", "offset", "mean", "variance"}, ts[1:]...); err != nil {
-		return Value{}, err
-	}
 	out := l.normalize(toF64s(x), toF64s(ts[1]), toF64s(ts[2]), toF64s(ts[3]), toF64s(ts[4]), float64(in.Epsilon))
 	return ArrayValue(fromF64s(x.Type, x.Dims, out)), nil
 }
 
 func evalBatchNormTraining(_ *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
-	ts, err := arrayArgs(args, 3)
+	ts, l, err := batchNormOperands(in, args, []string{"scale", "offset"}, 0)
 	if err != nil {
 		return Value{}, err
 	}
 	x := ts[0]
-	l, err := newFeatureLayout(x, in.FeatureIndex)
-	if err != nil {
-		return Value{}, err
-	}
-	if err := l.checkPerFeature([]string{"scale", "offset"}, ts[1:]...); err != nil {
-		return Value{}, err
-	}
 	xs := toF64s(x)
 	mean, variance := l.moments(xs)
 	out := l.normalize(xs, toF64s(ts[1]), toF64s(ts[2]), mean, variance, float64(in.Epsilon))
@@ -130,18 +134,11 @@ func evalBatchNormTraining(_ *Evaluator, in *hlo.Instruction, args []Value) (Val
 //	grad_scale   = Σ dy·(x−μ) · rsqrt(σ²+ε)
 //	grad_operand = scale·rsqrt(σ²+ε)/N · (N·dy − Σ dy − (x−μ)·Σ dy·(x−μ)/(σ²+ε))
 func evalBatchNormGrad(_ *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
-	ts, err := arrayArgs(args, 5)
+	ts, l, err := batchNormOperands(in, args, []string{"scale", "mean", "variance"}, 1)
 	if err != nil {
 		return Value{}, err
 	}
 	x, dyT := ts[0], ts[4]
-	l, err := newFeatureLayout(x, in.FeatureIndex)
-	if err != nil {
-		return Value{}, err
-	}
-	if err := l.checkPerFeature([]string{"scale", "mean", "variance"}, ts[1:4]...); err != nil {
-		return Value{}, err
-	}
 	if !equalDims(dyT.Dims, x.Dims) {
 		return Value{}, fmt.Errorf("grad_output %v does not match operand %v", dyT, x)
 	}
