@@ -1616,6 +1616,169 @@ func (x *Instruction) GetLoc() *Loc {
 	return nil
 }
 
+// BuildEvent is one step of the tracer's stream to the Go builder
+// (kernel/ir.Builder): declare a tensor, append an instruction, open a loop
+// (its body follows until loop_end) or close the innermost loop. Not part of a
+// serialized Kernel.
+type BuildEvent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Kind:
+	//
+	//	*BuildEvent_Tensor
+	//	*BuildEvent_Inst
+	//	*BuildEvent_LoopBegin
+	//	*BuildEvent_LoopEnd
+	Kind          isBuildEvent_Kind `protobuf_oneof:"kind"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BuildEvent) Reset() {
+	*x = BuildEvent{}
+	mi := &file_kernel_ir_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BuildEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BuildEvent) ProtoMessage() {}
+
+func (x *BuildEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_kernel_ir_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BuildEvent.ProtoReflect.Descriptor instead.
+func (*BuildEvent) Descriptor() ([]byte, []int) {
+	return file_kernel_ir_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *BuildEvent) GetKind() isBuildEvent_Kind {
+	if x != nil {
+		return x.Kind
+	}
+	return nil
+}
+
+func (x *BuildEvent) GetTensor() *Tensor {
+	if x != nil {
+		if x, ok := x.Kind.(*BuildEvent_Tensor); ok {
+			return x.Tensor
+		}
+	}
+	return nil
+}
+
+func (x *BuildEvent) GetInst() *Instruction {
+	if x != nil {
+		if x, ok := x.Kind.(*BuildEvent_Inst); ok {
+			return x.Inst
+		}
+	}
+	return nil
+}
+
+func (x *BuildEvent) GetLoopBegin() *Loop {
+	if x != nil {
+		if x, ok := x.Kind.(*BuildEvent_LoopBegin); ok {
+			return x.LoopBegin
+		}
+	}
+	return nil
+}
+
+func (x *BuildEvent) GetLoopEnd() bool {
+	if x != nil {
+		if x, ok := x.Kind.(*BuildEvent_LoopEnd); ok {
+			return x.LoopEnd
+		}
+	}
+	return false
+}
+
+type isBuildEvent_Kind interface {
+	isBuildEvent_Kind()
+}
+
+type BuildEvent_Tensor struct {
+	Tensor *Tensor `protobuf:"bytes,1,opt,name=tensor,proto3,oneof"`
+}
+
+type BuildEvent_Inst struct {
+	Inst *Instruction `protobuf:"bytes,2,opt,name=inst,proto3,oneof"`
+}
+
+type BuildEvent_LoopBegin struct {
+	LoopBegin *Loop `protobuf:"bytes,3,opt,name=loop_begin,json=loopBegin,proto3,oneof"`
+}
+
+type BuildEvent_LoopEnd struct {
+	LoopEnd bool `protobuf:"varint,4,opt,name=loop_end,json=loopEnd,proto3,oneof"`
+}
+
+func (*BuildEvent_Tensor) isBuildEvent_Kind() {}
+
+func (*BuildEvent_Inst) isBuildEvent_Kind() {}
+
+func (*BuildEvent_LoopBegin) isBuildEvent_Kind() {}
+
+func (*BuildEvent_LoopEnd) isBuildEvent_Kind() {}
+
+// BuildBatch is a sequence of events the tracer sends in one call.
+type BuildBatch struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Events        []*BuildEvent          `protobuf:"bytes,1,rep,name=events,proto3" json:"events,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BuildBatch) Reset() {
+	*x = BuildBatch{}
+	mi := &file_kernel_ir_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BuildBatch) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BuildBatch) ProtoMessage() {}
+
+func (x *BuildBatch) ProtoReflect() protoreflect.Message {
+	mi := &file_kernel_ir_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BuildBatch.ProtoReflect.Descriptor instead.
+func (*BuildBatch) Descriptor() ([]byte, []int) {
+	return file_kernel_ir_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *BuildBatch) GetEvents() []*BuildEvent {
+	if x != nil {
+		return x.Events
+	}
+	return nil
+}
+
 var File_kernel_ir_proto protoreflect.FileDescriptor
 
 const file_kernel_ir_proto_rawDesc = "" +
@@ -1719,7 +1882,18 @@ const file_kernel_ir_proto_rawDesc = "" +
 	"\n" +
 	"AttrsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12/\n" +
-	"\x05value\x18\x02 \x01(\v2\x19.goldtrace.kernel.ir.AttrR\x05value:\x028\x01*K\n" +
+	"\x05value\x18\x02 \x01(\v2\x19.goldtrace.kernel.ir.AttrR\x05value:\x028\x01\"\xdc\x01\n" +
+	"\n" +
+	"BuildEvent\x125\n" +
+	"\x06tensor\x18\x01 \x01(\v2\x1b.goldtrace.kernel.ir.TensorH\x00R\x06tensor\x126\n" +
+	"\x04inst\x18\x02 \x01(\v2 .goldtrace.kernel.ir.InstructionH\x00R\x04inst\x12:\n" +
+	"\n" +
+	"loop_begin\x18\x03 \x01(\v2\x19.goldtrace.kernel.ir.LoopH\x00R\tloopBegin\x12\x1b\n" +
+	"\bloop_end\x18\x04 \x01(\bH\x00R\aloopEndB\x06\n" +
+	"\x04kind\"E\n" +
+	"\n" +
+	"BuildBatch\x127\n" +
+	"\x06events\x18\x01 \x03(\v2\x1f.goldtrace.kernel.ir.BuildEventR\x06events*K\n" +
 	"\rSchemaVersion\x12\x1e\n" +
 	"\x1aSCHEMA_VERSION_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16SCHEMA_VERSION_CURRENT\x10\x01*U\n" +
@@ -1772,7 +1946,7 @@ func file_kernel_ir_proto_rawDescGZIP() []byte {
 }
 
 var file_kernel_ir_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
-var file_kernel_ir_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_kernel_ir_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
 var file_kernel_ir_proto_goTypes = []any{
 	(SchemaVersion)(0),  // 0: goldtrace.kernel.ir.SchemaVersion
 	(Memory)(0),         // 1: goldtrace.kernel.ir.Memory
@@ -1794,13 +1968,15 @@ var file_kernel_ir_proto_goTypes = []any{
 	(*IntList)(nil),     // 17: goldtrace.kernel.ir.IntList
 	(*FloatList)(nil),   // 18: goldtrace.kernel.ir.FloatList
 	(*Instruction)(nil), // 19: goldtrace.kernel.ir.Instruction
-	nil,                 // 20: goldtrace.kernel.ir.Kernel.OptionsEntry
-	nil,                 // 21: goldtrace.kernel.ir.Instruction.AttrsEntry
+	(*BuildEvent)(nil),  // 20: goldtrace.kernel.ir.BuildEvent
+	(*BuildBatch)(nil),  // 21: goldtrace.kernel.ir.BuildBatch
+	nil,                 // 22: goldtrace.kernel.ir.Kernel.OptionsEntry
+	nil,                 // 23: goldtrace.kernel.ir.Instruction.AttrsEntry
 }
 var file_kernel_ir_proto_depIdxs = []int32{
 	7,  // 0: goldtrace.kernel.ir.Kernel.tensors:type_name -> goldtrace.kernel.ir.Tensor
 	10, // 1: goldtrace.kernel.ir.Kernel.body:type_name -> goldtrace.kernel.ir.Stmt
-	20, // 2: goldtrace.kernel.ir.Kernel.options:type_name -> goldtrace.kernel.ir.Kernel.OptionsEntry
+	22, // 2: goldtrace.kernel.ir.Kernel.options:type_name -> goldtrace.kernel.ir.Kernel.OptionsEntry
 	1,  // 3: goldtrace.kernel.ir.Tensor.memory:type_name -> goldtrace.kernel.ir.Memory
 	2,  // 4: goldtrace.kernel.ir.Tensor.role:type_name -> goldtrace.kernel.ir.TensorRole
 	8,  // 5: goldtrace.kernel.ir.Tensor.allocation:type_name -> goldtrace.kernel.ir.Allocation
@@ -1820,17 +1996,21 @@ var file_kernel_ir_proto_depIdxs = []int32{
 	18, // 19: goldtrace.kernel.ir.Attr.floats:type_name -> goldtrace.kernel.ir.FloatList
 	14, // 20: goldtrace.kernel.ir.Instruction.dst:type_name -> goldtrace.kernel.ir.Access
 	14, // 21: goldtrace.kernel.ir.Instruction.src:type_name -> goldtrace.kernel.ir.Access
-	21, // 22: goldtrace.kernel.ir.Instruction.attrs:type_name -> goldtrace.kernel.ir.Instruction.AttrsEntry
+	23, // 22: goldtrace.kernel.ir.Instruction.attrs:type_name -> goldtrace.kernel.ir.Instruction.AttrsEntry
 	15, // 23: goldtrace.kernel.ir.Instruction.mask:type_name -> goldtrace.kernel.ir.Predicate
 	13, // 24: goldtrace.kernel.ir.Instruction.exprs:type_name -> goldtrace.kernel.ir.Affine
 	15, // 25: goldtrace.kernel.ir.Instruction.preds:type_name -> goldtrace.kernel.ir.Predicate
 	9,  // 26: goldtrace.kernel.ir.Instruction.loc:type_name -> goldtrace.kernel.ir.Loc
-	16, // 27: goldtrace.kernel.ir.Instruction.AttrsEntry.value:type_name -> goldtrace.kernel.ir.Attr
-	28, // [28:28] is the sub-list for method output_type
-	28, // [28:28] is the sub-list for method input_type
-	28, // [28:28] is the sub-list for extension type_name
-	28, // [28:28] is the sub-list for extension extendee
-	0,  // [0:28] is the sub-list for field type_name
+	7,  // 27: goldtrace.kernel.ir.BuildEvent.tensor:type_name -> goldtrace.kernel.ir.Tensor
+	19, // 28: goldtrace.kernel.ir.BuildEvent.inst:type_name -> goldtrace.kernel.ir.Instruction
+	11, // 29: goldtrace.kernel.ir.BuildEvent.loop_begin:type_name -> goldtrace.kernel.ir.Loop
+	20, // 30: goldtrace.kernel.ir.BuildBatch.events:type_name -> goldtrace.kernel.ir.BuildEvent
+	16, // 31: goldtrace.kernel.ir.Instruction.AttrsEntry.value:type_name -> goldtrace.kernel.ir.Attr
+	32, // [32:32] is the sub-list for method output_type
+	32, // [32:32] is the sub-list for method input_type
+	32, // [32:32] is the sub-list for extension type_name
+	32, // [32:32] is the sub-list for extension extendee
+	0,  // [0:32] is the sub-list for field type_name
 }
 
 func init() { file_kernel_ir_proto_init() }
@@ -1850,13 +2030,19 @@ func file_kernel_ir_proto_init() {
 		(*Attr_Floats)(nil),
 		(*Attr_B)(nil),
 	}
+	file_kernel_ir_proto_msgTypes[14].OneofWrappers = []any{
+		(*BuildEvent_Tensor)(nil),
+		(*BuildEvent_Inst)(nil),
+		(*BuildEvent_LoopBegin)(nil),
+		(*BuildEvent_LoopEnd)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_kernel_ir_proto_rawDesc), len(file_kernel_ir_proto_rawDesc)),
 			NumEnums:      6,
-			NumMessages:   16,
+			NumMessages:   18,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
