@@ -99,6 +99,10 @@ func ExpandReplicaGroups(rg *hlo.ReplicaGroups) ([][]int64, error) {
 	if rg == nil {
 		return nil, nil
 	}
+	if rg.Mesh != nil {
+		// Mesh-axes groups name device ids of the mesh.
+		return rg.Mesh.Expand()
+	}
 	if rg.Iota == nil {
 		if len(rg.Groups) == 0 {
 			return nil, nil

@@ -35,7 +35,11 @@ func evalCompare(_ *Evaluator, in *hlo.Instruction, args []Value) (Value, error)
 	if err != nil {
 		return Value{}, err
 	}
-	out, err := compare(in.ComparisonDirection, in.ComparisonType, ts[0], ts[1], bf16CompareFlushes(in))
+	ctype, err := in.EffectiveComparisonType()
+	if err != nil {
+		return Value{}, Unsupported("%v", err)
+	}
+	out, err := compare(in.ComparisonDirection, ctype, ts[0], ts[1], bf16CompareFlushes(in))
 	if err != nil {
 		return Value{}, err
 	}

@@ -537,7 +537,11 @@ func fastStep(in *hlo.Instruction, args []sreg, dst sreg) scalarStep {
 	case in.Opcode == "select" && len(args) == 3:
 		return selectStep(args, dst)
 	case in.Opcode == "compare" && len(args) == 2:
-		return compareStep(in.ComparisonDirection, in.ComparisonType, bf16CompareFlushes(in), args[0], args[1], dst)
+		ctype, err := in.EffectiveComparisonType()
+		if err != nil {
+			return nil
+		}
+		return compareStep(in.ComparisonDirection, ctype, bf16CompareFlushes(in), args[0], args[1], dst)
 	case in.Opcode == "convert" && len(args) == 1:
 		return convertStep(args[0], dst)
 	case len(args) == 1 && unaryOpcodeSet[in.Opcode]:

@@ -86,7 +86,11 @@ func simpleComparator(c *hlo.Computation) (descending, totalOrder, ok bool) {
 	default:
 		return false, false, false
 	}
-	return descending != swapped, r.ComparisonType == "TOTALORDER", true
+	ctype, err := r.EffectiveComparisonType()
+	if err != nil {
+		return false, false, false
+	}
+	return descending != swapped, ctype == "TOTALORDER", true
 }
 
 func evalSort(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {

@@ -103,7 +103,7 @@ func diff(path string, a, b reflect.Value, deep bool, skip map[string]bool) stri
 	case reflect.Struct:
 		for i := 0; i < t.NumField(); i++ {
 			f := t.Field(i)
-			if f.Name == "ID" || f.Name == "Parent" || skip[f.Name] {
+			if f.Name == "ID" || f.Name == "Parent" || f.Name == "SourcePos" || f.Name == "AttrPos" || skip[f.Name] {
 				continue
 			}
 			deepField := (t == reflect.TypeOf(Module{}) && f.Name == "Computations") ||

@@ -26,6 +26,8 @@ func FuzzParseText(f *testing.F) {
 	for _, s := range []string{
 		"HloModule m\nENTRY e {\n  ROOT c = f32[2,2]{0,1} constant({{1, nan(0x3)}, {-inf, 1e-45}})\n}\n",
 		"HloModule m\ne {\n  p = (s32[], f32[<=3]) parameter(0)\n  ROOT g = get-tuple-element(p), index=1\n}\n",
+		"HloModule m, num_partitions=8\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\nENTRY e {\n  p = f32[4] parameter(0)\n  r = f32[4] all-reduce(p), channel_id=1, replica_groups=mesh['x'=4,'y'=2], device_ids=([2,4]T(1,0)) {'x':(1)2,'y'}, use_global_device_ids=true, to_apply=add\n  ROOT c = pred[4] compare(r, p), direction=LT, order=TOTAL\n}\n",
+		"HloModule m\nENTRY e {\n  p = f32[4] parameter(0)\n  ROOT r = f32[4] all-reduce(p), replica_groups=mesh[x=2,y=2] {y}, to_apply=e\n}\n",
 		"HloModule m, entry_computation_layout={(f32[2]{0})->f32[2]{0}}\nENTRY e (p: f32[2]) -> f32[2] {\n  p = f32[2]{0:T(2)E(32)} parameter(0)\n  ROOT r = f32[2] add(p, f32[2] negate(p)), metadata={op_name=\"a\" x=1}\n}\n",
 	} {
 		f.Add([]byte(s))

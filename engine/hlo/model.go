@@ -168,6 +168,10 @@ type Instruction struct {
 	// compare
 	ComparisonDirection string // "EQ", "NE", "LT", "LE", "GT", "GE"
 	ComparisonType      string // "FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED", "" when not given
+	// ComparisonOrder is newer XLA's order= spelling of the comparison
+	// type: "TOTAL", "WEAK", "PARTIAL", "" when not given. See
+	// EffectiveComparisonType.
+	ComparisonOrder string
 	// sort
 	IsStable bool
 	// topk
@@ -207,6 +211,12 @@ type Instruction struct {
 	FusionKind string // "kLoop", "kInput", "kOutput", "kCustom"
 	// call
 	IsComposite bool
+
+	// SourcePos is where the text gave the instruction's opcode and AttrPos
+	// where it gave each attribute (by name); both are empty for modules
+	// read from protos. Equal ignores them.
+	SourcePos Position
+	AttrPos   map[string]Position
 }
 
 // Metadata is metadata={...}; fields we do not model are kept raw.
@@ -278,10 +288,11 @@ type ScatterDimensionNumbers struct {
 	ScatterIndicesBatchingDims []int64
 }
 
-// ReplicaGroups is replica_groups in either explicit or iota form.
+// ReplicaGroups is replica_groups in explicit, iota or mesh-axes form.
 type ReplicaGroups struct {
-	Groups [][]int64 // explicit form; nil when Iota is set
+	Groups [][]int64 // explicit form; nil when Iota or Mesh is set
 	Iota   *IotaReplicaGroups
+	Mesh   *MeshAxesReplicaGroups
 }
 
 // IotaReplicaGroups is the compact form [G,S]<=[dims]T(perm).

@@ -3,6 +3,7 @@ package hlo
 import (
 	"bytes"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -51,6 +52,24 @@ type parser struct {
 	comp   *Computation
 	instrs map[string]*Instruction
 	nested int // counter for names of nested (inline) instructions
+
+	lineStarts []int // offsets where lines begin, built on first use
+}
+
+// position is position(src, filename, off) in O(log n) after one scan of
+// the source, so recording every attribute's place stays linear.
+func (p *parser) position(off int) Position {
+	if p.lineStarts == nil {
+		p.lineStarts = []int{0}
+		for i, c := range p.sc.src {
+			if c == '\n' {
+				p.lineStarts = append(p.lineStarts, i+1)
+			}
+		}
+	}
+	off = min(off, len(p.sc.src))
+	i := sort.SearchInts(p.lineStarts, off+1) - 1
+	return Position{Filename: p.filename, Offset: off, Line: i + 1, Column: off - p.lineStarts[i] + 1}
 }
 
 func (p *parser) errorAt(off int, msg string) {
@@ -486,6 +505,7 @@ func (p *parser) parseInstruction() (*Instruction, bool) {
 func (p *parser) parseInstructionRhs(name string, shape *Shape, allowAttrs bool) *Instruction {
 	in := &Instruction{Name: name, Parent: p.comp}
 	opPos := p.pos
+	in.SourcePos = p.position(opPos)
 	in.Opcode = p.word("opcode")
 	if !KnownOpcode(in.Opcode) {
 		p.errorf(opPos, "unknown opcode %q", in.Opcode)
@@ -622,6 +642,10 @@ func (p *parser) parseAttr(in *Instruction, seen map[string]bool) {
 		p.errorf(pos, "duplicate attribute %q", name)
 	}
 	seen[name] = true
+	if in.AttrPos == nil {
+		in.AttrPos = map[string]Position{}
+	}
+	in.AttrPos[name] = p.position(pos)
 	p.expect(tEqual, "'='")
 	gather := func() *GatherDimensionNumbers {
 		if in.GatherDims == nil {
@@ -763,6 +787,14 @@ func (p *parser) parseAttr(in *Instruction, seen map[string]bool) {
 		}
 	case "type":
 		in.ComparisonType = p.word("comparison type")
+	case "order":
+		opos := p.pos
+		in.ComparisonOrder = p.word("comparison order")
+		switch in.ComparisonOrder {
+		case "TOTAL", "WEAK", "PARTIAL":
+		default:
+			p.errorf(opos, "unknown comparison order %q (want TOTAL, WEAK or PARTIAL)", in.ComparisonOrder)
+		}
 	case "is_stable":
 		in.IsStable = p.bool()
 	case "k":
@@ -1065,6 +1097,10 @@ func parseDimLabels(in, kernel, out string) (*ConvDimensionNumbers, error) {
 
 func (p *parser) replicaGroups() *ReplicaGroups {
 	rg := &ReplicaGroups{}
+	if p.isWord("mesh") || p.isWord("maximal_mesh") {
+		rg.Mesh = p.meshAxesGroups()
+		return rg
+	}
 	if p.tok == tLBrack {
 		io := &IotaReplicaGroups{}
 		pos := p.pos

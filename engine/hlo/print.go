@@ -299,6 +299,7 @@ func writeInstruction(b *strings.Builder, in *Instruction) {
 	boolAttr("unique_indices", in.UniqueIndices)
 	word("direction", in.ComparisonDirection)
 	word("type", in.ComparisonType)
+	word("order", in.ComparisonOrder)
 	boolAttr("is_stable", in.IsStable)
 	word("fft_type", in.FFTType)
 	ints("fft_length", in.FFTLength)
@@ -506,6 +507,9 @@ func dimLabelsString(cd *ConvDimensionNumbers) string {
 }
 
 func replicaGroupsString(rg *ReplicaGroups) string {
+	if rg.Mesh != nil {
+		return meshAxesString(rg.Mesh)
+	}
 	if io := rg.Iota; io != nil {
 		var b strings.Builder
 		b.WriteString("[" + itoa(io.GroupShape[0]) + "," + itoa(io.GroupShape[1]) + "]<=[")

@@ -165,6 +165,9 @@ func (s *scanner) scan() (tok token, pos int, lit string) {
 		return tIllegal, pos, "<"
 	case '"':
 		return s.scanString(pos)
+	case '\'':
+		// Newer XLA quotes mesh axis names with single quotes: mesh['x'=4].
+		return s.scanQuoted(pos, '\'')
 	case '%':
 		// '%' only prefixes names; the name itself is the literal.
 		if s.off < len(s.src) && isWordByte(s.src[s.off]) {
@@ -197,7 +200,10 @@ func (s *scanner) scanWord(start int) (token, int, string) {
 }
 
 // scanString scans a C-escaped string (XLA writes strings with absl::CEscape).
-func (s *scanner) scanString(pos int) (token, int, string) {
+func (s *scanner) scanString(pos int) (token, int, string) { return s.scanQuoted(pos, '"') }
+
+// scanQuoted scans a C-escaped string that ends at the quote character q.
+func (s *scanner) scanQuoted(pos int, q byte) (token, int, string) {
 	var b strings.Builder
 	for {
 		if s.off >= len(s.src) {
@@ -207,7 +213,7 @@ func (s *scanner) scanString(pos int) (token, int, string) {
 		c := s.src[s.off]
 		s.off++
 		switch c {
-		case '"':
+		case q:
 			return tString, pos, b.String()
 		case '\\':
 			if s.off >= len(s.src) {
