@@ -269,6 +269,9 @@ func checkSupported(m *hlo.Module) error {
 					err = eval.Unsupported("custom-call target %q (no handler registered)", in.CustomCallTarget)
 				}
 			}
+			if err == nil {
+				err = eval.CheckAttributes(in)
+			}
 			if err != nil {
 				return &EvalError{Device: -1, Err: &eval.Error{Computation: c.Name, Instruction: in.Name, Opcode: in.Opcode, Err: err}}
 			}
