@@ -25,18 +25,24 @@ install: deps
 demo: install
 	$(PYTHON) examples/demo.py
 
-# The portable build runs every test; the SIMD kernels (GOEXPERIMENT=simd, what
-# the Python package ships when the toolchain allows) rerun the tests of the
-# code they change.
+# The tests build their references with the interpreter make was given, and
+# a missing reference (no jax, numpy or ml_dtypes) fails them instead of
+# skipping them.
+REF_ENV := GOLDTRACE_PYTHON="$(PYTHON)" GOLDTRACE_REQUIRE_REFERENCE=1
+# Packages whose code differs under GOEXPERIMENT=simd (what the Python package
+# ships when the toolchain allows): every one of their tests reruns there.
+SIMD_PKGS := ./engine/eval/ ./engine/golden/
+
+# The portable build runs every test, the SIMD build every test of SIMD_PKGS.
 gotest:
 	$(GO) vet ./...
-	GOEXPERIMENT=simd $(GO) vet ./engine/eval/
-	$(GO) test -count=1 ./...
-	GOEXPERIMENT=simd $(GO) test -count=1 -run 'Gemm|Dot|Part2|XLAMath|XLAVector|Elementwise' ./engine/eval/
-	$(GO) test -count=1 -race $(RACE_ARGS) $(RACE_PKGS)
+	GOEXPERIMENT=simd $(GO) vet $(SIMD_PKGS)
+	$(REF_ENV) $(GO) test -count=1 ./...
+	$(REF_ENV) GOEXPERIMENT=simd $(GO) test -count=1 $(SIMD_PKGS)
+	$(REF_ENV) $(GO) test -count=1 -race $(RACE_ARGS) $(RACE_PKGS)
 
 pytest:
-	$(PYTHON) -m pytest -q tests
+	$(REF_ENV) $(PYTHON) -m pytest -q tests
 
 test: install gotest pytest
 

@@ -6,9 +6,10 @@ import re
 
 import numpy as np
 import pytest
+from reference import require  # noqa: E402  (tests/reference.py)
 
-goldtrace = pytest.importorskip("goldtrace")
-pytest.importorskip("goldtrace.golden")
+goldtrace = require("goldtrace")
+require("goldtrace.golden")
 from goldtrace import hlo  # noqa: E402
 from goldtrace.golden import golden  # noqa: E402
 

@@ -35,12 +35,13 @@ hence 2 ulp.
 import numpy as np
 import ml_dtypes
 import pytest
+from reference import require  # noqa: E402  (tests/reference.py)
 
-pytest.importorskip("jax")
+require("jax")
 import jax_programs as jp  # noqa: E402
 
-goldtrace = pytest.importorskip("goldtrace")
-pytest.importorskip("goldtrace.golden")
+goldtrace = require("goldtrace")
+require("goldtrace.golden")
 from goldtrace.golden import golden  # noqa: E402
 
 RTOL = {

@@ -11,12 +11,13 @@ and print canonical text that parses back to the same text.
 
 import numpy as np
 import pytest
+from reference import require  # noqa: E402  (tests/reference.py)
 
-pytest.importorskip("jax")
+require("jax")
 import jax_programs as jp  # noqa: E402
 
-goldtrace = pytest.importorskip("goldtrace")
-hlo = pytest.importorskip("goldtrace.hlo")
+goldtrace = require("goldtrace")
+hlo = require("goldtrace.hlo")
 
 KINDS = {"unopt": "text", "opt": "text", "proto": "module_proto"}
 

@@ -4,15 +4,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os/exec"
 	"testing"
+
+	"goldtrace/internal/pyref"
 )
 
 // TestSubByteIntsMatchMLDtypes checks DecodeInt against ml_dtypes' view of
 // every stored byte (high bits ignored) and EncodeInt's masking against
 // ml_dtypes' cast from int64.
 func TestSubByteIntsMatchMLDtypes(t *testing.T) {
-	refData(t) // skips without python3/ml_dtypes
+	refData(t) // skips (or fails, when required) without numpy/ml_dtypes
 	const script = `
 import json, numpy as np, ml_dtypes as m
 vals = list(range(-20, 21))
@@ -23,7 +24,7 @@ for n in ['int1', 'uint1', 'int2', 'uint2', 'int4', 'uint4']:
               'enc': np.array(vals, np.int64).astype(T).view(np.uint8).tolist()}
 print(json.dumps(out))
 `
-	raw, err := exec.Command("python3", "-c", script).Output()
+	raw, err := pyref.Command("-c", script).Output()
 	if err != nil {
 		t.Fatalf("python: %v", err)
 	}
@@ -54,9 +55,7 @@ print(json.dumps(out))
 // convert (via JAX): truncation, saturation, NaN -> 0.
 func TestFloatToIntMatchesXLA(t *testing.T) {
 	refData(t)
-	if exec.Command("python3", "-c", "import jax").Run() != nil {
-		t.Skip("jax not importable")
-	}
+	pyref.Require(t, "jax")
 	const script = `
 import json, jax, numpy as np, ml_dtypes as m
 jax.config.update('jax_enable_x64', True)
@@ -72,7 +71,7 @@ for n in ['int2', 'uint2', 'int4', 'uint4', 'int8', 'uint8', 'int16', 'uint16', 
     out[n] = [str(int(b)) for b in bits]
 print(json.dumps(out))
 `
-	raw, err := exec.Command("python3", "-c", script).Output()
+	raw, err := pyref.Command("-c", script).Output()
 	if err != nil {
 		t.Fatalf("python: %v", err)
 	}

@@ -4,10 +4,11 @@ import (
 	"encoding/binary"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"goldtrace/internal/pyref"
 )
 
 // refScript writes reference conversions computed by ml_dtypes (numpy for
@@ -78,18 +79,13 @@ var (
 // refData runs refScript once per test binary and returns its output directory.
 func refData(t *testing.T) string {
 	t.Helper()
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 not found")
-	}
-	if err := exec.Command("python3", "-c", "import numpy, ml_dtypes").Run(); err != nil {
-		t.Skip("numpy/ml_dtypes not importable")
-	}
+	pyref.Require(t, "numpy", "ml_dtypes")
 	refOnce.Do(func() {
 		refDir, refErr = os.MkdirTemp("", "dtype-ref")
 		if refErr != nil {
 			return
 		}
-		out, err := exec.Command("python3", "-c", refScript, refDir).CombinedOutput()
+		out, err := pyref.Command("-c", refScript, refDir).CombinedOutput()
 		if err != nil {
 			refErr = err
 			os.Stderr.Write(out)

@@ -3,7 +3,6 @@ package eval
 import (
 	"encoding/json"
 	"fmt"
-	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -12,14 +11,14 @@ import (
 	"goldtrace/engine/dtype"
 	"goldtrace/engine/hlo"
 	"goldtrace/engine/tensor"
+
+	"goldtrace/internal/pyref"
 )
 
 // Iota replica groups expand as numpy does
 // arange(n).reshape(dims).transpose(perm).reshape(G, S).
 func TestExpandIotaReplicaGroupsMatchesNumpy(t *testing.T) {
-	if err := exec.Command("python3", "-c", "import numpy").Run(); err != nil {
-		t.Skip("python3 with numpy not available")
-	}
+	pyref.Require(t, "numpy")
 	specs := []hlo.IotaReplicaGroups{
 		{GroupShape: [2]int64{1, 4}, ReshapeDims: []int64{4}},
 		{GroupShape: [2]int64{2, 2}, ReshapeDims: []int64{4}},
@@ -41,7 +40,7 @@ func TestExpandIotaReplicaGroupsMatchesNumpy(t *testing.T) {
 			s.GroupShape[0]*s.GroupShape[1], pyTuple(s.ReshapeDims), pyTuple(perm), s.GroupShape[0], s.GroupShape[1])
 	}
 	script.WriteString("print(json.dumps(out))\n")
-	raw, err := exec.Command("python3", "-c", script.String()).Output()
+	raw, err := pyref.Command("-c", script.String()).Output()
 	if err != nil {
 		t.Fatalf("numpy reference: %v", err)
 	}

@@ -5,13 +5,14 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
 	"goldtrace/engine/dtype"
 	"goldtrace/engine/hlo"
 	"goldtrace/engine/tensor"
+
+	"goldtrace/internal/pyref"
 )
 
 // The differential tests against jax share this plumbing: a python
@@ -38,16 +39,11 @@ type jaxArray struct {
 	Shape []int64
 }
 
-// requireJax skips the test unless python3 with jax, numpy and ml_dtypes
-// is available.
+// requireJax skips the test (fails it, when references are required)
+// unless the reference interpreter imports jax, numpy and ml_dtypes.
 func requireJax(t *testing.T) {
 	t.Helper()
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 not found")
-	}
-	if err := exec.Command("python3", "-c", "import jax, numpy, ml_dtypes").Run(); err != nil {
-		t.Skip("python3 lacks jax/numpy/ml_dtypes")
-	}
+	pyref.Require(t, "jax", "numpy", "ml_dtypes")
 }
 
 // genJaxCases runs testdata/<script> with a fresh temporary output directory
@@ -56,7 +52,7 @@ func genJaxCases(t *testing.T, script string, args ...string) string {
 	t.Helper()
 	requireJax(t)
 	dir := t.TempDir()
-	cmd := exec.Command("python3", append([]string{filepath.Join("testdata", script), dir}, args...)...)
+	cmd := pyref.Command(append([]string{filepath.Join("testdata", script), dir}, args...)...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%s failed: %v\n%s", script, err, out)
 	}

@@ -2,7 +2,6 @@ package eval
 
 import (
 	"encoding/json"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -10,15 +9,15 @@ import (
 	"goldtrace/engine/dtype"
 	"goldtrace/engine/hlo"
 	"goldtrace/engine/tensor"
+
+	"goldtrace/internal/pyref"
 )
 
 // TestRngBitGeneratorAgainstJax checks every algorithm, width and several
 // shapes (odd dims included) bit for bit against jax.lax.rng_bit_generator.
 func TestRngBitGeneratorAgainstJax(t *testing.T) {
-	if err := exec.Command("python3", "-c", "import jax").Run(); err != nil {
-		t.Skip("python3 with jax not available")
-	}
-	raw, err := exec.Command("python3", filepath.Join("testdata", "rng_ref.py")).Output()
+	pyref.Require(t, "jax")
+	raw, err := pyref.Command(filepath.Join("testdata", "rng_ref.py")).Output()
 	if err != nil {
 		t.Fatalf("rng_ref.py: %v", err)
 	}

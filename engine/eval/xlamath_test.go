@@ -6,13 +6,14 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"goldtrace/engine/dtype"
 	"goldtrace/engine/tensor"
+
+	"goldtrace/internal/pyref"
 )
 
 // xlaKernelOps are the ops with an XLA:CPU f32 kernel in xlamath.go.
@@ -46,12 +47,7 @@ func TestXLAMathSweep(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generates references with jax")
 	}
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 not found")
-	}
-	if err := exec.Command("python3", "-c", "import jax, numpy, ml_dtypes").Run(); err != nil {
-		t.Skip("python3 lacks jax/numpy/ml_dtypes")
-	}
+	requireJax(t)
 	stride := os.Getenv("GOLDTRACE_XLAMATH_STRIDE")
 	if stride == "" {
 		stride = "1024"
@@ -80,7 +76,7 @@ func TestXLAMathSweep(t *testing.T) {
 	if ops != "" {
 		args = append(args, ops)
 	}
-	if out, err := exec.Command("python3", args...).CombinedOutput(); err != nil {
+	if out, err := pyref.Command(args...).CombinedOutput(); err != nil {
 		t.Fatalf("gen_xlamath.py failed: %v\n%s", err, out)
 	}
 	raw, err := os.ReadFile(filepath.Join(dir, "manifest.json"))

@@ -3,15 +3,15 @@ package golden
 import (
 	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"goldtrace/engine/npy"
 	"goldtrace/engine/tensor"
+
+	"goldtrace/internal/pyref"
 )
 
 // pyPrelude is prepended to every reference script: save() writes .npy files
@@ -33,27 +33,13 @@ bf16 = ml_dtypes.bfloat16
 rng = np.random.default_rng(1234)
 `
 
-var (
-	pyOnce        sync.Once
-	pyErr, jaxErr error
-)
-
-func probePython() {
-	pyOnce.Do(func() {
-		pyErr = exec.Command("python3", "-c", "import numpy, ml_dtypes").Run()
-		jaxErr = exec.Command("python3", "-c", "import jax").Run()
-	})
-}
-
-// python runs script (after pyPrelude) in dir, skipping the test when python3
-// with numpy and ml_dtypes is missing.
+// python runs script (after pyPrelude) in dir, skipping the test (failing
+// it, when references are required) when the reference interpreter lacks
+// numpy and ml_dtypes.
 func python(t *testing.T, dir, script string) {
 	t.Helper()
-	probePython()
-	if pyErr != nil {
-		t.Skipf("python3 with numpy and ml_dtypes is not available: %v", pyErr)
-	}
-	cmd := exec.Command("python3", "-")
+	pyref.Require(t, "numpy", "ml_dtypes")
+	cmd := pyref.Command("-")
 	cmd.Dir = dir
 	cmd.Stdin = strings.NewReader(pyPrelude + script)
 	out, err := cmd.CombinedOutput()
@@ -64,10 +50,7 @@ func python(t *testing.T, dir, script string) {
 
 func needJAX(t *testing.T) {
 	t.Helper()
-	probePython()
-	if pyErr != nil || jaxErr != nil {
-		t.Skip("python3 with jax is not available")
-	}
+	pyref.Require(t, "numpy", "ml_dtypes", "jax")
 }
 
 // runMain runs the CLI and returns its exit code, stdout and stderr.

@@ -2,24 +2,19 @@ package hlo
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"goldtrace/internal/pyref"
 )
 
-// requirePython skips the test when python3 with jax is not installed.
+// requirePython skips the test (fails it, when references are required)
+// unless the reference interpreter imports every module.
 func requirePython(t testing.TB, modules ...string) {
 	t.Helper()
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 not found")
-	}
-	for _, m := range modules {
-		if err := exec.Command("python3", "-c", "import "+m).Run(); err != nil {
-			t.Skipf("python3 cannot import %s", m)
-		}
-	}
+	pyref.Require(t, modules...)
 }
 
 // roundTrip parses src, verifies it, prints it and checks that the printed
@@ -58,7 +53,7 @@ func TestJAXModules(t *testing.T) {
 	}
 	requirePython(t, "jax", "ml_dtypes")
 	dir := t.TempDir()
-	cmd := exec.Command("python3", "testdata/gen_modules.py", dir)
+	cmd := pyref.Command("testdata/gen_modules.py", dir)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("gen_modules.py: %v\n%s", err, out)
@@ -134,7 +129,7 @@ for n in names:
     bits = arr.view(np.uint8 if dt.itemsize == 1 else {2: np.uint16, 4: np.uint32, 8: np.uint64}[dt.itemsize])
     print(n, ",".join(repr(float(v)) for v in vals), ",".join(str(int(b)) for b in bits))
 `
-	out, err := exec.Command("python3", "-W", "ignore", "-c", script).Output()
+	out, err := pyref.Command("-W", "ignore", "-c", script).Output()
 	if err != nil {
 		t.Fatalf("python: %v\n%s", err, out)
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -14,21 +13,18 @@ import (
 
 	"goldtrace/engine/dtype"
 	"goldtrace/engine/tensor"
+
+	"goldtrace/internal/pyref"
 )
 
 func needPython(t *testing.T) {
 	t.Helper()
-	if _, err := exec.LookPath("python3"); err != nil {
-		t.Skip("python3 not found")
-	}
-	if exec.Command("python3", "-c", "import numpy, ml_dtypes").Run() != nil {
-		t.Skip("numpy/ml_dtypes not importable")
-	}
+	pyref.Require(t, "numpy", "ml_dtypes")
 }
 
 func runPython(t *testing.T, script string, args ...string) []byte {
 	t.Helper()
-	cmd := exec.Command("python3", append([]string{"-c", script}, args...)...)
+	cmd := pyref.Command(append([]string{"-c", script}, args...)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -3,10 +3,11 @@ package hloproto
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
+
+	"goldtrace/internal/pyref"
 )
 
 // manifest mirrors testdata/gen_protos.py's manifest.json.
@@ -45,6 +46,7 @@ func generated(tb testing.TB) (string, []manifestCase) {
 	tb.Helper()
 	dir, cases, skip, err := runGenerator()
 	if skip != "" {
+		pyref.Require(tb, "jax", "numpy", "ml_dtypes") // skips, or fails when references are required
 		tb.Skip(skip)
 	}
 	if err != nil {
@@ -57,12 +59,8 @@ func generated(tb testing.TB) (string, []manifestCase) {
 // non-empty when python3 or its packages are missing.
 func runGenerator() (dir string, cases []manifestCase, skip string, err error) {
 	genOnce.Do(func() {
-		if _, err := exec.LookPath("python3"); err != nil {
-			genSkip = "python3 not found"
-			return
-		}
-		if err := exec.Command("python3", "-c", "import jax, numpy, ml_dtypes").Run(); err != nil {
-			genSkip = "python3 lacks jax/numpy/ml_dtypes"
+		if err := pyref.Missing("jax", "numpy", "ml_dtypes"); err != nil {
+			genSkip = err.Error()
 			return
 		}
 		dir, err := os.MkdirTemp("", "hloproto-gen-")
@@ -71,7 +69,7 @@ func runGenerator() (dir string, cases []manifestCase, skip string, err error) {
 			return
 		}
 		genDir = dir
-		cmd := exec.Command("python3", filepath.Join("testdata", "gen_protos.py"), dir)
+		cmd := pyref.Command(filepath.Join("testdata", "gen_protos.py"), dir)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			genErr = &genError{err: err, out: string(out)}
 		}
