@@ -16,7 +16,8 @@ import (
 // (fp-contract=fast on an FMA-capable host), and the golden driver's
 // legalization writes those contractions into the module as this call so
 // that the evaluator rounds where XLA:CPU does. Operands are a, b, c of one
-// f32 or f64 array shape, equal to the result's.
+// f16, f32 or f64 array shape, equal to the result's (f16 contracts only on
+// hosts with AVX512-FP16, see engine/golden/xla_rewrites.go).
 const FMATarget = "__goldtrace$xla_fma"
 
 func init() { RegisterCustomCall(FMATarget, evalFMA) }
@@ -43,8 +44,20 @@ func evalFMA(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
 		for i := range o {
 			o[i] = math.FMA(x[i], y[i], z[i])
 		}
+	case dtype.F16:
+		// a*b is exact in f64 and so is a*b+c wherever the f16 result is
+		// finite (both within 2^16..2^-48): one f64 FMA, one rounding to f16.
+		n := len(out.Data) / 2
+		x, y, z := make([]float64, n), make([]float64, n), make([]float64, n)
+		dtype.DecodeF64(dtype.F16, a.Data, x)
+		dtype.DecodeF64(dtype.F16, b.Data, y)
+		dtype.DecodeF64(dtype.F16, c.Data, z)
+		for i := range x {
+			x[i] = math.FMA(x[i], y[i], z[i])
+		}
+		dtype.EncodeF64(dtype.F16, x, out.Data)
 	default:
-		return Value{}, fmt.Errorf("element type %v is not f32 or f64", in.Shape.Elem)
+		return Value{}, fmt.Errorf("element type %v is not f16, f32 or f64", in.Shape.Elem)
 	}
 	return ArrayValue(out), nil
 }

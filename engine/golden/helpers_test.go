@@ -33,14 +33,18 @@ bf16 = ml_dtypes.bfloat16
 rng = np.random.default_rng(1234)
 `
 
-// python runs script (after pyPrelude) in dir, skipping the test (failing
+// python runs script (after pyPrelude) in dir, with env added to the
+// environment, skipping the test (failing
 // it, when references are required) when the reference interpreter lacks
 // numpy and ml_dtypes.
-func python(t *testing.T, dir, script string) {
+func python(t *testing.T, dir, script string, env ...string) {
 	t.Helper()
 	pyref.Require(t, "numpy", "ml_dtypes")
 	cmd := pyref.Command("-")
 	cmd.Dir = dir
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Stdin = strings.NewReader(pyPrelude + script)
 	out, err := cmd.CombinedOutput()
 	if err != nil {

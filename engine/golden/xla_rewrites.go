@@ -7,6 +7,7 @@ import (
 	"goldtrace/engine/eval"
 	"goldtrace/engine/hlo"
 	"goldtrace/engine/tensor"
+	"goldtrace/internal/hostcpu"
 )
 
 // XLA:CPU does not run the module it is given: its optimization pipeline
@@ -44,7 +45,8 @@ import (
 //     the division is rewritten in f32 between converts: x/3 on bf16 becomes
 //     bf16(f32(x) * 0.333333343), not x * bf16(1/3). f16, f32 and f64 are
 //     rewritten in their own type. Complex division is left alone.
-//   - A multiply whose only use is an f32 or f64 add or subtract, directly or
+//   - A multiply whose only use is an f32 or f64 add or subtract (f16 too on
+//     hosts with AVX512-FP16, see contractF16), directly or
 //     through reshape, transpose, slice, bitcast or copy, is contracted into
 //     a fused multiply-add (eval.FMATarget), rounding once: XLA:CPU compiles
 //     fusions with fp-contract=fast on an FMA host. When both operands are
@@ -52,8 +54,9 @@ import (
 //     operand 0 first). Not contracted, as measured: a multiply reaching the
 //     add through a broadcast, a multiply with several uses in one
 //     expression or also returned as an output (counting identical
-//     multiplies as one, as XLA's CSE does), any f16 or narrower
-//     arithmetic (rounded after every op), and reductions.
+//     multiplies as one, as XLA's CSE does), f16 arithmetic on hosts
+//     without AVX512-FP16 and any narrower arithmetic (rounded after every
+//     op), and reductions.
 //
 // Left out, with evidence in the test file: the multiply in a multiply-add
 // whose multiply has several uses that XLA happens to put in different
@@ -700,13 +703,20 @@ func evalSingle(tmpl *hlo.Instruction, args []*tensor.Tensor) (*tensor.Tensor, e
 
 // --- multiply-add contraction ---
 
+// contractF16 is whether f16 multiply-adds contract too: XLA:CPU computes
+// f16 in f16, and LLVM forms an f16 FMA (VFMADD*PH, one rounding) only where
+// the host has AVX512-FP16; elsewhere f16 arithmetic is promoted to f32 and
+// rounded after every op (measured with --xla_cpu_max_isa=AVX2). A variable,
+// so that tests can check both hosts.
+var contractF16 = hostcpu.X86.AVX512FP16
+
 // contractOps are the links through which a multiply still reaches an add
 // in the same basic block of XLA:CPU's fused loop (index remapping only).
 var contractOps = map[string]bool{"reshape": true, "transpose": true, "slice": true, "bitcast": true, "copy": true}
 
 func (r *xlaRewriter) contract(in *hlo.Instruction) (*hlo.Instruction, error) {
 	t := in.Shape.Elem
-	if (in.Opcode != "add" && in.Opcode != "subtract") || !in.Shape.IsArray() || (t != dtype.F32 && t != dtype.F64) {
+	if (in.Opcode != "add" && in.Opcode != "subtract") || !in.Shape.IsArray() || (t != dtype.F32 && t != dtype.F64 && (t != dtype.F16 || !contractF16)) {
 		return nil, nil
 	}
 	for slot := range 2 {

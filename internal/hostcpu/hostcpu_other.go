@@ -1,0 +1,5 @@
+//go:build !amd64
+
+package hostcpu
+
+func detect() Features { return Features{} }
