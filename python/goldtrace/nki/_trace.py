@@ -1,0 +1,653 @@
+"""The tracer's core: the trace context, kernel tensors and tiles (views), and
+the event stream to the Go IR builder.
+
+A kernel body runs once per specialization under a Trace. Every `nl`/`nisa`
+call checks its arguments here in Python and appends an instruction event;
+events reach the Go builder (kernel/ir.Builder) in batches through the C ABI.
+Tensor ids and loop variables are numbered in declaration order on both
+sides, so no call needs an answer back.
+"""
+
+import json
+import math
+import threading
+
+import numpy as np
+
+from .. import _bridge
+from ..errors import InvalidArgumentError
+from . import _dtypes
+from ._sym import TILE_AXIS, Mask, Pred, Sym, broadcast_shapes
+from .errors import KernelError, user_frame, user_location
+
+_local = threading.local()
+
+# Memory spaces and roles, as the proto's enum names (protojson accepts them).
+SHARED_HBM, PRIVATE_HBM, SBUF, PSUM = "SHARED_HBM", "PRIVATE_HBM", "SBUF", "PSUM"
+PARAM, OUTPUT, TEMP, CONSTANT = "PARAM", "OUTPUT", "TEMP", "CONSTANT"
+HBM_SPACES = (SHARED_HBM, PRIVATE_HBM)
+
+_FLUSH_EVERY = 512
+
+
+def current():
+    """The active trace, or None outside a kernel."""
+    stack = getattr(_local, "stack", None)
+    return stack[-1] if stack else None
+
+
+def require(what):
+    tr = current()
+    if tr is None:
+        raise KernelError(f"{user_location()}: {what} can only be called inside a kernel being traced (decorate it with @nki.jit)")
+    return tr
+
+
+class Buffer:
+    """A memory space usable as `buffer=`: nl.sbuf, nl.psum, nl.hbm, nl.shared_hbm.
+    Allocator objects (nki.compiler) subclass it and add a placement."""
+
+    def __init__(self, name, memory):
+        self.name, self.memory = name, memory
+
+    def allocation(self, shape, dtype):
+        return None
+
+    def __repr__(self):
+        return f"nl.{self.name}"
+
+
+def _attr(v):
+    if isinstance(v, bool):
+        return {"b": v}
+    if isinstance(v, (int, np.integer)):
+        return {"i": int(v)}
+    if isinstance(v, (float, np.floating)):
+        f = float(v)
+        if math.isnan(f):
+            return {"f": "NaN"}
+        if math.isinf(f):
+            return {"f": "Infinity" if f > 0 else "-Infinity"}
+        return {"f": f}
+    if isinstance(v, str):
+        return {"s": v}
+    if isinstance(v, (list, tuple)):
+        if all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in v):
+            return {"ints": {"v": [int(x) for x in v]}}
+        return {"floats": {"v": [float(x) for x in v]}}
+    raise TypeError(f"attribute value {v!r}")
+
+
+class Trace:
+    """One kernel being traced."""
+
+    def __init__(self, name, grid=()):
+        self.name = name
+        self.grid = tuple(int(g) for g in grid)
+        self.events = []
+        self.ntensors = 0
+        self.nvars = 0
+        self.files = {}
+        self.tensors = []
+        self.loop_ranges = []  # (var, start, stop, step) of the open loops
+        self.has_collectives = False
+        self.written_params = {}  # tensor id -> first write location
+        self.num_cores = 1
+        self.core_grid_dim = -1
+        out = _bridge.ffi.new("uint64_t *")
+        _bridge.call(_bridge.lib.gt_kb_new, name.encode(), out)
+        self.builder = out[0]
+        self.closed = False
+
+    def __enter__(self):
+        stack = getattr(_local, "stack", None)
+        if stack is None:
+            stack = _local.stack = []
+        stack.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        _local.stack.pop()
+        return False
+
+    def close(self):
+        if not self.closed:
+            self.closed = True
+            _bridge.lib.gt_handle_free(self.builder)
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    # ---- locations ----
+    def loc(self):
+        f = user_frame()
+        if f is None:
+            return {"file": 0, "line": 0}
+        fn = f.f_code.co_filename
+        idx = self.files.get(fn)
+        if idx is None:
+            idx = self.files[fn] = len(self.files)
+        return {"file": idx, "line": f.f_lineno}
+
+    # ---- the event stream ----
+    def _push(self, ev):
+        self.events.append(ev)
+        if len(self.events) >= _FLUSH_EVERY:
+            self.flush()
+
+    def flush(self):
+        if not self.events:
+            return
+        data = json.dumps({"events": self.events}, separators=(",", ":")).encode()
+        self.events = []
+        _bridge.call(_bridge.lib.gt_kb_append, self.builder, data, len(data))
+
+    def declare(self, shape, dtype, memory, role, name=None, mutable=False, data=None, allocation=None):
+        """Declare a tensor; returns a KTensor."""
+        shape = tuple(int(s) for s in shape)
+        for s in shape:
+            if s <= 0:
+                raise KernelError(f"{user_location()}: tensor shape {shape} has a non-positive dimension")
+        code, tf32 = _dtypes.code_of(dtype)
+        tid = self.ntensors
+        self.ntensors += 1
+        name = name or f"t{tid}"
+        ev = {"id": tid, "name": name, "memory": memory, "role": role, "shape": list(shape), "dtype": code, "loc": self.loc()}
+        if tf32:
+            ev["tf32"] = True
+        if mutable:
+            ev["mutable"] = True
+        if data is not None:
+            import base64
+
+            ev["data"] = base64.b64encode(data).decode()
+        if allocation is not None:
+            ev["allocation"] = allocation
+        self._push({"tensor": ev})
+        t = KTensor(self, tid, shape, _dtypes.canonical(dtype), memory, role, name, mutable)
+        self.tensors.append(t)
+        return t
+
+    def emit(self, op, dst=(), src=(), attrs=None, mask=None, domain=None, exprs=(), preds=(), engine=""):
+        """Append one instruction. dst/src are Tiles; mask a Pred/Mask over the
+        domain (default: dst[0]'s shape)."""
+        inst = {"op": op, "loc": self.loc()}
+        if dst:
+            inst["dst"] = [d.to_json() for d in dst]
+            for d in dst:
+                self._note_write(d.tensor)
+        if src:
+            inst["src"] = [s.to_json() for s in src]
+        if attrs:
+            inst["attrs"] = {k: _attr(v) for k, v in attrs.items() if v is not None}
+        if domain is None:
+            domain = dst[0].shape if dst else (src[0].shape if src else ())
+        rank = len(domain)
+        if mask is not None and mask is not True:
+            if isinstance(mask, Pred):
+                mask = Mask([mask])
+            if not isinstance(mask, Mask):
+                raise KernelError(f"{user_location()}: mask= must be a predicate built from affine comparisons joined with &, got {type(mask).__name__}")
+            if len(mask.shape) > rank:
+                raise KernelError(f"{user_location()}: mask of rank {len(mask.shape)} does not fit the instruction's {rank}-D tile {tuple(domain)}")
+            inst["mask"] = [p.to_json(rank) for p in mask.preds()]
+        if exprs:
+            inst["exprs"] = [e.to_json(rank) for e in exprs]
+        if preds:
+            inst["preds"] = [p.to_json(rank) for p in preds]
+        if engine:
+            inst["engine"] = engine
+        self._push({"inst": inst})
+
+    def _note_write(self, t):
+        if t.role == PARAM and t.id not in self.written_params:
+            self.written_params[t.id] = user_location()
+
+    def loop_begin(self, start, stop, step, kind):
+        var = self.nvars
+        self.nvars += 1
+        self._push({"loop_begin": {"start": start, "stop": stop, "step": step, "kind": kind, "loc": self.loc()}})
+        self.loop_ranges.append((var, start, stop, step))
+        return var
+
+    def loop_end(self):
+        self.loop_ranges.pop()
+        self._push({"loop_end": True})
+
+    def finish(self, inputs, outputs, options=None):
+        """Close the kernel; returns the Go kernel handle (validated)."""
+        self.flush()
+        files = [None] * len(self.files)
+        for fn, i in self.files.items():
+            files[i] = fn
+        sig = {
+            "grid": list(self.grid), "inputs": [t.id for t in inputs], "outputs": [t.id for t in outputs],
+            "files": files, "num_cores": self.num_cores, "core_grid_dim": self.core_grid_dim,
+            "options": {k: str(v) for k, v in (options or {}).items()},
+        }
+        out = _bridge.ffi.new("uint64_t *")
+        try:
+            _bridge.call(_bridge.lib.gt_kb_finish, self.builder, json.dumps(sig).encode(), out)
+        except InvalidArgumentError as exc:
+            raise KernelError(str(exc)) from None
+        finally:
+            self.close()
+        return out[0]
+
+
+# ---------------------------------------------------------------------------
+# operands
+
+
+class _Operand:
+    """What Tiles and KTensors share: numpy-like operators lowering to nl ops."""
+
+    __array_priority__ = 1000
+
+    def _ops(self):
+        from . import language
+
+        return language
+
+    def __add__(self, o):
+        return self._ops().add(self, o)
+
+    def __radd__(self, o):
+        return self._ops().add(o, self)
+
+    def __sub__(self, o):
+        return self._ops().subtract(self, o)
+
+    def __rsub__(self, o):
+        return self._ops().subtract(o, self)
+
+    def __mul__(self, o):
+        return self._ops().multiply(self, o)
+
+    def __rmul__(self, o):
+        return self._ops().multiply(o, self)
+
+    def __truediv__(self, o):
+        return self._ops().divide(self, o)
+
+    def __rtruediv__(self, o):
+        return self._ops().divide(o, self)
+
+    def __pow__(self, o):
+        return self._ops().power(self, o)
+
+    def __mod__(self, o):
+        return self._ops().mod(self, o)
+
+    def __neg__(self):
+        return self._ops().negative(self)
+
+    def __abs__(self):
+        return self._ops().abs(self)
+
+    def __invert__(self):
+        return self._ops().invert(self)
+
+    def __and__(self, o):
+        return self._ops().bitwise_and(self, o)
+
+    def __or__(self, o):
+        return self._ops().bitwise_or(self, o)
+
+    def __xor__(self, o):
+        return self._ops().bitwise_xor(self, o)
+
+    def __lshift__(self, o):
+        return self._ops().left_shift(self, o)
+
+    def __rshift__(self, o):
+        return self._ops().right_shift(self, o)
+
+    def __lt__(self, o):
+        return self._ops().less(self, o)
+
+    def __le__(self, o):
+        return self._ops().less_equal(self, o)
+
+    def __gt__(self, o):
+        return self._ops().greater(self, o)
+
+    def __ge__(self, o):
+        return self._ops().greater_equal(self, o)
+
+    def __eq__(self, o):
+        return self._ops().equal(self, o)
+
+    def __ne__(self, o):
+        return self._ops().not_equal(self, o)
+
+    __hash__ = object.__hash__
+
+    def __iadd__(self, o):
+        return self._inplace("add", o)
+
+    def __isub__(self, o):
+        return self._inplace("subtract", o)
+
+    def __imul__(self, o):
+        return self._inplace("multiply", o)
+
+    def __itruediv__(self, o):
+        return self._inplace("divide", o)
+
+    def _inplace(self, opname, o):
+        v = self.tile()
+        res = getattr(self._ops(), opname)(v, o, dtype=v.dtype)
+        assign(v, res)
+        return _InPlaceResult(v)
+
+    def __bool__(self):
+        raise KernelError(f"{user_location()}: a tile has no Python truth value (its contents are only known when the kernel runs)")
+
+    def __len__(self):
+        return self.shape[0]
+
+    def __iter__(self):
+        raise KernelError(f"{user_location()}: a tile cannot be iterated in Python; index it with slices or nl.arange")
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        return int(np.prod(self.shape))
+
+    @property
+    def buffer(self):
+        return self.tile().tensor.memory
+
+    def __getitem__(self, key):
+        return index(self.tile(), key)
+
+    def __setitem__(self, key, value):
+        if isinstance(value, _InPlaceResult):
+            return  # `t[idx] += x` already wrote through the view
+        assign(index(self.tile(), key), value)
+
+    # numpy-ish conveniences kernels use
+    def reshape(self, *shape):
+        from . import language
+
+        return language._reshape(self, shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape)
+
+    @property
+    def T(self):
+        return self._ops().transpose(self)
+
+    def astype(self, dtype):
+        return self._ops().copy(self, dtype=dtype)
+
+
+class _InPlaceResult:
+    """Marks `view += x` so the following __setitem__ is a no-op."""
+
+    def __init__(self, tile):
+        self.tile_ = tile
+
+    def tile(self):
+        return self.tile_
+
+    def __getattr__(self, name):
+        return getattr(self.tile_, name)
+
+
+class KTensor(_Operand):
+    """A declared tensor (kernel parameter, output, on-chip tile)."""
+
+    def __init__(self, trace, tid, shape, dtype, memory, role, name, mutable=False):
+        self.trace, self.id, self.shape, self.dtype = trace, tid, shape, dtype
+        self.memory, self.role, self.name, self.mutable = memory, role, name, mutable
+
+    def tile(self):
+        r = len(self.shape)
+        return Tile(self, self.shape, [Sym(0, {(TILE_AXIS, k): 1} if self.shape[k] > 1 else {}, ()) for k in range(r)])
+
+    def __repr__(self):
+        return f"<{self.memory} tensor {self.name} {list(self.shape)} {_dtypes.name_of(self.dtype)}>"
+
+
+class Tile(_Operand):
+    """A tile of a tensor: element t of the tile is tensor element
+    (index[0](t), ..., index[d-1](t)); index entries are scalar Syms whose
+    TILE_AXIS terms refer to this tile's axes."""
+
+    def __init__(self, tensor, shape, idx, dynamic=()):
+        self.tensor, self.shape, self.index = tensor, tuple(int(s) for s in shape), list(idx)
+        self.dynamic = list(dynamic)  # (tensor dim, Tile of integer indices)
+
+    def tile(self):
+        return self
+
+    @property
+    def dtype(self):
+        return self.tensor.dtype
+
+    @property
+    def memory(self):
+        return self.tensor.memory
+
+    def to_json(self):
+        out = {"tensor": self.tensor.id, "shape": list(self.shape), "index": [s.to_json() for s in self.index]}
+        if self.dynamic:
+            out["dynamic_dim"] = [d for d, _ in self.dynamic]
+            out["dynamic"] = [t.to_json() for _, t in self.dynamic]
+        return out
+
+    def with_shape(self, shape, axis_map):
+        """The same elements viewed with tile axes renumbered (axis_map[old] = new)."""
+        idx = []
+        for s in self.index:
+            terms = {}
+            for (kind, ident), c in s.terms.items():
+                terms[(kind, axis_map[ident]) if kind == TILE_AXIS else (kind, ident)] = c
+            idx.append(Sym(s.const, terms, ()))
+        return Tile(self.tensor, shape, idx, self.dynamic)
+
+    def __repr__(self):
+        return f"<tile of {self.tensor.name} {list(self.shape)} {_dtypes.name_of(self.dtype)}>"
+
+
+def as_tile(x, what="operand"):
+    if isinstance(x, (_Operand, _InPlaceResult)):
+        return x.tile()
+    raise KernelError(f"{user_location()}: {what} must be a tile or tensor, got {type(x).__name__}")
+
+
+def is_tile(x):
+    return isinstance(x, (_Operand, _InPlaceResult))
+
+
+# ---------------------------------------------------------------------------
+# indexing
+
+
+class DynSlice:
+    """nl.ds(start, size): a slice of `size` elements from a (symbolic) start."""
+
+    def __init__(self, start, size, step=1):
+        self.start, self.size, self.step = start, int(size), int(step)
+
+    def __repr__(self):
+        return f"ds({self.start!r}, {self.size})"
+
+
+def _slice_parts(sl, dim_size):
+    """(start Sym, size, step) of a slice over a dimension of dim_size."""
+    if isinstance(sl, DynSlice):
+        return Sym.coerce(sl.start) if not isinstance(sl.start, Sym) else sl.start, sl.size, sl.step
+    step = 1 if sl.step is None else int(sl.step)
+    if step <= 0:
+        raise KernelError(f"{user_location()}: slice step must be positive, got {step}")
+    start, stop = sl.start, sl.stop
+    s_start = Sym(0) if start is None else Sym.coerce(start)
+    s_stop = Sym(dim_size) if stop is None else Sym.coerce(stop)
+    if s_start is None or s_stop is None:
+        raise KernelError(f"{user_location()}: slice bounds must be integers or loop expressions, got {sl!r}")
+    if s_start.shape or s_stop.shape:
+        raise KernelError(f"{user_location()}: slice bounds cannot be arange index expressions")
+    if s_start.is_const() and s_start.const < 0:
+        s_start = Sym(s_start.const + dim_size)
+    if s_stop.is_const() and s_stop.const < 0:
+        s_stop = Sym(s_stop.const + dim_size)
+    if s_start.is_const() and s_stop.is_const():
+        stop_c = min(s_stop.const, dim_size) if stop is not None else dim_size
+        n = max(0, -(-(stop_c - s_start.const) // step))
+    else:
+        diff = s_stop - s_start
+        if not diff.is_const():
+            raise KernelError(
+                f"{user_location()}: slice {sl!r} has a size that depends on a loop variable; tile sizes must be constant"
+            )
+        n = max(0, -(-diff.const // step))
+    if n == 0:
+        raise KernelError(f"{user_location()}: slice {sl!r} selects no elements")
+    return s_start, n, step
+
+
+def index(t, key):
+    """Index a tile (the full tile of a tensor, or a view) by NKI rules."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    base_shape = t.shape
+    # Expand Ellipsis.
+    if any(k is Ellipsis for k in key):
+        i = [j for j, k in enumerate(key) if k is Ellipsis]
+        if len(i) > 1:
+            raise KernelError(f"{user_location()}: an index can have only one `...`")
+        n_real = sum(1 for k in key if k is not Ellipsis and k is not None)
+        fill = (slice(None),) * (len(base_shape) - n_real)
+        key = key[: i[0]] + fill + key[i[0] + 1 :]
+    n_real = sum(1 for k in key if k is not None)
+    if n_real > len(base_shape):
+        raise KernelError(f"{user_location()}: too many indices ({n_real}) for a tile of rank {len(base_shape)} {list(base_shape)}")
+    key = key + (slice(None),) * (len(base_shape) - n_real)
+
+    advanced = any((isinstance(k, Sym) and k.shape) or is_tile(k) for k in key)
+    new_axes = []  # per base dim: Sym over the new tile's axes
+    dynamic = []
+    if advanced:
+        sym_shapes = [k.shape for k in key if isinstance(k, Sym)]
+        has_slice = any(isinstance(k, (slice, DynSlice)) and k != slice(None) for k in key)
+        full_slices = [d for d, k in enumerate([k for k in key if k is not None]) if isinstance(k, slice) and k == slice(None)]
+        if has_slice:
+            raise KernelError(
+                f"{user_location()}: basic slicing and arange index expressions cannot be mixed in one index; "
+                "use nl.arange for every dimension, or slices for every dimension"
+            )
+        tile_shape = broadcast_shapes(*sym_shapes) if sym_shapes else ()
+        rank = len(tile_shape)
+        # A whole dimension (`:`) beside arange indices becomes a trailing axis.
+        extra = []
+        for d in full_slices:
+            extra.append(base_shape[d])
+        full_shape = tuple(tile_shape) + tuple(extra)
+        d = 0
+        ex = 0
+        for k in key:
+            if k is None:
+                raise KernelError(f"{user_location()}: `None` cannot be combined with arange index expressions")
+            if isinstance(k, slice):
+                new_axes.append(Sym(0, {(TILE_AXIS, rank + ex): 1}, ()))
+                ex += 1
+            elif is_tile(k):
+                dt = as_tile(k)
+                new_axes.append(Sym(0))
+                dynamic.append((d, dt))
+            else:
+                s = Sym.coerce(k)
+                if s is None:
+                    raise KernelError(f"{user_location()}: unsupported index {k!r} for dimension {d}")
+                terms = s._aligned(rank)
+                new_axes.append(Sym(s.const, terms, ()))
+            d += 1
+        out_shape = full_shape
+    else:
+        out_shape = []
+        d = 0
+        for k in key:
+            if k is None:
+                out_shape.append(1)
+                continue
+            if isinstance(k, (slice, DynSlice)):
+                start, n, step = _slice_parts(k, base_shape[d])
+                ax = len(out_shape)
+                out_shape.append(n)
+                new_axes.append(start + (Sym(0, {(TILE_AXIS, ax): step}, ()) if n > 1 else Sym(0)))
+            else:
+                s = Sym.coerce(k)
+                if s is None:
+                    raise KernelError(f"{user_location()}: unsupported index {k!r} for dimension {d}")
+                if s.is_const() and s.const < 0:
+                    s = Sym(s.const + base_shape[d])
+                new_axes.append(s)
+            d += 1
+        out_shape = tuple(out_shape)
+    # Compose with t's own index: base dim j of t is axis j of the new tile space.
+    idx = [s.substitute(new_axes) for s in t.index]
+    dyn = list(t.dynamic)
+    for dim, dt in dynamic:
+        # A dynamic index on view dim `dim` lands on the tensor dim the view maps it to.
+        tdims = [j for j, s in enumerate(t.index) if (TILE_AXIS, dim) in s.terms]
+        if len(tdims) != 1 or t.index[tdims[0]].terms[(TILE_AXIS, dim)] != 1:
+            raise KernelError(f"{user_location()}: dynamic indexing needs a plain tensor dimension")
+        dyn.append((tdims[0], dt))
+    return Tile(t.tensor, out_shape, idx, dyn)
+
+
+def assign(dst, value, dtype_check=True):
+    """dst[...] = value: a copy (DMA when HBM is involved) or a memset."""
+    dst = as_tile(dst, "assignment target")
+    if is_tile(value):
+        src = as_tile(value)
+        try:
+            broadcast_shapes(src.shape, dst.shape)
+        except KernelError:
+            raise KernelError(f"{user_location()}: cannot assign a tile of shape {list(src.shape)} to a tile of shape {list(dst.shape)}") from None
+        if _squeeze(src.shape) != _squeeze(dst.shape) and broadcast_shapes(src.shape, dst.shape) != tuple(dst.shape):
+            raise KernelError(f"{user_location()}: cannot assign a tile of shape {list(src.shape)} to a tile of shape {list(dst.shape)}")
+        if len(src.shape) != len(dst.shape) and _squeeze(src.shape) == _squeeze(dst.shape):
+            src = _reshape_like(src, dst.shape)
+        tr = dst.tensor.trace
+        op = "dma" if (dst.memory in HBM_SPACES or src.memory in HBM_SPACES) else "tensor_copy"
+        tr.emit(op, [dst], [src])
+    else:
+        try:
+            v = float(value)
+        except (TypeError, ValueError):
+            raise KernelError(f"{user_location()}: cannot assign {type(value).__name__} to a tile") from None
+        dst.tensor.trace.emit("memset", [dst], attrs={"value": v})
+
+
+def _squeeze(shape):
+    return tuple(s for s in shape if s != 1)
+
+
+def _reshape_like(t, shape):
+    """View t (same elements, different size-1 axes) with the given shape."""
+    src_axes = [k for k, s in enumerate(t.shape) if s != 1]
+    dst_axes = [k for k, s in enumerate(shape) if s != 1]
+    amap = {a: b for a, b in zip(src_axes, dst_axes)}
+    for k, s in enumerate(t.shape):
+        if s == 1:
+            amap.setdefault(k, 0)
+    idx = []
+    for s in t.index:
+        terms = {}
+        for (kind, ident), c in s.terms.items():
+            if kind == TILE_AXIS:
+                if t.shape[ident] == 1:
+                    continue
+                terms[(kind, amap[ident])] = c
+            else:
+                terms[(kind, ident)] = c
+        idx.append(Sym(s.const, terms, ()))
+    return Tile(t.tensor, tuple(shape), idx, t.dynamic)

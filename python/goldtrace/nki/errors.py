@@ -1,0 +1,44 @@
+"""Errors of the kernel path. Each is a goldtrace.GoldtraceError, and each
+message starts with the kernel's own `file:line`."""
+
+import os
+import sys
+
+from ..errors import EvaluationError, InvalidArgumentError, UnsupportedError
+
+_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+class KernelError(InvalidArgumentError):
+    """A kernel breaks a rule of the language or the hardware (validation,
+    shapes, dtypes, out-of-bounds access, an immutable parameter written)."""
+
+
+class SymbolicValueError(KernelError):
+    """A loop variable or index was used where Python needs a concrete value."""
+
+
+class KernelRuntimeError(EvaluationError):
+    """The simulator failed while running a kernel."""
+
+
+class KernelUnsupportedError(UnsupportedError):
+    """A feature the kernel uses that goldtrace does not implement."""
+
+
+def user_frame():
+    """The innermost frame outside goldtrace.nki (the kernel's own code)."""
+    f = sys._getframe(1)
+    while f is not None:
+        fn = f.f_code.co_filename
+        if not fn.startswith(_PKG_DIR) and not fn.startswith("<frozen"):
+            return f
+        f = f.f_back
+    return None
+
+
+def user_location():
+    f = user_frame()
+    if f is None:
+        return "<unknown>"
+    return f"{f.f_code.co_filename}:{f.f_lineno}"

@@ -1,0 +1,415 @@
+"""goldtrace.nki.isa (`nisa`): the legacy neuronxcc.nki.isa instructions.
+
+Each function is one engine instruction of the kernel IR (kernel/ir); the
+simulator computes in float32 and rounds to the result's dtype.
+"""
+
+import numpy as np
+
+from .. import _dtypes
+from .._sym import Mask, Pred, Sym
+from .._trace import HBM_SPACES, PSUM, SBUF, as_tile, assign, is_tile, require
+from ..errors import KernelError, user_location
+from .. import language as nl
+from . import constants
+from .constants import dge_mode, engine, nc_version, oob_mode, reduce_cmd
+
+# Engines, as module attributes (nisa.vector_engine, ...).
+tensor_engine = engine.tensor
+vector_engine = engine.vector
+scalar_engine = engine.scalar
+gpsimd_engine = engine.gpsimd
+sync_engine = engine.sync
+unknown_engine = engine.unknown
+
+
+def _eng(e):
+    if e is None:
+        return ""
+    if isinstance(e, engine):
+        return "" if e is engine.unknown else e.name
+    return str(e)
+
+
+def _operand(x, what):
+    """A scalar immediate or a (P,1) per-partition tile."""
+    if is_tile(x):
+        return None, as_tile(x, what)
+    if isinstance(x, (int, float, np.integer, np.floating, bool)):
+        return float(x), None
+    raise KernelError(f"{user_location()}: {what} must be a scalar or a (P,1) tile, got {type(x).__name__}")
+
+
+def nc_matmul(stationary, moving, *, is_stationary_onezero=False, is_moving_onezero=False, is_transpose=False,
+              tile_position=(), tile_size=(), mask=None, **kwargs):
+    """stationary.T @ moving on the tensor engine: a (stationary free, moving free) f32 tile in PSUM."""
+    tr = require("nc_matmul")
+    s, m = as_tile(stationary, "stationary"), as_tile(moving, "moving")
+    if len(s.shape) != 2 or len(m.shape) != 2:
+        raise KernelError(f"{user_location()}: nc_matmul needs 2-D tiles, got {list(s.shape)} and {list(m.shape)}")
+    if s.shape[0] != m.shape[0]:
+        raise KernelError(f"{user_location()}: nc_matmul: stationary and moving must share the partition (contraction) size, got {s.shape[0]} and {m.shape[0]}")
+    if is_transpose:
+        out = nl._result((m.shape[1], m.shape[0]), m.dtype, nl.psum)
+        tr.emit("transpose", [out.tile()], [m], {"engine": "tensor"}, mask=mask, engine="tensor")
+        return out
+    out = nl._result((s.shape[1], m.shape[1]), np.float32, nl.psum)
+    tr.emit("matmul", [out.tile()], [s, m], mask=mask, engine="tensor")
+    return out
+
+
+def nc_transpose(data, *, mask=None, dtype=None, engine=engine.unknown, **kwargs):
+    """2-D transpose: on the tensor engine (≤128×128, result in PSUM) or the vector engine (≤32×32, SBUF)."""
+    tr = require("nc_transpose")
+    t = as_tile(data)
+    if len(t.shape) != 2:
+        raise KernelError(f"{user_location()}: nc_transpose needs a 2-D tile, got {list(t.shape)}")
+    e = _eng(engine)
+    if e == "":
+        e = "vector" if (t.shape[0] <= 32 and t.shape[1] <= 32) else "tensor"
+    buf = nl.psum if e == "tensor" else nl.sbuf
+    out = nl._result((t.shape[1], t.shape[0]), dtype or t.dtype, buf)
+    tr.emit("transpose", [out.tile()], [t], {"engine": e}, mask=mask, engine=e)
+    return out
+
+
+def _activation(opname, data, bias, scale, reduce_op, reduce_res, dtype, mask, reduce_required=False):
+    tr = require(opname)
+    t = as_tile(data, "data")
+    func = nl.op_name(opname if isinstance(opname, str) else opname)
+    out = nl._result(t.shape, dtype or t.dtype)
+    src = [t]
+    attrs = {"func": func}
+    if bias is not None:
+        src.append(as_tile(bias, "bias"))
+        attrs["has_bias"] = True
+    sv, st = _operand(scale, "scale")
+    if st is not None:
+        src.append(st)
+        attrs["has_scale"] = True
+    else:
+        attrs["scale"] = sv
+    dst = [out.tile()]
+    if reduce_op is not None or reduce_required:
+        if reduce_res is None:
+            raise KernelError(f"{user_location()}: {opname if isinstance(opname, str) else 'activation'}: reduce_op needs reduce_res=")
+        dst.append(as_tile(reduce_res, "reduce_res"))
+        attrs["reduce_op"] = nl.op_name(reduce_op if reduce_op is not None else np.add)
+    tr.emit("activation", dst, src, attrs, mask=mask, engine="scalar", domain=t.shape)
+    return out
+
+
+def activation(op, data, *, bias=None, scale=1.0, reduce_op=None, reduce_res=None, reduce_cmd=None, mask=None, dtype=None, **kwargs):
+    """op(data * scale + bias) on the scalar engine; optionally reduces the result along the free axes into reduce_res."""
+    return _activation(op, data, bias, scale, reduce_op, reduce_res, dtype, mask)
+
+
+def activation_reduce(op, data, *, reduce_op, reduce_res, bias=None, scale=1.0, mask=None, dtype=None, **kwargs):
+    """activation with a free-axis reduction of the result into reduce_res (P,1)."""
+    return _activation(op, data, bias, scale, reduce_op, reduce_res, dtype, mask, reduce_required=True)
+
+
+def tensor_tensor(data1, data2, op, *, dtype=None, mask=None, engine=engine.unknown, **kwargs):
+    """op(data1, data2) element-wise on the vector (or gpsimd) engine."""
+    tr = require("tensor_tensor")
+    a, b = as_tile(data1, "data1"), as_tile(data2, "data2")
+    if a.memory == PSUM and b.memory == PSUM:
+        raise KernelError(f"{user_location()}: tensor_tensor: at most one input may be in PSUM")
+    out = nl._result(a.shape, dtype or _dtypes.promote(a.dtype, b.dtype))
+    tr.emit("tensor_tensor", [out.tile()], [a, b], {"op": nl.op_name(op)}, mask=mask, engine=_eng(engine))
+    return out
+
+
+def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, reverse1=False, *, dtype=None, mask=None,
+                  engine=engine.unknown, **kwargs):
+    """(data op0 operand0) op1 operand1, operands scalars or (P,1) tiles."""
+    tr = require("tensor_scalar")
+    t = as_tile(data, "data")
+    src = [t]
+    attrs = {"op0": nl.op_name(op0), "reverse0": bool(reverse0)}
+    v0, t0 = _operand(operand0, "operand0")
+    if t0 is not None:
+        src.append(t0)
+        attrs["has_operand0_tile"] = True
+    else:
+        attrs["scalar0"] = v0
+    if op1 is not None:
+        attrs["op1"] = nl.op_name(op1)
+        attrs["reverse1"] = bool(reverse1)
+        v1, t1 = _operand(operand1, "operand1")
+        if t1 is not None:
+            if t0 is None:
+                raise KernelError(f"{user_location()}: tensor_scalar: a tile operand1 needs a tile operand0 too")
+            src.append(t1)
+            attrs["has_operand1_tile"] = True
+        else:
+            attrs["scalar1"] = v1
+    out = nl._result(t.shape, dtype or t.dtype)
+    tr.emit("tensor_scalar", [out.tile()], src, attrs, mask=mask, engine=_eng(engine))
+    return out
+
+
+def scalar_tensor_tensor(*, data, op0, operand0, op1, operand1, reverse0=False, reverse1=False, dtype=None, mask=None, **kwargs):
+    """(data op0 operand0) op1 operand1, operand0 a scalar or (P,1) tile, operand1 a tile."""
+    tr = require("scalar_tensor_tensor")
+    t = as_tile(data, "data")
+    src = [t]
+    attrs = {"op0": nl.op_name(op0), "op1": nl.op_name(op1), "reverse0": bool(reverse0), "reverse1": bool(reverse1)}
+    v0, t0 = _operand(operand0, "operand0")
+    if t0 is not None:
+        src.append(t0)
+        attrs["has_operand0_tile"] = True
+    else:
+        attrs["scalar0"] = v0
+    src.append(as_tile(operand1, "operand1"))
+    out = nl._result(t.shape, dtype or t.dtype)
+    tr.emit("scalar_tensor_tensor", [out.tile()], src, attrs, mask=mask)
+    return out
+
+
+def tensor_reduce(op, data, axis, *, mask=None, dtype=None, negate=False, keepdims=False, **kwargs):
+    """Reduce along free axes (optionally negating the result)."""
+    return nl._reduce(nl.op_name(op), data, axis, dtype, mask, keepdims, negate)
+
+
+def tensor_partition_reduce(op, data, *, mask=None, dtype=None, **kwargs):
+    """Reduce along the partition axis: a (1, F...) result."""
+    tr = require("tensor_partition_reduce")
+    t = as_tile(data)
+    out = nl._result((1,) + tuple(t.shape[1:]), dtype or t.dtype)
+    tr.emit("tensor_partition_reduce", [out.tile()], [t], {"op": nl.op_name(op)}, mask=mask, domain=t.shape)
+    return out
+
+
+def tensor_tensor_scan(data0, data1, initial, op0, op1, reverse0=False, reverse1=False, *, dtype=None, mask=None, **kwargs):
+    """Scan along the last free axis: r[i] = (r[i-1] op0 data0[i]) op1 data1[i], r[-1] = initial."""
+    tr = require("tensor_tensor_scan")
+    a, b = as_tile(data0, "data0"), as_tile(data1, "data1")
+    src = [a, b]
+    attrs = {"op0": nl.op_name(op0), "op1": nl.op_name(op1), "reverse0": bool(reverse0), "reverse1": bool(reverse1)}
+    iv, it = _operand(initial, "initial")
+    if it is not None:
+        src.append(it)
+        attrs["has_initial_tile"] = True
+    else:
+        attrs["initial"] = iv
+    out = nl._result(a.shape, dtype or _dtypes.promote(a.dtype, b.dtype))
+    tr.emit("tensor_tensor_scan", [out.tile()], src, attrs, mask=mask)
+    return out
+
+
+def tensor_scalar_reduce(*, data, op0, operand0, reduce_op, reduce_res, reverse0=False, dtype=None, mask=None, **kwargs):
+    """data op0 operand0, also reduced along the free axes into reduce_res (P,1)."""
+    tr = require("tensor_scalar_reduce")
+    t = as_tile(data, "data")
+    src = [t]
+    attrs = {"op0": nl.op_name(op0), "reverse0": bool(reverse0), "reduce_op": nl.op_name(reduce_op)}
+    v0, t0 = _operand(operand0, "operand0")
+    if t0 is not None:
+        src.append(t0)
+        attrs["has_operand0_tile"] = True
+    else:
+        attrs["scalar0"] = v0
+    out = nl._result(t.shape, dtype or t.dtype)
+    tr.emit("tensor_scalar_reduce", [out.tile(), as_tile(reduce_res, "reduce_res")], src, attrs, mask=mask, domain=t.shape)
+    return out
+
+
+def tensor_copy(src, *, mask=None, dtype=None, engine=engine.unknown, **kwargs):
+    """Copy a tile on an engine, converting to dtype."""
+    tr = require("tensor_copy")
+    t = as_tile(src)
+    out = nl._result(t.shape, dtype or t.dtype)
+    tr.emit("tensor_copy", [out.tile()], [t], mask=mask, engine=_eng(engine))
+    return out
+
+
+def tensor_copy_dynamic_src(src, *, mask=None, dtype=None, engine=engine.unknown, **kwargs):
+    """Copy from a source tile addressed with a dynamic (loop- or data-dependent) index."""
+    return tensor_copy(src, mask=mask, dtype=dtype, engine=engine)
+
+
+def tensor_copy_dynamic_dst(*, dst, src, mask=None, dtype=None, engine=engine.unknown, **kwargs):
+    """Copy into a destination addressed with a dynamic index."""
+    tr = require("tensor_copy_dynamic_dst")
+    tr.emit("tensor_copy", [as_tile(dst, "dst")], [as_tile(src, "src")], mask=mask, engine=_eng(engine))
+
+
+def tensor_copy_predicated(*, src, dst, predicate, mask=None, dtype=None, reverse_pred=False, **kwargs):
+    """dst = src where predicate is nonzero (reverse_pred: where it is zero)."""
+    tr = require("tensor_copy_predicated")
+    tr.emit("copy_predicated", [as_tile(dst, "dst")], [as_tile(src, "src"), as_tile(predicate, "predicate")],
+            {"reverse_pred": bool(reverse_pred)}, mask=mask)
+
+
+def iota(expr, dtype, *, mask=None, **kwargs):
+    """A tile whose elements are the value of an affine index expression (int32 math, then dtype)."""
+    tr = require("iota")
+    e = Sym.coerce(expr)
+    if e is None:
+        raise KernelError(f"{user_location()}: iota needs an index expression built from nl.arange, got {type(expr).__name__}")
+    shape = e.shape or (1,)
+    out = nl._result(shape, dtype)
+    tr.emit("iota", [out.tile()], exprs=[e], mask=mask)
+    return out
+
+
+def memset(shape, value, dtype, *, mask=None, engine=engine.unknown, **kwargs):
+    """A tile filled with value."""
+    tr = require("memset")
+    out = nl._result(shape, dtype)
+    tr.emit("memset", [out.tile()], attrs={"value": float(value)}, mask=mask, engine=_eng(engine))
+    return out
+
+
+def affine_select(pred, on_true_tile, on_false_value, *, dtype=None, mask=None, **kwargs):
+    """on_true_tile where an affine predicate over the tile's indices holds, else on_false_value."""
+    tr = require("affine_select")
+    t = as_tile(on_true_tile, "on_true_tile")
+    preds = pred.preds() if isinstance(pred, (Pred, Mask)) else None
+    if preds is None:
+        raise KernelError(f"{user_location()}: affine_select needs a predicate built from affine comparisons (e.g. i_p >= i_f)")
+    out = nl._result(t.shape, dtype or t.dtype)
+    tr.emit("affine_select", [out.tile()], [t], {"false_value": float(on_false_value)}, preds=preds, mask=mask)
+    return out
+
+
+_CMP = {np.greater: "greater", np.greater_equal: "greater_equal", np.less: "less", np.less_equal: "less_equal",
+        np.equal: "equal", np.not_equal: "not_equal"}
+
+
+def range_select(*, on_true_tile, comp_op0, comp_op1, bound0, bound1, reduce_cmd=reduce_cmd.idle, reduce_res=None,
+                 reduce_op=np.amax, range_start=0, on_false_value=None, mask=None, dtype=None, **kwargs):
+    """on_true_tile where (index comp_op0 bound0) and (index comp_op1 bound1), index = range_start + free position; else on_false_value."""
+    tr = require("range_select")
+    t = as_tile(on_true_tile, "on_true_tile")
+    fill = nl.fp32.min if on_false_value is None else float(on_false_value)
+    out = nl._result(t.shape, dtype or t.dtype)
+    dst = [out.tile()]
+    attrs = {"comp0": _CMP.get(comp_op0) or nl.op_name(comp_op0), "comp1": _CMP.get(comp_op1) or nl.op_name(comp_op1),
+             "fill": fill, "range_start": float(range_start)}
+    if reduce_res is not None:
+        dst.append(as_tile(reduce_res))
+        attrs["reduce_op"] = "maximum" if reduce_op in (np.amax, np.max, nl.max, np.maximum) else nl.op_name(reduce_op)
+    tr.emit("range_select", dst, [t, as_tile(bound0, "bound0"), as_tile(bound1, "bound1")], attrs, mask=mask, domain=t.shape)
+    return out
+
+
+def select_reduce(*args, **kwargs):
+    """Not in the legacy public stubs at the documented commit."""
+    from ..errors import KernelUnsupportedError
+
+    raise KernelUnsupportedError(f"{user_location()}: nisa.select_reduce is not supported by goldtrace yet")
+
+
+def bn_stats(data, *, mask=None, dtype=None, **kwargs):
+    """Per-partition mean/variance statistics of a (P, F) tile (F ≤ 512 per chunk), 6 values per chunk."""
+    tr = require("bn_stats")
+    t = as_tile(data)
+    free = int(np.prod(t.shape[1:]))
+    chunks = -(-free // 512)
+    out = nl._result((t.shape[0], 6 * chunks), dtype or np.float32)
+    tr.emit("bn_stats", [out.tile()], [t], mask=mask, domain=t.shape)
+    return out
+
+
+def bn_aggr(data, *, mask=None, dtype=None, **kwargs):
+    """Aggregate bn_stats outputs into (mean, variance) per partition: a (P, 2) tile."""
+    tr = require("bn_aggr")
+    t = as_tile(data)
+    out = nl._result((t.shape[0], 2), dtype or np.float32)
+    tr.emit("bn_aggr", [out.tile()], [t], mask=mask, domain=t.shape)
+    return out
+
+
+_RMW = {np.add: "add", np.multiply: "multiply", np.maximum: "maximum", np.minimum: "minimum", np.subtract: "subtract"}
+
+
+def dma_copy(*, dst, src, mask=None, dst_rmw_op=None, oob_mode=oob_mode.error, dge_mode=dge_mode.unknown, **kwargs):
+    """Copy src to dst by DMA; dst_rmw_op accumulates (dst = dst op src)."""
+    tr = require("dma_copy")
+    d, s = as_tile(dst, "dst"), as_tile(src, "src")
+    attrs = {"oob_mode": oob_mode.name if hasattr(oob_mode, "name") else str(oob_mode)}
+    if dst_rmw_op is not None:
+        attrs["dst_rmw_op"] = _RMW.get(dst_rmw_op) or nl.op_name(dst_rmw_op)
+    tr.emit("dma", [d], [s], attrs, mask=mask, engine="sync")
+
+
+def dma_transpose(src, *, axes=None, mask=None, dtype=None, **kwargs):
+    """Transpose a 2-D tile by DMA."""
+    tr = require("dma_transpose")
+    t = as_tile(src)
+    if len(t.shape) != 2:
+        raise KernelError(f"{user_location()}: dma_transpose needs a 2-D tile, got {list(t.shape)}")
+    out = nl._result((t.shape[1], t.shape[0]), dtype or t.dtype)
+    tr.emit("dma_transpose", [out.tile()], [t], mask=mask)
+    return out
+
+
+def reciprocal(data, *, dtype=None, mask=None, **kwargs):
+    """1/x element-wise."""
+    return nl._unary("reciprocal", data, dtype, mask)
+
+
+def dropout(data, prob, *, mask=None, dtype=None, **kwargs):
+    """Zero elements with probability prob (scalar or (P,1) tile)."""
+    return nl.dropout(data, prob, mask=mask, dtype=dtype)
+
+
+def local_gather(src_buffer, index, num_elem_per_idx=1, num_valid_indices=None, *, mask=None, **kwargs):
+    """Gather within each group of 16 partitions (gpsimd) by per-partition indices."""
+    tr = require("local_gather")
+    s, ix = as_tile(src_buffer, "src_buffer"), as_tile(index, "index")
+    n = int(np.prod(ix.shape[1:])) * int(num_elem_per_idx)
+    out = nl._result((s.shape[0], n), s.dtype)
+    attrs = {"num_elem_per_idx": int(num_elem_per_idx)}
+    if num_valid_indices is not None:
+        attrs["num_valid_indices"] = int(num_valid_indices)
+    tr.emit("local_gather", [out.tile()], [s, ix], attrs, mask=mask)
+    return out
+
+
+def max8(*, src, mask=None, dtype=None, **kwargs):
+    """The 8 largest values of each partition, descending: a (P, 8) tile."""
+    tr = require("max8")
+    t = as_tile(src)
+    out = nl._result((t.shape[0], 8), dtype or t.dtype)
+    tr.emit("max8", [out.tile()], [t], mask=mask, domain=t.shape)
+    return out
+
+
+def nc_find_index8(*, data, vals, mask=None, dtype=np.uint32, **kwargs):
+    """Index of the first occurrence of each of 8 values per partition: a (P, 8) uint32 tile."""
+    tr = require("nc_find_index8")
+    t, v = as_tile(data, "data"), as_tile(vals, "vals")
+    out = nl._result((t.shape[0], 8), dtype or np.uint32)
+    tr.emit("nc_find_index8", [out.tile()], [t, v], mask=mask, domain=t.shape)
+    return out
+
+
+def nc_match_replace8(*, data, vals, imm, dst_idx=None, mask=None, dtype=None, **kwargs):
+    """data with the first occurrence of each of 8 values per partition replaced by imm."""
+    tr = require("nc_match_replace8")
+    t, v = as_tile(data, "data"), as_tile(vals, "vals")
+    out = nl._result(t.shape, dtype or t.dtype)
+    tr.emit("nc_match_replace8", [out.tile()], [t, v], {"imm": float(imm)}, mask=mask)
+    if dst_idx is not None:
+        idx = nc_find_index8(data=data, vals=vals)
+        assign(dst_idx, idx)
+    return out
+
+
+def nc_stream_shuffle(src, dst, shuffle_mask, *, dtype=None, mask=None, **kwargs):
+    """Shuffle partitions within groups of 32: dst[k] = src[shuffle_mask[k]] (255 keeps dst)."""
+    tr = require("nc_stream_shuffle")
+    tr.emit("nc_stream_shuffle", [as_tile(dst, "dst")], [as_tile(src, "src")], {"shuffle_mask": [int(x) for x in shuffle_mask]}, mask=mask)
+
+
+def get_nc_version():
+    """The NeuronCore generation kernels are traced for."""
+    from .. import _platform
+
+    return _platform.nc_version_for_target()
+
+
+__all__ = [n for n in dir() if not n.startswith("_")]
