@@ -432,19 +432,11 @@ func evalReduceWindow(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, 
 	if op := fastReducer(in.ToApply()); op != "" && len(inputs) == 1 && inputs[0].Type.IsFloat() {
 		x := inputs[0]
 		if x.Type == dtype.F64 {
-			xs, i0, o := x.F64(), inits[0].F64()[0], outs[0].F64()
-			for k := int64(0); k < n; k++ {
-				buf = g.positions(k, buf)
-				o[k] = foldFloatAt(op, i0, xs, buf)
-			}
+			reduceWindowFloat(op, inits[0].F64()[0], x.F64(), g, outs[0].F64())
 			return ArrayValue(outs[0]), nil
 		}
-		xs, i0 := asF32(x), asF32(inits[0])[0]
 		o := make([]float32, n)
-		for k := int64(0); k < n; k++ {
-			buf = g.positions(k, buf)
-			o[k] = foldFloatAt(op, i0, xs, buf)
-		}
+		reduceWindowFloat(op, asF32(inits[0])[0], asF32(x), g, o)
 		return ArrayValue(newFromF32(x.Type, g.out, o)), nil
 	}
 	if prog := compileScalar(in.ToApply()); prog != nil {
@@ -456,11 +448,12 @@ func evalReduceWindow(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, 
 		}
 	}
 	acc := make([]Value, len(inputs))
+	sc := g.scratch()
 	for k := int64(0); k < n; k++ {
 		for i := range acc {
 			acc[i] = ArrayValue(inits[i])
 		}
-		buf = g.positions(k, buf)
+		buf = g.walk(k, len(g.in), buf, sc)
 		for _, p := range buf {
 			if acc, err = applyReducer(ev, in.ToApply(), acc, inputs, p); err != nil {
 				return Value{}, err
@@ -520,8 +513,9 @@ func evalSelectAndScatter(ev *Evaluator, in *hlo.Instruction, args []Value) (Val
 		}
 	}
 	var buf []int64
+	sc := g.scratch()
 	for k := int64(0); k < src.NumElements(); k++ {
-		buf = g.positions(k, buf)
+		buf = g.walk(k, len(g.in), buf, sc)
 		if len(buf) == 0 {
 			continue
 		}

@@ -103,11 +103,12 @@ func scalarReduceWindow(p *scalarProgram, g *windowGeom, inputs, inits, outs []*
 	parallelForWork(int(total), p.workOf(total, tensor.NumElements(g.size)), func(lo, hi int) {
 		m := p.machine()
 		var buf []int64
+		sc := g.scratch()
 		for k := int64(lo); k < int64(hi); k++ {
 			for i := range n {
 				m.set(i, init[i], 0)
 			}
-			buf = g.positions(k, buf)
+			buf = g.walk(k, len(g.in), buf, sc)
 			for _, pos := range buf {
 				for i := range n {
 					m.set(n+i, xs[i], pos)
@@ -294,8 +295,9 @@ func scalarSelectAndScatter(sel, scat *scalarProgram, g *windowGeom, x, src, out
 	ms, mc := sel.machine(), scat.machine()
 	selRes := sel.results[0].reg
 	var buf []int64
+	sc := g.scratch()
 	for k := int64(0); k < src.NumElements(); k++ {
-		buf = g.positions(k, buf)
+		buf = g.walk(k, len(g.in), buf, sc)
 		if len(buf) == 0 {
 			continue
 		}

@@ -204,6 +204,9 @@ func (c *cliConfig) run(stdout, stderr io.Writer) error {
 		return err
 	}
 	for i, t := range res.Outputs {
+		if c.opts.Verbose < 1 {
+			break // describe reads every element: only when it is printed
+		}
 		name := OutputFileName(i)
 		if c.outputs != nil {
 			name = c.outputs[i]
