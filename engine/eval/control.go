@@ -43,7 +43,8 @@ func evalWhile(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) 
 		return Value{}, fmt.Errorf("while takes one operand, got %d", len(args))
 	}
 	cond, body := in.Called[0], in.Called[1]
-	state := args[0]
+	state, done := ev.beginInPlace(in, args[0])
+	defer done()
 	for {
 		if err := ev.Ctx.Err(); err != nil {
 			return Value{}, err

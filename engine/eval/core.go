@@ -111,6 +111,8 @@ type Evaluator struct {
 	Module  *hlo.Module
 	Options Options
 	Ctx     context.Context
+
+	inplace *inPlaceState // loop-carried updates done in place (while_inplace.go)
 }
 
 // New returns an evaluator of m.

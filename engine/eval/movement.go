@@ -305,7 +305,7 @@ func evalDynamicSlice(_ *Evaluator, in *hlo.Instruction, args []Value) (Value, e
 	return ArrayValue(out), nil
 }
 
-func evalDynamicUpdateSlice(_ *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
+func evalDynamicUpdateSlice(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
 	if len(args) < 2 || args[0].T == nil || args[1].T == nil {
 		return Value{}, fmt.Errorf("dynamic-update-slice needs array operand and update")
 	}
@@ -317,7 +317,12 @@ func evalDynamicUpdateSlice(_ *Evaluator, in *hlo.Instruction, args []Value) (Va
 	if err != nil {
 		return Value{}, err
 	}
-	out := x.Clone()
+	var out *tensor.Tensor
+	if ev != nil && ev.dusInPlace(in) {
+		out = x // the loop owns x and nothing else reads it (while_inplace.go)
+	} else {
+		out = x.Clone()
+	}
 	dv := dense(x.Dims)
 	for i, s := range starts {
 		dv.off += s * dv.strides[i]

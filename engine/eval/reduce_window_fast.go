@@ -144,4 +144,3 @@ func foldRun[F float](op string, acc, xs []F) {
 		}
 	}
 }
-
