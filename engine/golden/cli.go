@@ -1,9 +1,11 @@
 package golden
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -40,10 +42,18 @@ Exit codes:
 // It writes the -v report to stdout and errors, one line each, to stderr. It
 // is shared by cmd/infergoldens and the C library's Python console script.
 func Main(args []string, stdout, stderr io.Writer) (code int) {
+	var cfg *cliConfig
+	fail := func(c int, msg string) int {
+		if cfg != nil && cfg.errorFile != "" {
+			writeErrorFile(cfg.errorFile, c, msg, stderr)
+		}
+		return c
+	}
 	defer func() {
 		if r := recover(); r != nil {
-			fmt.Fprintf(stderr, "infergoldens: internal error: %v\n", r)
-			code = ExitInternal
+			msg := fmt.Sprintf("internal error: %v", r)
+			fmt.Fprintf(stderr, "infergoldens: %s\n", msg)
+			code = fail(ExitInternal, msg)
 		}
 	}()
 	cfg, err := parseFlags(args, stderr)
@@ -53,13 +63,26 @@ func Main(args []string, stdout, stderr io.Writer) (code int) {
 			return ExitOK
 		}
 		fmt.Fprintf(stderr, "infergoldens: %v\nTry 'infergoldens --help' for more information.\n", err)
-		return ExitUsage
+		return fail(ExitUsage, oneLine(err.Error()))
 	}
 	if err := cfg.run(stdout, stderr); err != nil {
-		fmt.Fprintf(stderr, "infergoldens: %s\n", oneLine(err.Error()))
-		return ExitCode(err)
+		msg := oneLine(err.Error())
+		fmt.Fprintf(stderr, "infergoldens: %s\n", msg)
+		return fail(ExitCode(err), msg)
 	}
 	return ExitOK
+}
+
+// writeErrorFile records a failed run for a caller that cannot read stderr
+// (the batch runner runs many jobs in one process): {"exit_code", "message"}.
+func writeErrorFile(path string, code int, msg string, stderr io.Writer) {
+	body, _ := json.Marshal(struct {
+		ExitCode int    `json:"exit_code"`
+		Message  string `json:"message"`
+	}{code, msg})
+	if err := os.WriteFile(path, append(body, '\n'), 0o644); err != nil {
+		fmt.Fprintf(stderr, "infergoldens: writing the error file: %v\n", err)
+	}
 }
 
 // oneLine folds a multi-line message (e.g. a parser's error list) so every
@@ -78,6 +101,7 @@ type cliConfig struct {
 	outputs    []string
 	outputDir  string
 	seed       uint64
+	errorFile  string
 	opts       Options
 }
 
@@ -100,6 +124,9 @@ func newFlagSet(c *cliConfig) *pflag.FlagSet {
 	fs.BoolVarP(&c.opts.SPMD, "spmd", "S", false, "run an SPMD module on all its partitions (and replicas)")
 	fs.Uint64Var(&c.seed, "seed", 0, "`SEED` of the synthesized inputs")
 	fs.BoolP("help", "h", false, "show this help")
+	// For the batch runner: the exit code and message of a failed run, as JSON.
+	fs.StringVar(&c.errorFile, "error-file", "", "also write a failure's exit code and message as JSON to `FILE`")
+	_ = fs.MarkHidden("error-file")
 	fs.SetOutput(io.Discard)
 	return fs
 }

@@ -1,6 +1,7 @@
 package golden
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -380,5 +381,61 @@ save("exp0.npy", np.asarray(r0)); save("exp1.npy", np.asarray(r1))`)
 			sameTensor(t, fmt.Sprint(args, " output ", j), readNpy(t, filepath.Join(out, OutputFileName(j))),
 				readNpy(t, filepath.Join(dir, fmt.Sprintf("exp%d.npy", j))))
 		}
+	}
+}
+
+// TestCLIErrorFile: --error-file records a failure's exit code and its stderr
+// message as JSON, for each error class, and is not written on success.
+func TestCLIErrorFile(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.hlo")
+	if err := os.WriteFile(good, []byte("HloModule g\nENTRY main {\n  a = f32[2] parameter(0)\n  ROOT r = f32[2] negate(a)\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "bad.hlo")
+	if err := os.WriteFile(bad, []byte("HloModule b\nENTRY main {\n  ROOT r = f32[2] add(\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"module", []string{"-m", bad}, ExitModule, "bad.hlo"},
+		{"input", []string{"-m", good, "-i", filepath.Join(dir, "missing.npy")}, ExitInput, "missing.npy"},
+		{"usage", []string{"-m", good, "-t", "frob"}, ExitUsage, "frob"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ef := filepath.Join(dir, c.name+".json")
+			code, _, stderr := runMain(append(c.args, "--error-file", ef, "-O", filepath.Join(dir, "out-"+c.name))...)
+			if code != c.code {
+				t.Fatalf("exit %d, want %d: %s", code, c.code, stderr)
+			}
+			var rec struct {
+				ExitCode int    `json:"exit_code"`
+				Message  string `json:"message"`
+			}
+			body, err := os.ReadFile(ef)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := json.Unmarshal(body, &rec); err != nil {
+				t.Fatalf("%s: %v", body, err)
+			}
+			if rec.ExitCode != c.code || !strings.Contains(rec.Message, c.want) || !strings.Contains(stderr, rec.Message) {
+				t.Errorf("record %+v, stderr %q", rec, stderr)
+			}
+		})
+	}
+	ef := filepath.Join(dir, "ok.json")
+	if code, _, stderr := runMain("-m", good, "-O", filepath.Join(dir, "ok"), "--error-file", ef); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(ef); !os.IsNotExist(err) {
+		t.Errorf("error file written on success: %v", err)
+	}
+	if code, stdout, _ := runMain("-h"); code != 0 || strings.Contains(stdout, "error-file") {
+		t.Errorf("--error-file is not hidden from --help")
 	}
 }
