@@ -16,7 +16,8 @@ all: install
 
 # Python packages the build and the tests need; Go modules come from go.sum.
 deps:
-	$(PIP) install -q --disable-pip-version-check "setuptools>=64" wheel "cffi>=1.16" numpy ml_dtypes pytest hypothesis jax
+	$(PIP) install -q --disable-pip-version-check "setuptools>=64" wheel "cffi>=1.16" numpy ml_dtypes pytest hypothesis jax \
+	  "dask[distributed]" tqdm fsspec
 	$(GO) mod download
 
 install: deps

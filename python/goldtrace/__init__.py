@@ -16,11 +16,12 @@ from .npy import load_npy, save_npy
 from ._bridge import roundtrip
 from . import hlo
 from .golden import Goldens, golden
+from .batch import batch
 
 __version__ = "0.1.0"
 
 __all__ = [
     "EvaluationError", "ForkedProcessError", "GoldtraceError", "GoldtraceIOError",
     "InternalError", "InvalidArgumentError", "ParseError", "UnsupportedError",
-    "Goldens", "dtypes", "golden", "hlo", "load_npy", "save_npy", "roundtrip",
+    "Goldens", "batch", "dtypes", "golden", "hlo", "load_npy", "save_npy", "roundtrip",
 ]

@@ -1,4 +1,5 @@
-"""The `infergoldens` console script: the Go CLI, run in process."""
+"""The `infergoldens` console script: the Go CLI, run in process; `infergoldens
+batch ...` is goldtrace.batch's command line."""
 
 import sys
 
@@ -7,7 +8,15 @@ from ._bridge import ffi, lib
 
 
 def main(argv=None) -> int:
-    args = [b"infergoldens"] + [a.encode() for a in (sys.argv[1:] if argv is None else argv)]
+    raw = sys.argv[1:] if argv is None else list(argv)
+    if raw[:1] == ["batch"]:
+        from .batch import main as batch_main  # the module (goldtrace.batch is the function)
+
+        code = batch_main(raw[1:])
+        if argv is None:
+            sys.exit(code)
+        return code
+    args = [b"infergoldens"] + [a.encode() for a in raw]
     _bridge._check_process()
     keep = [ffi.new("char[]", a) for a in args]
     argv_c = ffi.new("char *[]", keep)
