@@ -7,14 +7,39 @@
 // (missing file, corrupt .npy, wrong count/shape/dtype); 5 evaluation error
 // (including unsupported opcodes and unknown custom-call targets); 6 output
 // write error; 70 internal error.
+//
+// `infergoldens batch ...` (many modules, resumable, local pool or Dask) is
+// the Python package's: this binary hands it to `python3 -m goldtrace.cli`
+// ($GOLDTRACE_PYTHON names another interpreter).
 package main
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
+	"syscall"
 
 	"goldtrace/engine/golden"
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "batch" {
+		os.Exit(batch(os.Args[1:]))
+	}
 	os.Exit(golden.Main(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// batch replaces this process with the Python batch runner; it returns only
+// when that cannot start.
+func batch(args []string) int {
+	py := os.Getenv("GOLDTRACE_PYTHON")
+	if py == "" {
+		py = "python3"
+	}
+	path, err := exec.LookPath(py)
+	if err == nil {
+		err = syscall.Exec(path, append([]string{py, "-m", "goldtrace.cli"}, args...), os.Environ())
+	}
+	fmt.Fprintf(os.Stderr, "infergoldens: batch runs in the Python package (pip install goldtrace), but %s could not start: %v\n", py, err)
+	return golden.ExitUsage
 }
