@@ -180,8 +180,13 @@ def write_atomic(path, data):
     put is atomic by itself)."""
     if is_url(path):
         fs, p = _fs(path)
-        fs.pipe_file(p, data)
-        return
+        from fsspec.implementations.local import LocalFileSystem
+
+        if not isinstance(fs, LocalFileSystem):
+            fs.makedirs(p.rsplit("/", 1)[0], exist_ok=True)
+            fs.pipe_file(p, data)
+            return
+        path = p
     path = local_path(path)
     d = os.path.dirname(path) or "."
     os.makedirs(d, exist_ok=True)
@@ -382,6 +387,11 @@ def run_job(spec):
             message, code = rec.get("message") or message, int(rec.get("exit_code", code))
         except (OSError, ValueError):
             pass
+        # Name the job's own files, not their staged copies.
+        for staged, orig in [(module, spec["module"])] + list(zip(inputs, spec.get("inputs") or [])):
+            if staged != orig:
+                message = message.replace(staged, str(orig))
+        message = message.replace(run_dir, str(out_dir))
     return record_failure(spec, code, EXIT_CLASSES.get(code, "internal"), message, seconds, hashes, t0)
 
 
