@@ -152,3 +152,12 @@ def profile(func=None, working_directory=None, save_neff_name="file.neff", save_
     p = base._clone()
     p.__class__ = _Prof
     return p
+
+
+from ._framework import (  # noqa: E402
+    FrameworkKernel, JaxKernel, KernelConfig, NumpyKernel, UnifiedKernel, decode_backend_config, simulate_backend_config,
+)
+from ._jax import lowering  # noqa: E402
+
+__all__ += ["FrameworkKernel", "JaxKernel", "KernelConfig", "NumpyKernel", "UnifiedKernel", "decode_backend_config",
+            "simulate_backend_config", "lowering"]

@@ -10,6 +10,7 @@ sides, so no call needs an answer back.
 
 import json
 import math
+import sys
 import threading
 
 import numpy as np
@@ -202,6 +203,19 @@ class Trace:
             inst["engine"] = engine
         self._push({"inst": inst})
 
+    def _fold_matmul_accumulate(self, acc, value):
+        """`acc += matmul(...)` where the matmul's result is an anonymous temp:
+        let the matmul accumulate into acc itself (PSUM accumulation), no temp."""
+        if not self.events or acc.memory != "PSUM" or acc.dtype != np.dtype(np.float32):
+            return False
+        inst = self.events[-1].get("inst")
+        if not inst or inst["op"] != "matmul" or inst["dst"][0]["tensor"] != value.id or tuple(acc.shape) != tuple(value.shape):
+            return False
+        inst["dst"] = [acc.to_json()]
+        inst.setdefault("attrs", {})["accumulate"] = {"b": True}
+        self._note_write(acc.tensor)
+        return True
+
     def _note_write(self, t):
         if t.role == PARAM and t.id not in self.written_params:
             self.written_params[t.id] = user_location()
@@ -340,8 +354,11 @@ class _Operand:
 
     def _inplace(self, opname, o):
         v = self.tile()
-        res = getattr(self._ops(), opname)(v, o, dtype=v.dtype)
-        assign(v, res)
+        tr = v.tensor.trace
+        if (opname == "add" and isinstance(o, KTensor) and sys.getrefcount(o) <= _ANON_REFS
+                and tr._fold_matmul_accumulate(v, o)):
+            return _InPlaceResult(v)
+        self._ops()._binary(opname, v, o, v.dtype, None, out=v)
         return _InPlaceResult(v)
 
     def __bool__(self):
@@ -651,3 +668,25 @@ def _reshape_like(t, shape):
                 terms[(kind, ident)] = c
         idx.append(Sym(s.const, terms, ()))
     return Tile(t.tensor, tuple(shape), idx, t.dynamic)
+
+
+def _probe_anon_refs():
+    # References an anonymous right-hand side of `x += f()` has inside __iadd__,
+    # measured rather than assumed (it differs between Python versions).
+    seen = []
+
+    class _P:
+        def __iadd__(self, o):
+            seen.append(sys.getrefcount(o))
+            return self
+
+    class _Q:
+        pass
+
+    x = _P()
+    x += _Q()
+    return seen[0]
+
+
+# +1: the extra frame (_Operand.__iadd__ -> _inplace); +1: Trace.tensors holds every tensor.
+_ANON_REFS = _probe_anon_refs() + 2

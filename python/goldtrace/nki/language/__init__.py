@@ -172,7 +172,7 @@ def _register(name, *fns):
 # ---- elementwise ----
 
 
-def _binary(op, x, y, dtype=None, mask=None, engine=""):
+def _binary(op, x, y, dtype=None, mask=None, engine="", out=None):
     tx, ty = is_tile(x), is_tile(y)
     if not tx and not ty:
         raise KernelError(f"{user_location()}: {op}: at least one operand must be a tile")
@@ -186,14 +186,14 @@ def _binary(op, x, y, dtype=None, mask=None, engine=""):
         except KernelError:
             raise KernelError(f"{user_location()}: {op}: tile shapes {list(a.shape)} and {list(b.shape)} do not broadcast") from None
         dt = dtype or _dtypes.promote(a.dtype, b.dtype)
-        out = _result(shape, dt)
+        out = out if out is not None else _result(shape, dt)
         tr.emit("tensor_tensor", [out.tile()], [a, b], {"op": op}, mask=mask, engine=engine)
         return out
     t, s, rev = (as_tile(x), y, False) if tx else (as_tile(y), x, True)
     if not _is_scalar(s):
         raise KernelError(f"{user_location()}: {op}: operand must be a tile or a scalar, got {type(s).__name__}")
     dt = dtype or _dtypes.promote_scalar(t.dtype, s)
-    out = _result(t.shape, dt)
+    out = out if out is not None else _result(t.shape, dt)
     tr.emit("tensor_scalar", [out.tile()], [t], {"op0": op, "scalar0": float(_scalar(s)), "reverse0": rev}, mask=mask, engine=engine)
     return out
 
