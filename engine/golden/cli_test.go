@@ -300,6 +300,9 @@ save("in1.npy", x * 10); save("exp1b.npy", x * 10 + 1)`)
 	}
 	sameTensor(t, "device 0", readNpy(t, filepath.Join(out, OutputFileName(0))), readNpy(t, filepath.Join(dir, "exp0.npy")))
 	sameTensor(t, "device 1", readNpy(t, filepath.Join(out, OutputFileName(1))), readNpy(t, filepath.Join(dir, "exp1.npy")))
+	// Every device's outputs also under dev<d>/, device 0 included.
+	sameTensor(t, "dev0/", readNpy(t, filepath.Join(out, "dev0", OutputFileName(0))), readNpy(t, filepath.Join(dir, "exp0.npy")))
+	sameTensor(t, "dev1/", readNpy(t, filepath.Join(out, "dev1", OutputFileName(0))), readNpy(t, filepath.Join(dir, "exp1.npy")))
 	// Per-device inputs.
 	out2 := filepath.Join(dir, "out2")
 	code, _, stderr = runMain("-m", mod, "-i", filepath.Join(dir, "in0.npy"), "-i", filepath.Join(dir, "in1.npy"), "-O", out2, "--emulate-multiple-devices=2")

@@ -31,12 +31,18 @@ type IntermediateEntry struct {
 // OutputFileName is the default name of output leaf i.
 func OutputFileName(i int) string { return fmt.Sprintf("value_output%d.npy", i) }
 
+// DeviceDirName is the directory, under the output directory, that holds
+// device d's outputs of a multi-device run.
+func DeviceDirName(d int) string { return fmt.Sprintf("dev%d", d) }
+
 // IntermediateFileName is the name of intermediate value i.
 func IntermediateFileName(i int) string { return fmt.Sprintf("value_intermediate%d.npy", i) }
 
 // WriteOutputs writes res into dir (created if missing): value_output<i>.npy
 // for every output leaf, or the given names instead (one per output; relative
-// names are relative to dir), and with intermediates value_intermediate<i>.npy
+// names are relative to dir); without names and with several devices also
+// dev<d>/value_output<k>.npy, device d's k-th output; with intermediates
+// value_intermediate<i>.npy
 // plus IntermediatesIndex. Element types numpy cannot name get a .npy.meta
 // sidecar (see engine/npy).
 //
@@ -67,6 +73,15 @@ func WriteOutputs(dir string, res *Result, names []string) error {
 			}
 		}
 		files = append(files, file{dest: dest, t: t})
+	}
+	// With several devices, every device's outputs also go to
+	// dev<d>/value_output<i>.npy, device 0 included, so scripts can loop
+	// over devices.
+	if names == nil && res.Devices > 1 && res.OutputsPerDevice > 0 {
+		for i, t := range res.Outputs {
+			d, k := i/res.OutputsPerDevice, i%res.OutputsPerDevice
+			files = append(files, file{dest: filepath.Join(dir, DeviceDirName(d), OutputFileName(k)), t: t})
+		}
 	}
 	if len(res.Intermediates) > 0 {
 		index := make([]IntermediateEntry, len(res.Intermediates))
