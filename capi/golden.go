@@ -30,6 +30,7 @@ type goldenOptions struct {
 	OutputDir         string `json:"output_dir"`
 	EmulateDevices    int    `json:"emulate_devices"`
 	SPMD              bool   `json:"spmd"`
+	XLACompat         string `json:"xla_compat"`
 }
 
 // gt_golden evaluates a loaded module on inputs (one per parameter leaf). The
@@ -62,7 +63,7 @@ func gt_golden(h C.uint64_t, views *C.gt_tensor_view, n C.int32_t, optsJSON *C.c
 		opts := golden.Options{
 			Upcast: o.Upcast, FP8E4M3FNAsE4M3: o.FP8E4M3FNAsE4M3, UnsafeDtypeCast: o.UnsafeDtypeCast,
 			SaveIntermediates: o.SaveIntermediates, Verbose: o.Verbose,
-			EmulateDevices: o.EmulateDevices, SPMD: o.SPMD,
+			EmulateDevices: o.EmulateDevices, SPMD: o.SPMD, XLACompat: o.XLACompat,
 		}
 		if o.Verbose > 1 {
 			opts.Progress = os.Stderr

@@ -240,8 +240,23 @@ func evalBinary(_ *Evaluator, in *hlo.Instruction, args []Value) (Value, error) 
 	return ArrayValue(out), nil
 }
 
+// bf16NativeMinMax reports whether op on type t is a bf16 maximum or
+// minimum, which the newest XLA:CPU computes without flushing subnormals
+// (max(1e-40, 0) is 1e-40). XLA:CPU of JAX 0.10 upcast them to f32 first and
+// flushed; the golden driver's xla_compat="0.10" rewrites them that way
+// (docs/xla-cpu-semantics.md).
+func bf16NativeMinMax(op string, t dtype.Type) bool {
+	return t == dtype.BF16 && (op == "maximum" || op == "minimum")
+}
+
 // binary applies a binary elementwise opcode to equal-shaped operands.
 func binary(op string, a, b *tensor.Tensor) (*tensor.Tensor, error) {
+	return binaryFlushing(op, a, b, !bf16NativeMinMax(op, a.Type))
+}
+
+// binaryFlushing is binary with the choice of flushing f32-class subnormal
+// inputs and results made by the caller.
+func binaryFlushing(op string, a, b *tensor.Tensor, flush bool) (*tensor.Tensor, error) {
 	if err := sameShape(a, b); err != nil {
 		return nil, err
 	}
@@ -251,7 +266,10 @@ func binary(op string, a, b *tensor.Tensor) (*tensor.Tensor, error) {
 	n := int(a.NumElements())
 	switch classOf(a.Type) {
 	case classF32:
-		as, bs := daz(asF32(a)), daz(asF32(b))
+		as, bs := asF32(a), asF32(b)
+		if flush {
+			as, bs = daz(as), daz(bs)
+		}
 		if !binaryFloat(op, as[:0], bs[:0], as[:0]) {
 			return nil, unsupported(op, a.Type)
 		}
@@ -260,7 +278,12 @@ func binary(op string, a, b *tensor.Tensor) (*tensor.Tensor, error) {
 		if a.Type != dtype.F32 {
 			o = make([]float32, n)
 		}
-		parallelFor(n, func(lo, hi int) { binaryFloat(op, as[lo:hi], bs[lo:hi], o[lo:hi]); ftz(o[lo:hi]) })
+		parallelFor(n, func(lo, hi int) {
+			binaryFloat(op, as[lo:hi], bs[lo:hi], o[lo:hi])
+			if flush {
+				ftz(o[lo:hi])
+			}
+		})
 		if a.Type != dtype.F32 {
 			return newFromF32(a.Type, a.Dims, o), nil
 		}

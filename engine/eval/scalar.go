@@ -907,6 +907,12 @@ func binaryStep(op string, x, y int, dst sreg) scalarStep {
 			}
 		}
 		dec, enc := decoder(dst.typ), encoder(dst.typ)
+		if bf16NativeMinMax(op, dst.typ) {
+			return func(m *scalarMachine) {
+				r := m.r
+				r[d] = uint64(dtype.FromF32(dst.typ, f(dec(r[x]), dec(r[y]))))
+			}
+		}
 		return func(m *scalarMachine) {
 			r := m.r
 			r[d] = enc(f(flush(dec(r[x])), flush(dec(r[y]))))

@@ -122,6 +122,7 @@ func newFlagSet(c *cliConfig) *pflag.FlagSet {
 	fs.IntVarP(&c.opts.EmulateDevices, "emulate-multiple-devices", "e", 0, "emulate all replica_count × num_partitions devices, or `N` with --emulate-multiple-devices=N")
 	fs.Lookup("emulate-multiple-devices").NoOptDefVal = fmt.Sprint(AllDevices)
 	fs.BoolVarP(&c.opts.SPMD, "spmd", "S", false, "run an SPMD module on all its partitions (and replicas)")
+	fs.StringVar(&c.opts.XLACompat, "xla-compat", "", "follow XLA:CPU `VERSION` (0.10) where it differs from the newest (see docs/xla-cpu-semantics.md)")
 	fs.Uint64Var(&c.seed, "seed", 0, "`SEED` of the synthesized inputs")
 	fs.BoolP("help", "h", false, "show this help")
 	// For the batch runner: the exit code and message of a failed run, as JSON.
@@ -157,6 +158,8 @@ func parseFlags(args []string, stderr io.Writer) (*cliConfig, error) {
 		return c, fmt.Errorf("verbosity must be ≥ 0, got %d", c.opts.Verbose)
 	case c.opts.EmulateDevices < AllDevices:
 		return c, fmt.Errorf("invalid device count %d", c.opts.EmulateDevices)
+	case !validXLACompat(c.opts.XLACompat):
+		return c, fmt.Errorf("unknown --xla-compat version %q (known: 0.10)", c.opts.XLACompat)
 	}
 	return c, nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"goldtrace/engine/dtype"
+	"goldtrace/engine/eval"
 	"goldtrace/engine/hlo"
 	"goldtrace/engine/tensor"
 )
@@ -56,6 +57,10 @@ func legalize(m *hlo.Module, opts Options) (*hlo.Module, error) {
 	// What XLA:CPU's optimizer changes in float results (xla_rewrites.go).
 	if err := xlaRewrites(m); err != nil {
 		return nil, fmt.Errorf("applying XLA:CPU's rewrites: %w", err)
+	}
+	// Older XLA:CPU behaviours asked for with --xla-compat.
+	if err := eval.ApplyXLACompat(m, opts.XLACompat); err != nil {
+		return nil, fmt.Errorf("applying --xla-compat=%s: %w", opts.XLACompat, err)
 	}
 	if err := hlo.Verify(m); err != nil {
 		return nil, fmt.Errorf("after XLA:CPU's rewrites: %w", err)

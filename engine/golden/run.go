@@ -35,6 +35,9 @@ type Options struct {
 	// SPMD runs the module as an SPMD program on all num_partitions ×
 	// replica_count devices, as EmulateDevices = AllDevices does [-S].
 	SPMD bool
+	// XLACompat selects an older XLA:CPU's behaviour where versions differ
+	// ("0.10": JAX 0.10's); "" follows the newest [--xla-compat].
+	XLACompat string
 	// SaveIntermediates keeps the value of every instruction of the entry
 	// computation in Result.Intermediates [-s].
 	SaveIntermediates bool
@@ -103,6 +106,9 @@ func Run(m *hlo.Module, inputs []*tensor.Tensor, opts Options) (res *Result, err
 	}()
 	if m == nil || m.Entry == nil {
 		return nil, &ModuleError{File: "<module>", Err: fmt.Errorf("module has no entry computation")}
+	}
+	if !validXLACompat(opts.XLACompat) {
+		return nil, usageErrorf("unknown --xla-compat version %q (known: 0.10; empty for the newest)", opts.XLACompat)
 	}
 	devices, err := DeviceCount(m, opts)
 	if err != nil {

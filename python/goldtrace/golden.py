@@ -20,7 +20,8 @@ class Goldens(list):
 
 
 def golden(module, *inputs, upcast_fp32=False, save_intermediates=False, fp8e4m3fn_as_e4m3=False,
-           unsafe_dtype_cast=False, seed=0, verbose=0, output_dir=None, emulate_devices=0, spmd=False):
+           unsafe_dtype_cast=False, seed=0, verbose=0, output_dir=None, emulate_devices=0, spmd=False,
+           xla_compat=None):
     """Compute the goldens of `module` on `inputs`.
 
     module: HLO text, HloModuleProto/HloSnapshot bytes, a path, a JAX `Lowered`,
@@ -36,6 +37,8 @@ def golden(module, *inputs, upcast_fp32=False, save_intermediates=False, fp8e4m3
         the module declares); collectives exchange data between them. Inputs are
         either one set shared by every device or one set per device, concatenated.
     spmd: run an SPMD module on all its partitions (and replicas), like -S.
+    xla_compat: "0.10" follows the XLA:CPU of JAX 0.10 where it differs from the
+        newest (--xla-compat; see docs/xla-cpu-semantics.md); None, the newest.
     """
     mod = hlo.load(module)
     views = _bridge.Views(inputs, what="input")
@@ -50,6 +53,7 @@ def golden(module, *inputs, upcast_fp32=False, save_intermediates=False, fp8e4m3
         "output_dir": "" if output_dir is None else str(output_dir),
         "emulate_devices": int(emulate_devices),
         "spmd": bool(spmd),
+        "xla_compat": "" if xla_compat is None else str(xla_compat),
     }).encode()
     out = ffi.new("uint64_t *")
     _bridge.call(lib.gt_golden, mod.handle, views.c, views.n, opts, out)
