@@ -1,0 +1,382 @@
+package ir
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+
+	"goldtrace/kernel/ir/irpb"
+)
+
+// The out-of-bounds rule. Each index expression is affine in independent
+// variables (tile axes over 0..n-1, loop variables over their iterations,
+// program ids over the grid), so its minimum and maximum over the box are
+// exact once repeated variables are merged. A masked instruction only touches
+// the elements its predicates let through: when the box check fails, the
+// variables the index shares (transitively) with mask predicates are
+// enumerated, if there are few enough combinations, and only points that pass
+// the predicates count.
+
+type varKey struct {
+	kind irpb.TermKind
+	id   int32
+}
+
+type linTerm struct {
+	key  varKey
+	coef int64
+}
+
+// lin is an Affine with one term per variable, zero terms dropped.
+type lin struct {
+	c     int64
+	terms []linTerm
+}
+
+func addOK(a, b int64) (int64, bool) {
+	s := a + b
+	return s, (s > a) == (b > 0) || b == 0
+}
+
+func mulOK(a, b int64) (int64, bool) {
+	if a == 0 || b == 0 {
+		return 0, true
+	}
+	hi, lo := bits.Mul64(uint64(absU(a)), uint64(absU(b)))
+	neg := (a < 0) != (b < 0)
+	if hi != 0 || lo > math.MaxInt64+boolU(neg) {
+		return 0, false
+	}
+	if neg {
+		return int64(-lo), true
+	}
+	return int64(lo), true
+}
+
+func absU(a int64) uint64 {
+	if a < 0 {
+		return -uint64(a)
+	}
+	return uint64(a)
+}
+
+func boolU(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// toLin merges e's terms per variable; subst may rewrite a term's variable or
+// drop it (drop: the variable is 0). ok is false on overflow.
+func toLin(e *irpb.Affine, subst func(t *irpb.Term) (varKey, bool)) (lin, bool) {
+	l := lin{c: e.GetConstant()}
+	for _, t := range e.GetTerms() {
+		key, keep := varKey{t.Kind, t.Id}, true
+		if subst != nil {
+			key, keep = subst(t)
+		}
+		if !keep || t.Coef == 0 {
+			continue
+		}
+		found := false
+		for i := range l.terms {
+			if l.terms[i].key == key {
+				c, ok := addOK(l.terms[i].coef, t.Coef)
+				if !ok {
+					return l, false
+				}
+				l.terms[i].coef = c
+				found = true
+				break
+			}
+		}
+		if !found {
+			l.terms = append(l.terms, linTerm{key, t.Coef})
+		}
+	}
+	out := l.terms[:0]
+	for _, t := range l.terms {
+		if t.coef != 0 {
+			out = append(out, t)
+		}
+	}
+	l.terms = out
+	return l, true
+}
+
+// varValues is a variable's value set {start + i*step : i < n}.
+type varValues struct{ start, step, n int64 }
+
+func (v *validator) values(key varKey, tile []int64) varValues {
+	switch key.kind {
+	case irpb.TermKind_TILE_AXIS:
+		if int(key.id) < len(tile) {
+			return varValues{0, 1, max(tile[key.id], 0)}
+		}
+		return varValues{0, 1, 1}
+	case irpb.TermKind_LOOP_VAR:
+		r := v.vars[key.id]
+		return varValues{r.start, r.step, r.trips}
+	case irpb.TermKind_PROGRAM_ID:
+		if int(key.id) < len(v.k.Grid) {
+			return varValues{0, 1, v.k.Grid[key.id]}
+		}
+	}
+	return varValues{0, 1, 1}
+}
+
+func (vv varValues) last() int64 { return vv.start + (vv.n-1)*vv.step } // n >= 1; within the loop's range, no overflow
+
+// interval is the exact range of l over the box; empty when a variable has
+// no values; ok false on overflow (of any partial sum, in evaluation order,
+// so that evaluating l at a point of the box never overflows when ok).
+func (v *validator) interval(l lin, tile []int64) (lo, hi int64, empty, ok bool) {
+	lo, hi = l.c, l.c
+	for _, t := range l.terms {
+		vv := v.values(t.key, tile)
+		if vv.n <= 0 {
+			return 0, 0, true, true
+		}
+		a, ok1 := mulOK(t.coef, vv.start)
+		b, ok2 := mulOK(t.coef, vv.last())
+		if !ok1 || !ok2 {
+			return 0, 0, false, false
+		}
+		if a > b {
+			a, b = b, a
+		}
+		var ok3, ok4 bool
+		lo, ok3 = addOK(lo, a)
+		hi, ok4 = addOK(hi, b)
+		if !ok3 || !ok4 {
+			return 0, 0, false, false
+		}
+	}
+	return lo, hi, false, true
+}
+
+func linString(l lin, tile []int64) string {
+	e := &irpb.Affine{Constant: l.c}
+	for _, t := range l.terms {
+		e.Terms = append(e.Terms, &irpb.Term{Kind: t.key.kind, Id: t.key.id, Coef: t.coef})
+	}
+	return affineString(e, len(tile))
+}
+
+func (v *validator) bounds(in *irpb.Instruction, op, what string, a *irpb.Access, dom []int64) {
+	t := v.tensor(a.Tensor)
+	if prodAll(a.Shape) == 0 {
+		return
+	}
+	dynamic := map[int32]bool{}
+	for _, d := range a.DynamicDim {
+		dynamic[d] = true // runtime offsets: oob_mode decides
+	}
+	for d, e := range a.Index {
+		if dynamic[int32(d)] || d >= len(t.Shape) {
+			continue
+		}
+		size := t.Shape[d]
+		l, ok := toLin(e, nil)
+		var lo, hi int64
+		var empty bool
+		if ok {
+			lo, hi, empty, ok = v.interval(l, a.Shape)
+		}
+		if !ok {
+			v.errf("oob", in.Loc, op, "%s: index %s of dimension %d of %s overflows 64-bit integers", what, affineString(e, len(a.Shape)), d, tensorLabel(t))
+			continue
+		}
+		if empty || (lo >= 0 && hi < size) {
+			continue
+		}
+		bad := hi
+		if lo < 0 {
+			bad = lo
+		}
+		note := ""
+		if len(in.Mask) > 0 {
+			inBounds, decided, val := v.maskedBounds(in, a, d, size, dom)
+			switch {
+			case decided && inBounds:
+				continue
+			case decided:
+				bad = val
+				note = " for an element the mask lets through"
+			default:
+				note = " (the mask could not be checked exactly: too many combinations, or tile shapes that do not map onto the domain)"
+			}
+		}
+		v.errf("oob", in.Loc, op, "%s: index %s of dimension %d of %s reaches %d, outside [0, %d)%s",
+			what, linString(l, a.Shape), d, tensorLabel(t), bad, size, note)
+	}
+}
+
+// maskedBounds decides exactly whether index dimension d of access a stays in
+// [0, size) at every point the mask lets through. decided is false when the
+// access's tile does not map onto the domain or enumeration would be too big.
+func (v *validator) maskedBounds(in *irpb.Instruction, a *irpb.Access, d int, size int64, dom []int64) (inBounds, decided bool, bad int64) {
+	if len(a.Shape) != len(dom) {
+		return false, false, 0
+	}
+	for k := range dom {
+		if a.Shape[k] != dom[k] && a.Shape[k] != 1 {
+			return false, false, 0
+		}
+	}
+	// the access's tile axis k is domain axis k, or constant 0 where it broadcasts
+	subst := func(t *irpb.Term) (varKey, bool) {
+		if t.Kind == irpb.TermKind_TILE_AXIS && int(t.Id) < len(a.Shape) && a.Shape[t.Id] == 1 {
+			return varKey{}, false
+		}
+		return varKey{t.Kind, t.Id}, true
+	}
+	idx, ok := toLin(a.Index[d], subst)
+	if !ok {
+		return false, false, 0
+	}
+	if _, _, _, ok := v.interval(idx, dom); !ok {
+		return false, false, 0
+	}
+	var preds []lin
+	var cmps []irpb.Cmp
+	for _, p := range in.Mask {
+		l, ok := toLin(p.Expr, nil)
+		if !ok {
+			continue // ignoring a predicate only admits more points: still sound
+		}
+		if _, _, _, ok := v.interval(l, dom); !ok {
+			continue
+		}
+		preds = append(preds, l)
+		cmps = append(cmps, p.Cmp)
+	}
+	// the variables of the index, grown by every predicate sharing one
+	var keys []varKey
+	has := map[varKey]int{}
+	addKey := func(k varKey) {
+		if _, ok := has[k]; !ok {
+			has[k] = len(keys)
+			keys = append(keys, k)
+		}
+	}
+	for _, t := range idx.terms {
+		addKey(t.key)
+	}
+	used := make([]bool, len(preds))
+	for changed := true; changed; {
+		changed = false
+		for i, p := range preds {
+			if used[i] {
+				continue
+			}
+			touches := len(p.terms) == 0 // a constant predicate always applies
+			for _, t := range p.terms {
+				if _, ok := has[t.key]; ok {
+					touches = true
+				}
+			}
+			if touches {
+				used[i] = true
+				changed = true
+				for _, t := range p.terms {
+					addKey(t.key)
+				}
+			}
+		}
+	}
+	vals := make([]varValues, len(keys))
+	total := int64(1)
+	for i, k := range keys {
+		vals[i] = v.values(k, dom)
+		if vals[i].n <= 0 {
+			return true, true, 0
+		}
+		total = satMul(total, vals[i].n)
+	}
+	if total > maxEnumeration {
+		return false, false, 0
+	}
+	type compiled struct {
+		c    int64
+		idx  []int
+		coef []int64
+		cmp  irpb.Cmp
+	}
+	compile := func(l lin, cmp irpb.Cmp) compiled {
+		c := compiled{c: l.c, cmp: cmp}
+		for _, t := range l.terms {
+			c.idx = append(c.idx, has[t.key])
+			c.coef = append(c.coef, t.coef)
+		}
+		return c
+	}
+	var cps []compiled
+	for i, p := range preds {
+		if used[i] {
+			cps = append(cps, compile(p, cmps[i]))
+		}
+	}
+	target := compile(idx, 0)
+	cur := make([]int64, len(keys))
+	counter := make([]int64, len(keys))
+	for i := range keys {
+		cur[i] = vals[i].start
+	}
+	eval := func(c compiled) int64 {
+		s := c.c
+		for j, i := range c.idx {
+			s += c.coef[j] * cur[i]
+		}
+		return s
+	}
+	for {
+		pass := true
+		for _, c := range cps {
+			if !holds(eval(c), c.cmp) {
+				pass = false
+				break
+			}
+		}
+		if pass {
+			if x := eval(target); x < 0 || x >= size {
+				return false, true, x
+			}
+		}
+		// next point
+		i := 0
+		for ; i < len(keys); i++ {
+			counter[i]++
+			if counter[i] < vals[i].n {
+				cur[i] += vals[i].step
+				break
+			}
+			counter[i] = 0
+			cur[i] = vals[i].start
+		}
+		if i == len(keys) {
+			return true, true, 0
+		}
+	}
+}
+
+func holds(x int64, c irpb.Cmp) bool {
+	switch c {
+	case irpb.Cmp_LT:
+		return x < 0
+	case irpb.Cmp_LE:
+		return x <= 0
+	case irpb.Cmp_GT:
+		return x > 0
+	case irpb.Cmp_GE:
+		return x >= 0
+	case irpb.Cmp_EQ:
+		return x == 0
+	case irpb.Cmp_NE:
+		return x != 0
+	}
+	return true
+}
+
+var _ = fmt.Sprintf

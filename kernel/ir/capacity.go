@@ -1,0 +1,90 @@
+package ir
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"goldtrace/kernel/ir/irpb"
+)
+
+// capacity checks that the SBUF and PSUM tensors live at the same time fit
+// in a partition. A tensor is live from its first to its last access in
+// program order; when those lie on different sides of a loop boundary (a
+// tensor written before a loop and read inside it, or accumulated across its
+// iterations and read after) it is live for the whole loop. Sizes are exact
+// bytes per partition, with no alignment padding: the check only rejects
+// kernels that cannot fit however they are placed.
+func (v *validator) capacity() {
+	type live struct {
+		t           *irpb.Tensor
+		first, last int
+		bytes       int64
+	}
+	caps := map[irpb.Memory]int64{irpb.Memory_SBUF: SBUFPartitionBytes, irpb.Memory_PSUM: PSUMPartitionBytes}
+	rules := map[irpb.Memory]string{irpb.Memory_SBUF: "sbuf-capacity", irpb.Memory_PSUM: "psum-capacity"}
+	byMem := map[irpb.Memory][]live{}
+	ids := make([]int32, 0, len(v.uses))
+	for id := range v.uses {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	for _, id := range ids {
+		t := v.tensor(id)
+		c, ok := caps[t.Memory]
+		b := partitionBytes(t)
+		if !ok || b > c {
+			continue // not on chip, or already reported on its own
+		}
+		s := v.uses[id]
+		first, last := s.first, s.last
+		for changed := true; changed; {
+			changed = false
+			for _, l := range v.loops {
+				inF := l.first <= first && first <= l.last
+				inL := l.first <= last && last <= l.last
+				if inF != inL && (first > l.first || last < l.last) {
+					first, last = min(first, l.first), max(last, l.last)
+					changed = true
+				}
+			}
+		}
+		byMem[t.Memory] = append(byMem[t.Memory], live{t, first, last, b})
+	}
+	for _, m := range []irpb.Memory{irpb.Memory_SBUF, irpb.Memory_PSUM} {
+		lives := byMem[m]
+		if len(lives) == 0 {
+			continue
+		}
+		delta := make([]int64, v.pos+1)
+		for _, l := range lives {
+			delta[l.first] = satAdd(delta[l.first], l.bytes)
+			delta[l.last+1] -= l.bytes
+		}
+		sum := int64(0)
+		for p := 0; p < v.pos; p++ {
+			sum += delta[p]
+			if sum <= caps[m] {
+				continue
+			}
+			var at []live
+			for _, l := range lives {
+				if l.first <= p && p <= l.last {
+					at = append(at, l)
+				}
+			}
+			sort.SliceStable(at, func(i, j int) bool { return at[i].bytes > at[j].bytes })
+			var parts []string
+			for i, l := range at {
+				if i == 4 {
+					parts = append(parts, fmt.Sprintf("and %d more", len(at)-4))
+					break
+				}
+				parts = append(parts, fmt.Sprintf("%s %d", tensorLabel(l.t), l.bytes))
+			}
+			v.errf(rules[m], v.instLocs[p], "", "the %s tensors live here need %d bytes per partition (%s), more than the %d (%d KiB) a partition holds",
+				memoryName(m), sum, strings.Join(parts, ", "), caps[m], caps[m]/1024)
+			break
+		}
+	}
+}
