@@ -24,9 +24,9 @@ func DisplayOp(op string) string {
 type attrKind int
 
 const (
-	kInt   attrKind = iota + 1
-	kNum            // a float; an integer is accepted (memset value=0)
-	kStr            // a free string
+	kInt attrKind = iota + 1
+	kNum          // a float; an integer is accepted (memset value=0)
+	kStr          // a free string
 	kBool
 	kInts
 	kALU  // a binary / ALU op name (aluOps)

@@ -122,7 +122,7 @@ func (v *validator) tensor(id int32) *irpb.Tensor { return v.k.Tensors[id] }
 
 func (v *validator) label(id int32) string { return tensorLabel(v.tensor(id)) }
 
-func isHBM(m irpb.Memory) bool { return m == irpb.Memory_SHARED_HBM || m == irpb.Memory_PRIVATE_HBM }
+func isHBM(m irpb.Memory) bool  { return m == irpb.Memory_SHARED_HBM || m == irpb.Memory_PRIVATE_HBM }
 func onChip(m irpb.Memory) bool { return m == irpb.Memory_SBUF || m == irpb.Memory_PSUM }
 
 // elemSize is the bytes of one element of t (tf32 is stored as f32).
