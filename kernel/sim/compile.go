@@ -1,0 +1,610 @@
+package sim
+
+import (
+	"fmt"
+
+	"goldtrace/engine/dtype"
+	"goldtrace/engine/tensor"
+	"goldtrace/kernel/ir/irpb"
+)
+
+// program is a kernel checked and prepared for running: attributes parsed,
+// shapes checked, accesses turned into coefficient tables.
+type program struct {
+	k               *irpb.Kernel
+	body            []stmt
+	numInstances    int64
+	hasCollectives  bool
+	serialInstances bool // atomics / prints / RNG: instances run in order
+	hasPhysSBUF     bool
+	hasPhysPSUM     bool
+}
+
+type stmt struct {
+	inst *cinst
+	loop *cloop
+}
+
+type cloop struct {
+	v                 int32
+	start, stop, step int64
+	body              []stmt
+	// parallel: iterations may run concurrently (affine loop whose writes
+	// all go to tensors allocated inside the body or to HBM, without
+	// prints, RNG, atomics, collectives, matmul accumulation into outer
+	// tensors or physically placed tensors).
+	parallel bool
+	locals   []int32 // tensors alloc'ed in the body (fresh per worker)
+	loc      *irpb.Loc
+}
+
+// term is a non-tile variable of an affine expression.
+type term struct {
+	kind irpb.TermKind
+	id   int32
+	coef int64
+}
+
+// caff is an Affine split into constant, per-tile-axis coefficients and
+// loop-variable / program-id terms.
+type caff struct {
+	c    int64
+	tile []int64 // coefficient per tile axis (len = tile rank)
+	vt   []term
+}
+
+func (a *caff) outer(in *instance) int64 {
+	v := a.c
+	for _, t := range a.vt {
+		if t.kind == irpb.TermKind_LOOP_VAR {
+			v += t.coef * in.vars[t.id]
+		} else {
+			v += t.coef * in.pid[t.id]
+		}
+	}
+	return v
+}
+
+type cacc struct {
+	tensor int32
+	t      *irpb.Tensor
+	dt     dtype.Type
+	shape  []int
+	n      int
+	idx    []caff
+	dyn    []cdyn
+	tstr   []int64 // row-major strides of the tensor (private storage)
+}
+
+type cdyn struct {
+	dim int
+	acc *cacc
+}
+
+type cpred struct {
+	e   caff
+	cmp irpb.Cmp
+}
+
+type cinst struct {
+	op    string
+	in    *irpb.Instruction
+	dst   []*cacc
+	src   []*cacc
+	mask  []cpred
+	preds []cpred
+	exprs []caff
+	file  string
+	line  int
+	run   func(in *instance, ci *cinst) error
+	aux   any // op-specific prepared data
+}
+
+func (ci *cinst) errf(rule, format string, args ...any) *Error {
+	return &Error{Rule: rule, Op: ci.op, File: ci.file, Line: ci.line, Msg: fmt.Sprintf(format, args...)}
+}
+
+type compiler struct {
+	k       *irpb.Kernel
+	p       *program
+	loopVar map[int32]bool // loop vars in scope
+}
+
+func locOf(k *irpb.Kernel, l *irpb.Loc) (string, int) {
+	if l == nil {
+		return "", 0
+	}
+	f := ""
+	if l.File >= 0 && int(l.File) < len(k.Files) {
+		f = k.Files[l.File]
+	}
+	return f, int(l.Line)
+}
+
+func compile(k *irpb.Kernel) (*program, error) {
+	if k == nil {
+		return nil, &Error{Rule: "invalid", Msg: "nil kernel"}
+	}
+	if k.SchemaVersion != 0 && k.SchemaVersion != uint32(irpb.SchemaVersion_SCHEMA_VERSION_CURRENT) {
+		return nil, &Error{Rule: "invalid", Msg: fmt.Sprintf("kernel schema version %d is not supported (want %d)", k.SchemaVersion, irpb.SchemaVersion_SCHEMA_VERSION_CURRENT)}
+	}
+	p := &program{k: k, numInstances: 1}
+	for _, g := range k.Grid {
+		if g <= 0 || g > 1<<20 || p.numInstances*g > 1<<20 {
+			return nil, &Error{Rule: "invalid", Msg: fmt.Sprintf("launch grid %v is not a positive grid of at most 2^20 instances", k.Grid)}
+		}
+		p.numInstances *= g
+	}
+	for i, t := range k.Tensors {
+		if t == nil || t.Id != int32(i) {
+			return nil, &Error{Rule: "invalid", Msg: fmt.Sprintf("tensors[%d] has id %v", i, t.GetId())}
+		}
+		dt := dtype.Type(t.Dtype)
+		if !dt.Valid() || !(dt.IsFloat() || dt.IsInteger() || dt == dtype.Pred) || dt.Bits() > 32 || dt.IsSubByte() {
+			return nil, tensorErr(k, t, "dtype %d is not a kernel dtype", t.Dtype)
+		}
+		if err := tensor.CheckShape(dt, t.Shape); err != nil {
+			return nil, tensorErr(k, t, "%v", err)
+		}
+		if t.Role == irpb.TensorRole_CONSTANT {
+			if int64(len(t.Data)) != tensor.NumElements(t.Shape)*int64(dt.Size()) {
+				return nil, tensorErr(k, t, "constant holds %d bytes, its shape needs %d", len(t.Data), tensor.NumElements(t.Shape)*int64(dt.Size()))
+			}
+		}
+		if a := t.Allocation; a != nil {
+			if t.Memory != irpb.Memory_SBUF && t.Memory != irpb.Memory_PSUM {
+				continue // placement of HBM tensors is not modelled
+			}
+			if len(t.Shape) == 0 {
+				return nil, tensorErr(k, t, "placed tensor has no partition dimension")
+			}
+			partBytes := int64(sbufPartBytes)
+			if t.Memory == irpb.Memory_PSUM {
+				partBytes = psumPartBytes
+				p.hasPhysPSUM = true
+			} else {
+				p.hasPhysSBUF = true
+			}
+			free := tensor.NumElements(t.Shape[1:]) * int64(dt.Size())
+			last := a.ByteOffset
+			if a.NumFreeTiles > 1 {
+				last += (a.NumFreeTiles - 1) * a.BytesPerTile
+			}
+			if a.PartitionOffset < 0 || a.PartitionOffset+t.Shape[0] > numPartitions || a.ByteOffset < 0 || a.BytesPerTile < 0 || last+free > partBytes {
+				return nil, tensorErr(k, t, "allocation (partition %d, byte %d, %d tiles of %d bytes) of %d partitions × %d bytes leaves %v (%d partitions × %d bytes)",
+					a.PartitionOffset, a.ByteOffset, a.NumFreeTiles, a.BytesPerTile, t.Shape[0], free, t.Memory, numPartitions, partBytes)
+			}
+			if a.NumFreeTiles > 1 && (a.LoopVar < 0 || a.LoopVar >= k.NumVars) {
+				return nil, tensorErr(k, t, "allocation loop_var %d out of range", a.LoopVar)
+			}
+		}
+	}
+	for _, id := range append(append([]int32{}, k.Inputs...), k.Outputs...) {
+		if id < 0 || int(id) >= len(k.Tensors) {
+			return nil, &Error{Rule: "invalid", Msg: fmt.Sprintf("input/output tensor id %d out of range", id)}
+		}
+	}
+	for _, id := range k.Outputs {
+		t := k.Tensors[id]
+		if t.Memory != irpb.Memory_SHARED_HBM && !isInput(k, id) {
+			return nil, tensorErr(k, t, "returned tensor must be in shared HBM (is %v)", t.Memory)
+		}
+	}
+	c := &compiler{k: k, p: p, loopVar: map[int32]bool{}}
+	body, err := c.block(k.Body)
+	if err != nil {
+		return nil, err
+	}
+	p.body = body
+	return p, nil
+}
+
+func isInput(k *irpb.Kernel, id int32) bool {
+	for _, x := range k.Inputs {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+func tensorErr(k *irpb.Kernel, t *irpb.Tensor, format string, args ...any) *Error {
+	f, l := locOf(k, t.GetLoc())
+	return &Error{Rule: "invalid", File: f, Line: l, Msg: fmt.Sprintf("tensor %s: ", t.GetName()) + fmt.Sprintf(format, args...)}
+}
+
+func (c *compiler) block(ss []*irpb.Stmt) ([]stmt, error) {
+	out := make([]stmt, 0, len(ss))
+	for _, s := range ss {
+		switch x := s.GetKind().(type) {
+		case *irpb.Stmt_Inst:
+			ci, err := c.inst(x.Inst)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, stmt{inst: ci})
+		case *irpb.Stmt_Loop:
+			l, err := c.loop(x.Loop)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, stmt{loop: l})
+		default:
+			return nil, &Error{Rule: "invalid", Msg: "empty statement"}
+		}
+	}
+	return out, nil
+}
+
+func (c *compiler) loop(l *irpb.Loop) (*cloop, error) {
+	f, line := locOf(c.k, l.Loc)
+	bad := func(format string, args ...any) error {
+		return &Error{Rule: "invalid", Op: "loop", File: f, Line: line, Msg: fmt.Sprintf(format, args...)}
+	}
+	if l.Var < 0 || l.Var >= c.k.NumVars {
+		return nil, bad("loop variable %d out of range (kernel has %d)", l.Var, c.k.NumVars)
+	}
+	if c.loopVar[l.Var] {
+		return nil, bad("loop variable %d reused by a nested loop", l.Var)
+	}
+	if l.Step <= 0 {
+		return nil, bad("loop step %d must be positive", l.Step)
+	}
+	c.loopVar[l.Var] = true
+	body, err := c.block(l.Body)
+	delete(c.loopVar, l.Var)
+	if err != nil {
+		return nil, err
+	}
+	cl := &cloop{v: l.Var, start: l.Start, stop: l.Stop, step: l.Step, body: body, loc: l.Loc}
+	if l.Kind == irpb.LoopKind_AFFINE {
+		cl.parallel, cl.locals = c.parallelSafe(body)
+	}
+	return cl, nil
+}
+
+// parallelSafe decides whether an affine loop's iterations can run
+// concurrently: every on-chip / private tensor the body writes must be
+// alloc'ed inside the body (so each worker gets its own), and the body must
+// not print, draw random numbers, use atomics or collectives, or touch
+// physically placed tensors.
+func (c *compiler) parallelSafe(body []stmt) (bool, []int32) {
+	allocs := map[int32]bool{}
+	var writes []int32
+	ok := true
+	var walk func(ss []stmt)
+	walk = func(ss []stmt) {
+		for _, s := range ss {
+			if s.loop != nil {
+				walk(s.loop.body)
+				continue
+			}
+			ci := s.inst
+			switch ci.op {
+			case "print", "rand", "dropout", "random_seed", "atomic_rmw", "all_reduce":
+				ok = false
+			case "alloc":
+				allocs[ci.dst[0].tensor] = true
+			}
+			for _, a := range append(append([]*cacc{}, ci.dst...), ci.src...) {
+				if a.t.Allocation != nil && (a.t.Memory == irpb.Memory_SBUF || a.t.Memory == irpb.Memory_PSUM) {
+					ok = false
+				}
+			}
+			for _, d := range ci.dst {
+				writes = append(writes, d.tensor)
+			}
+		}
+	}
+	walk(body)
+	if !ok {
+		return false, nil
+	}
+	for _, w := range writes {
+		t := c.k.Tensors[w]
+		if t.Memory == irpb.Memory_SHARED_HBM || t.Role == irpb.TensorRole_PARAM {
+			continue // iterations of an affine loop write disjoint HBM tiles
+		}
+		if !allocs[w] {
+			return false, nil
+		}
+	}
+	var locals []int32
+	for id := range allocs {
+		locals = append(locals, id)
+	}
+	return true, locals
+}
+
+// affine compiles an Affine over a tile of rank r.
+func (c *compiler) affine(a *irpb.Affine, r int, what string) (caff, error) {
+	out := caff{tile: make([]int64, r)}
+	if a == nil {
+		return out, nil
+	}
+	out.c = a.Constant
+	for _, t := range a.Terms {
+		switch t.Kind {
+		case irpb.TermKind_TILE_AXIS:
+			if t.Id < 0 || int(t.Id) >= r {
+				return out, fmt.Errorf("%s: tile axis %d out of range (tile rank %d)", what, t.Id, r)
+			}
+			out.tile[t.Id] += t.Coef
+		case irpb.TermKind_LOOP_VAR:
+			if !c.loopVar[t.Id] {
+				return out, fmt.Errorf("%s: loop variable %d used outside its loop", what, t.Id)
+			}
+			out.vt = append(out.vt, term{t.Kind, t.Id, t.Coef})
+		case irpb.TermKind_PROGRAM_ID:
+			if t.Id < 0 || int(t.Id) >= len(c.k.Grid) {
+				return out, fmt.Errorf("%s: program_id axis %d but the grid has %d dimensions", what, t.Id, len(c.k.Grid))
+			}
+			out.vt = append(out.vt, term{t.Kind, t.Id, t.Coef})
+		default:
+			return out, fmt.Errorf("%s: unknown term kind %v", what, t.Kind)
+		}
+	}
+	return out, nil
+}
+
+func (c *compiler) access(a *irpb.Access, what string) (*cacc, error) {
+	if a == nil {
+		return nil, fmt.Errorf("%s is missing", what)
+	}
+	if a.Tensor < 0 || int(a.Tensor) >= len(c.k.Tensors) {
+		return nil, fmt.Errorf("%s: tensor id %d out of range", what, a.Tensor)
+	}
+	t := c.k.Tensors[a.Tensor]
+	ca := &cacc{tensor: a.Tensor, t: t, dt: dtype.Type(t.Dtype), tstr: tensor.Strides(t.Shape)}
+	ca.n = 1
+	for _, s := range a.Shape {
+		if s <= 0 || s > 1<<24 {
+			return nil, fmt.Errorf("%s (%s): tile shape %v has a non-positive or huge extent", what, t.Name, a.Shape)
+		}
+		ca.shape = append(ca.shape, int(s))
+		ca.n *= int(s)
+		if ca.n > 1<<26 {
+			return nil, fmt.Errorf("%s (%s): tile %v too large", what, t.Name, a.Shape)
+		}
+	}
+	if len(a.Index) != len(t.Shape) {
+		return nil, fmt.Errorf("%s (%s): %d index expressions for a rank-%d tensor", what, t.Name, len(a.Index), len(t.Shape))
+	}
+	for d, ix := range a.Index {
+		af, err := c.affine(ix, len(ca.shape), fmt.Sprintf("%s (%s) index %d", what, t.Name, d))
+		if err != nil {
+			return nil, err
+		}
+		ca.idx = append(ca.idx, af)
+	}
+	if len(a.DynamicDim) != len(a.Dynamic) {
+		return nil, fmt.Errorf("%s (%s): %d dynamic dims but %d dynamic tiles", what, t.Name, len(a.DynamicDim), len(a.Dynamic))
+	}
+	for i, d := range a.DynamicDim {
+		if d < 0 || int(d) >= len(t.Shape) {
+			return nil, fmt.Errorf("%s (%s): dynamic dim %d out of range", what, t.Name, d)
+		}
+		da, err := c.access(a.Dynamic[i], fmt.Sprintf("%s dynamic index %d", what, i))
+		if err != nil {
+			return nil, err
+		}
+		if len(da.dyn) > 0 {
+			return nil, fmt.Errorf("%s: a dynamic index tile cannot itself be dynamically indexed", what)
+		}
+		if !da.dt.IsInteger() {
+			return nil, fmt.Errorf("%s: dynamic index tile %s must have an integer dtype, has %v", what, da.t.Name, da.dt)
+		}
+		if !broadcastsTo(da.shape, ca.shape) {
+			return nil, fmt.Errorf("%s: dynamic index tile %v does not broadcast to the tile %v", what, da.shape, ca.shape)
+		}
+		ca.dyn = append(ca.dyn, cdyn{int(d), da})
+	}
+	return ca, nil
+}
+
+// broadcastsTo reports whether a tile of shape s broadcasts numpy-style
+// (right-aligned, size-1 axes repeat) to dom.
+func broadcastsTo(s, dom []int) bool {
+	if len(s) > len(dom) {
+		// leading size-1 axes may be dropped
+		for _, x := range s[:len(s)-len(dom)] {
+			if x != 1 {
+				return false
+			}
+		}
+		s = s[len(s)-len(dom):]
+	}
+	off := len(dom) - len(s)
+	for i, x := range s {
+		if x != 1 && x != dom[off+i] {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *compiler) preds(ps []*irpb.Predicate, r int, what string) ([]cpred, error) {
+	var out []cpred
+	for i, p := range ps {
+		if p.Cmp < irpb.Cmp_LT || p.Cmp > irpb.Cmp_NE {
+			return nil, fmt.Errorf("%s %d: unknown comparison %v", what, i, p.Cmp)
+		}
+		e, err := c.affine(p.Expr, r, fmt.Sprintf("%s %d", what, i))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, cpred{e, p.Cmp})
+	}
+	return out, nil
+}
+
+func (c *compiler) inst(x *irpb.Instruction) (*cinst, error) {
+	f, line := locOf(c.k, x.Loc)
+	ci := &cinst{op: x.Op, in: x, file: f, line: line}
+	spec, ok := opTable[x.Op]
+	if !ok {
+		return nil, ci.errf("invalid", "unknown instruction %q", x.Op)
+	}
+	for i, d := range x.Dst {
+		a, err := c.access(d, fmt.Sprintf("dst[%d]", i))
+		if err != nil {
+			return nil, ci.errf("invalid", "%v", err)
+		}
+		ci.dst = append(ci.dst, a)
+	}
+	for i, s := range x.Src {
+		a, err := c.access(s, fmt.Sprintf("src[%d]", i))
+		if err != nil {
+			return nil, ci.errf("invalid", "%v", err)
+		}
+		ci.src = append(ci.src, a)
+	}
+	if len(ci.dst) < spec.minDst || len(ci.dst) > spec.maxDst {
+		return nil, ci.errf("invalid", "takes %d..%d destinations, has %d", spec.minDst, spec.maxDst, len(ci.dst))
+	}
+	if len(ci.src) < spec.minSrc || len(ci.src) > spec.maxSrc {
+		return nil, ci.errf("invalid", "takes %d..%d sources, has %d", spec.minSrc, spec.maxSrc, len(ci.src))
+	}
+	for _, d := range ci.dst {
+		if d.t.Role == irpb.TensorRole_CONSTANT || (d.t.Role == irpb.TensorRole_PARAM && !d.t.Mutable) {
+			return nil, ci.errf("invalid", "writes the immutable tensor %s", d.t.Name)
+		}
+	}
+	dom := 0
+	if len(ci.dst) > 0 {
+		dom = len(ci.dst[0].shape)
+	}
+	if spec.domainSrc && len(ci.src) > 0 {
+		dom = len(ci.src[0].shape)
+	}
+	var err error
+	if ci.mask, err = c.preds(x.Mask, dom, "mask predicate"); err != nil {
+		return nil, ci.errf("invalid", "%v", err)
+	}
+	if ci.preds, err = c.preds(x.Preds, dom, "predicate"); err != nil {
+		return nil, ci.errf("invalid", "%v", err)
+	}
+	for i, e := range x.Exprs {
+		a, err := c.affine(e, dom, fmt.Sprintf("exprs[%d]", i))
+		if err != nil {
+			return nil, ci.errf("invalid", "%v", err)
+		}
+		ci.exprs = append(ci.exprs, a)
+	}
+	switch x.Op {
+	case "all_reduce":
+		c.p.hasCollectives = true
+	case "atomic_rmw", "print", "rand", "dropout", "random_seed":
+		c.p.serialInstances = true
+	}
+	if err := spec.prep(ci); err != nil {
+		var se *Error
+		if ok := asErr(err, &se); ok {
+			return nil, se
+		}
+		return nil, ci.errf("invalid", "%v", err)
+	}
+	ci.run = spec.run
+	return ci, nil
+}
+
+func asErr(err error, target **Error) bool {
+	e, ok := err.(*Error)
+	if ok {
+		*target = e
+	}
+	return ok
+}
+
+// opSpec describes an opcode: operand counts, whether its domain is src[0]'s
+// tile, a prepare step (attr parsing, static shape checks) and the runner.
+type opSpec struct {
+	minDst, maxDst, minSrc, maxSrc int
+	domainSrc                      bool
+	prep                           func(ci *cinst) error
+	run                            func(in *instance, ci *cinst) error
+}
+
+var opTable map[string]opSpec
+
+// attribute helpers -------------------------------------------------------
+
+func (ci *cinst) attr(name string) (*irpb.Attr, bool) {
+	a, ok := ci.in.Attrs[name]
+	return a, ok && a != nil
+}
+
+func (ci *cinst) str(name, def string) (string, error) {
+	a, ok := ci.attr(name)
+	if !ok {
+		return def, nil
+	}
+	s, isS := a.Value.(*irpb.Attr_S)
+	if !isS {
+		return "", fmt.Errorf("attribute %s must be a string", name)
+	}
+	return s.S, nil
+}
+
+func (ci *cinst) flt(name string, def float64) (float64, error) {
+	a, ok := ci.attr(name)
+	if !ok {
+		return def, nil
+	}
+	switch v := a.Value.(type) {
+	case *irpb.Attr_F:
+		return v.F, nil
+	case *irpb.Attr_I:
+		return float64(v.I), nil
+	case *irpb.Attr_B:
+		if v.B {
+			return 1, nil
+		}
+		return 0, nil
+	}
+	return 0, fmt.Errorf("attribute %s must be a number", name)
+}
+
+func (ci *cinst) integer(name string, def int64) (int64, error) {
+	a, ok := ci.attr(name)
+	if !ok {
+		return def, nil
+	}
+	switch v := a.Value.(type) {
+	case *irpb.Attr_I:
+		return v.I, nil
+	case *irpb.Attr_F:
+		if v.F == float64(int64(v.F)) {
+			return int64(v.F), nil
+		}
+	}
+	return 0, fmt.Errorf("attribute %s must be an integer", name)
+}
+
+func (ci *cinst) boolean(name string, def bool) (bool, error) {
+	a, ok := ci.attr(name)
+	if !ok {
+		return def, nil
+	}
+	switch v := a.Value.(type) {
+	case *irpb.Attr_B:
+		return v.B, nil
+	case *irpb.Attr_I:
+		return v.I != 0, nil
+	}
+	return false, fmt.Errorf("attribute %s must be a bool", name)
+}
+
+func (ci *cinst) ints(name string) ([]int64, bool, error) {
+	a, ok := ci.attr(name)
+	if !ok {
+		return nil, false, nil
+	}
+	switch v := a.Value.(type) {
+	case *irpb.Attr_Ints:
+		return v.Ints.GetV(), true, nil
+	case *irpb.Attr_I:
+		return []int64{v.I}, true, nil
+	}
+	return nil, false, fmt.Errorf("attribute %s must be a list of integers", name)
+}

@@ -1,0 +1,68 @@
+package sim
+
+import (
+	"goldtrace/engine/dtype"
+	"goldtrace/kernel/ir/irpb"
+)
+
+// matmulKernel is the tutorial's fully optimized tiled matmul shape:
+// result (M,N) = lhsT(K,M).T @ rhs(K,N), 128×128 stationary and 128×512
+// moving tiles, PSUM accumulation over K, inputs of dtype in, result out.
+func matmulKernel(K, M, N int64, in, out dtype.Type) *irpb.Kernel {
+	b := newK("matmul")
+	lhsT := b.param("lhsT", in, K, M)
+	rhs := b.param("rhs", in, K, N)
+	res := b.output("result", out, M, N)
+	const TM, TN, TK = 128, 512, 128
+	b.loop(irpb.LoopKind_AFFINE, 0, M/TM, 1, func(m int) {
+		b.loop(irpb.LoopKind_AFFINE, 0, N/TN, 1, func(n int) {
+			ps := b.psum("res_psum", dtype.F32, TM, TN)
+			b.alloc(ps)
+			b.op("memset", dts(b.full(ps)), nil, attrs{"value": F(0)})
+			b.loop(irpb.LoopKind_AFFINE, 0, K/TK, 1, func(k int) {
+				lt := b.sbuf("lhsT_tile", in, TK, TM)
+				b.alloc(lt)
+				b.dma(b.full(lt), b.tile(lhsT, []int64{TK, TM}, aff(0, lv(k, TK)), aff(0, lv(m, TM))))
+				rt := b.sbuf("rhs_tile", in, TK, TN)
+				b.alloc(rt)
+				b.dma(b.full(rt), b.tile(rhs, []int64{TK, TN}, aff(0, lv(k, TK)), aff(0, lv(n, TN))))
+				b.op("matmul", dts(b.full(ps)), dts(b.full(lt), b.full(rt)), attrs{"accumulate": B(true)})
+			})
+			sb := b.sbuf("res_sb", out, TM, TN)
+			b.alloc(sb)
+			b.op("tensor_copy", dts(b.full(sb)), dts(b.full(ps)), nil)
+			b.dma(b.tile(res, []int64{TM, TN}, aff(0, lv(m, TM)), aff(0, lv(n, TN))), b.full(sb))
+		})
+	})
+	return b.kernel()
+}
+
+// softmaxKernel: rows of 128 per iteration: max, exp(x - max) by activation
+// with a bias, sum, reciprocal, multiply.
+func softmaxKernel(R, C int64, dt dtype.Type) *irpb.Kernel {
+	b := newK("softmax")
+	x := b.param("x", dt, R, C)
+	y := b.output("y", dt, R, C)
+	b.loop(irpb.LoopKind_AFFINE, 0, R/128, 1, func(i int) {
+		xt := b.sbuf("x_tile", dt, 128, C)
+		b.alloc(xt)
+		b.dma(b.full(xt), b.tile(x, []int64{128, C}, aff(0, lv(i, 128))))
+		nmx := b.sbuf("neg_max", dtype.F32, 128, 1)
+		b.alloc(nmx)
+		b.op("tensor_reduce", dts(b.full(nmx)), dts(b.full(xt)), attrs{"op": S("maximum"), "axes": Ints(1), "negate": B(true)})
+		e := b.sbuf("e", dtype.F32, 128, C)
+		b.alloc(e)
+		b.op("activation", dts(b.full(e)), dts(b.full(xt), b.full(nmx)), attrs{"func": S("exp"), "has_bias": B(true)})
+		s := b.sbuf("sum", dtype.F32, 128, 1)
+		b.alloc(s)
+		b.op("tensor_reduce", dts(b.full(s)), dts(b.full(e)), attrs{"op": S("add"), "axes": Ints(1)})
+		rs := b.sbuf("rsum", dtype.F32, 128, 1)
+		b.alloc(rs)
+		b.op("activation", dts(b.full(rs)), dts(b.full(s)), attrs{"func": S("reciprocal")})
+		yt := b.sbuf("y_tile", dt, 128, C)
+		b.alloc(yt)
+		b.op("tensor_scalar", dts(b.full(yt)), dts(b.full(e), b.full(rs)), attrs{"op0": S("multiply"), "has_operand0_tile": B(true)})
+		b.dma(b.tile(y, []int64{128, C}, aff(0, lv(i, 128))), b.full(yt))
+	})
+	return b.kernel()
+}

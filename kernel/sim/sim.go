@@ -1,0 +1,382 @@
+// Package sim runs kernel IR (goldtrace/kernel/ir/irpb) on tensors: every SPMD
+// program instance, loops, masks, access patterns, dynamic indices and the
+// engines' arithmetic (float32 compute, ml_dtypes rounding to the destination
+// dtype). See kernel_ir.proto for the contract each instruction follows.
+//
+// Storage. Every tensor without an Allocation keeps one float64 per element,
+// holding the value already rounded to the tensor's dtype (float64 represents
+// every dtype of at most 32 bits exactly). On-chip tensors with an Allocation
+// live in per-instance physical memory (SBUF: 128 partitions × 192 KiB, PSUM:
+// 128 partitions × 8 banks × 2 KiB) as raw little-endian bytes of their dtype,
+// so overlapping placements alias as on the device.
+//
+// Uninitialised memory. `alloc`, the start of every program instance (for
+// on-chip and output tensors) and physical memory fill with a sentinel: NaN
+// for float dtypes, the dtype's largest value for integers (int8 127, int32
+// 2147483647, uint32 4294967295, bool true). A kernel that reads memory nobody
+// wrote therefore computes NaN / obviously wrong integers.
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"runtime"
+	"sync"
+
+	"goldtrace/engine/dtype"
+	"goldtrace/engine/tensor"
+	"goldtrace/kernel/ir/irpb"
+)
+
+// Options controls a run.
+type Options struct {
+	// Stdout receives device_print output (nil: discarded).
+	Stdout io.Writer
+	// Parallel bounds the goroutines that run program instances and
+	// independent affine-loop iterations concurrently. 1 runs everything
+	// serially in program order; <= 0 uses GOMAXPROCS. Kernels with atomics,
+	// prints or RNG run their instances serially (deterministic order);
+	// kernels with collectives run one goroutine per instance (they must meet).
+	Parallel int
+}
+
+// Error is a simulator failure. Rule classifies it:
+//
+//	"input"       the caller's tensors do not match the kernel's parameters
+//	"invalid"     the kernel IR breaks the contract (unknown op, bad attr, shapes)
+//	"bounds"      an access leaves its tensor (the kernel's bug, found at run time)
+//	"runtime"     any other failure while evaluating (e.g. collective mismatch)
+type Error struct {
+	Rule string
+	Op   string // instruction op ("" when not about one instruction)
+	File string // kernel source file from Loc ("" if unknown)
+	Line int
+	Msg  string
+}
+
+func (e *Error) Error() string {
+	s := "kernel sim"
+	if e.File != "" || e.Line != 0 {
+		s += fmt.Sprintf(" %s:%d", e.File, e.Line)
+	}
+	if e.Op != "" {
+		s += ": " + e.Op
+	}
+	return s + ": " + e.Msg + " [" + e.Rule + "]"
+}
+
+// IsInvalidKernel reports whether err says the kernel (or its inputs) is
+// malformed rather than that evaluation failed.
+func IsInvalidKernel(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && (e.Rule == "invalid" || e.Rule == "input")
+}
+
+const (
+	numPartitions = 128
+	sbufPartBytes = 192 * 1024
+	psumPartBytes = 8 * 2048
+)
+
+// Run executes kernel k on inputs (one per k.Inputs) and returns one tensor
+// per k.Outputs. The inputs are never modified.
+func Run(k *irpb.Kernel, inputs []*tensor.Tensor, opts Options) ([]*tensor.Tensor, error) {
+	p, err := compile(k)
+	if err != nil {
+		return nil, err
+	}
+	return p.run(inputs, opts)
+}
+
+// sentinel is the value uninitialised memory of type t reads as.
+func sentinel(t dtype.Type) float64 {
+	switch {
+	case t.IsFloat():
+		return math.NaN()
+	case t == dtype.Pred:
+		return 1
+	case t.IsSigned():
+		return float64(int64(1)<<(t.Bits()-1) - 1)
+	case t.IsUnsigned():
+		return float64(uint64(1)<<t.Bits() - 1)
+	}
+	return math.NaN()
+}
+
+// storage is a tensor's memory: vals (private) or a window of a physical
+// memory (mem, byte addressed).
+type storage struct {
+	dt   dtype.Type
+	vals []float64
+	mem  []byte
+	// phys: the physical memory's partition stride and the tensor's base
+	// (partition_offset*partStride + byte_offset) before per-iteration offsets.
+	partStride int
+}
+
+func newPrivate(t dtype.Type, n int64) *storage {
+	v := make([]float64, n)
+	s := sentinel(t)
+	for i := range v {
+		v[i] = s
+	}
+	return &storage{dt: t, vals: v}
+}
+
+// instance is the state of one program instance (or one parallel worker of
+// it: workers share everything but the tensors local to the loop body).
+type instance struct {
+	r      *runState
+	stores []*storage
+	vars   []int64
+	pid    []int64
+	sbuf   []byte
+	psum   []byte
+	rng    *rngState
+	buf    scratch
+	lin    int  // linear program id
+	nested bool // inside a parallel loop worker or parallel instance
+}
+
+type runState struct {
+	p      *program
+	opts   Options
+	par    int
+	out    io.Writer
+	outMu  sync.Mutex
+	atomMu sync.Mutex
+	coll   *collectives
+
+	fanMu             sync.Mutex
+	fanning           bool
+	instancesParallel bool
+}
+
+func (p *program) run(inputs []*tensor.Tensor, opts Options) ([]*tensor.Tensor, error) {
+	k := p.k
+	if len(inputs) != len(k.Inputs) {
+		return nil, &Error{Rule: "input", Msg: fmt.Sprintf("kernel %s takes %d inputs, got %d", k.Name, len(k.Inputs), len(inputs))}
+	}
+	shared := make([]*storage, len(k.Tensors))
+	for i, id := range k.Inputs {
+		t := k.Tensors[id]
+		in := inputs[i]
+		dt := dtype.Type(t.Dtype)
+		if in == nil {
+			return nil, &Error{Rule: "input", Msg: fmt.Sprintf("parameter %d (%s) is nil", i, t.Name)}
+		}
+		if in.Type != dt || !sameDims(in.Dims, t.Shape) {
+			return nil, &Error{Rule: "input", Msg: fmt.Sprintf("parameter %d (%s) must be %v, got %v", i, t.Name, tensor.ShapeString(dt, t.Shape), in)}
+		}
+		if shared[id] != nil {
+			return nil, &Error{Rule: "input", Msg: fmt.Sprintf("tensor %s is listed twice in inputs", t.Name)}
+		}
+		st := &storage{dt: dt, vals: make([]float64, in.NumElements())}
+		dtype.DecodeF64(dt, in.Data, st.vals)
+		shared[id] = st
+	}
+	for id, t := range k.Tensors {
+		if shared[id] != nil {
+			continue
+		}
+		switch {
+		case t.Role == irpb.TensorRole_CONSTANT:
+			st := &storage{dt: dtype.Type(t.Dtype), vals: make([]float64, tensor.NumElements(t.Shape))}
+			dtype.DecodeF64(st.dt, t.Data, st.vals)
+			shared[id] = st
+		case t.Memory == irpb.Memory_SHARED_HBM:
+			shared[id] = newPrivate(dtype.Type(t.Dtype), tensor.NumElements(t.Shape))
+		}
+	}
+	par := opts.Parallel
+	if par <= 0 {
+		par = runtime.GOMAXPROCS(0)
+	}
+	rs := &runState{p: p, opts: opts, par: par, out: opts.Stdout}
+	n := p.numInstances
+	if p.hasCollectives {
+		rs.coll = newCollectives(int(n))
+	}
+	runOne := func(lin int64) error {
+		in := rs.newInstance(shared, lin)
+		return in.execBlock(p.body)
+	}
+	var err error
+	switch {
+	case p.hasCollectives && n > 1:
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for i := int64(0); i < n; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[i] = runOne(i)
+				if errs[i] != nil {
+					rs.coll.abort(errs[i])
+				}
+			}()
+		}
+		wg.Wait()
+		err = firstErr(errs)
+	case par <= 1 || n == 1 || p.serialInstances:
+		for i := int64(0); i < n && err == nil; i++ {
+			err = runOne(i)
+		}
+	default:
+		rs.instancesParallel = true
+		err = parallelFor(par, int(n), func(i int) error { return runOne(int64(i)) })
+	}
+	if err != nil {
+		return nil, err
+	}
+	outs := make([]*tensor.Tensor, len(k.Outputs))
+	for i, id := range k.Outputs {
+		t := k.Tensors[id]
+		st := shared[id]
+		if st == nil {
+			return nil, &Error{Rule: "invalid", Msg: fmt.Sprintf("output %d (%s) is not in shared HBM", i, t.Name)}
+		}
+		o := tensor.New(st.dt, t.Shape)
+		dtype.EncodeF64(st.dt, st.vals, o.Data)
+		outs[i] = o
+	}
+	return outs, nil
+}
+
+func firstErr(errs []error) error {
+	for _, e := range errs {
+		if e != nil {
+			var ce *collAbort
+			if errors.As(e, &ce) {
+				continue
+			}
+			return e
+		}
+	}
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+// parallelFor runs f(0..n-1) on up to par goroutines; the first error wins.
+func parallelFor(par, n int, f func(i int) error) error {
+	var mu sync.Mutex
+	next := 0
+	var first error
+	work := func() {
+		for {
+			mu.Lock()
+			if next >= n || first != nil {
+				mu.Unlock()
+				return
+			}
+			i := next
+			next++
+			mu.Unlock()
+			if err := f(i); err != nil {
+				mu.Lock()
+				if first == nil {
+					first = err
+				}
+				mu.Unlock()
+				return
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	for g := 1; g < min(par, n); g++ {
+		wg.Add(1)
+		go func() { defer wg.Done(); work() }()
+	}
+	work()
+	wg.Wait()
+	return first
+}
+
+func sameDims(a []int64, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func (rs *runState) newInstance(shared []*storage, lin int64) *instance {
+	p := rs.p
+	k := p.k
+	in := &instance{r: rs, lin: int(lin), stores: make([]*storage, len(k.Tensors)), vars: make([]int64, max(k.NumVars, 0)+1)}
+	// program ids: row-major over the grid, last dimension fastest.
+	in.pid = make([]int64, len(k.Grid))
+	rem := lin
+	for d := len(k.Grid) - 1; d >= 0; d-- {
+		in.pid[d] = rem % k.Grid[d]
+		rem /= k.Grid[d]
+	}
+	if p.hasPhysSBUF {
+		in.sbuf = make([]byte, numPartitions*sbufPartBytes)
+		fillSentinelBytes(in.sbuf)
+	}
+	if p.hasPhysPSUM {
+		in.psum = make([]byte, numPartitions*psumPartBytes)
+		fillSentinelBytes(in.psum)
+	}
+	in.rng = newRNG(uint64(lin))
+	for id, t := range k.Tensors {
+		if shared[id] != nil {
+			in.stores[id] = shared[id]
+			continue
+		}
+		in.stores[id] = in.freshStorage(int32(id))
+		_ = t
+	}
+	return in
+}
+
+// fillSentinelBytes fills physical memory with 0xFF bytes: NaN for every
+// float dtype the device has (f32, bf16, f16, fp8 e4m3/e5m2), -1 for signed
+// integers and the maximum for unsigned ones. `alloc` of a placed tensor
+// writes its own dtype's sentinel.
+func fillSentinelBytes(b []byte) {
+	for i := range b {
+		b[i] = 0xFF
+	}
+}
+
+// freshStorage makes the storage of a per-instance tensor: physical window or
+// private values filled with the sentinel.
+func (in *instance) freshStorage(id int32) *storage {
+	t := in.r.p.k.Tensors[id]
+	dt := dtype.Type(t.Dtype)
+	if t.Allocation != nil && (t.Memory == irpb.Memory_SBUF || t.Memory == irpb.Memory_PSUM) {
+		st := &storage{dt: dt}
+		if t.Memory == irpb.Memory_SBUF {
+			st.mem, st.partStride = in.sbuf, sbufPartBytes
+		} else {
+			st.mem, st.partStride = in.psum, psumPartBytes
+		}
+		return st
+	}
+	return newPrivate(dt, tensor.NumElements(t.Shape))
+}
+
+// scratch holds reusable buffers of one instance / worker.
+type scratch struct {
+	f [6][]float64
+	g [3][]float32
+}
+
+func (s *scratch) get(i, n int) []float64 {
+	if cap(s.f[i]) < n {
+		s.f[i] = make([]float64, n)
+	}
+	return s.f[i][:n]
+}
