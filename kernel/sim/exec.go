@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"sync"
 	"sync/atomic"
 
 	"goldtrace/kernel/ir/irpb"
@@ -90,8 +91,8 @@ func parallelWorkers(workers, n int, f func(w, i int) error) error {
 		next <- i
 	}
 	close(next)
-	done := make(chan struct{}, workers)
 	var failed atomic.Bool
+	var wg sync.WaitGroup
 	work := func(w int) {
 		for i := range next {
 			if failed.Load() {
@@ -103,15 +104,13 @@ func parallelWorkers(workers, n int, f func(w, i int) error) error {
 				break
 			}
 		}
-		done <- struct{}{}
 	}
 	for w := 1; w < workers; w++ {
-		go work(w)
+		wg.Add(1)
+		go func() { defer wg.Done(); work(w) }()
 	}
 	work(0)
-	for w := 1; w < workers; w++ {
-		<-done
-	}
+	wg.Wait()
 	for _, e := range errs {
 		if e != nil {
 			return e
