@@ -88,6 +88,9 @@ type Signature struct {
 	NumCores    int32             `json:"num_cores"`
 	CoreGridDim int32             `json:"core_grid_dim"`
 	Options     map[string]string `json:"options"`
+	// Mutable marks parameters the kernel writes although they were not
+	// declared mutable: the outputs of old-style kernels (passed as arguments).
+	Mutable []int32 `json:"mutable"`
 }
 
 // Finish closes the kernel. Open loops are an error (the tracer closes every
@@ -100,12 +103,15 @@ func (b *Builder) Finish(sig Signature) (*irpb.Kernel, error) {
 		return nil, fmt.Errorf("kernel builder: %d loop(s) still open at the end of kernel %q", len(b.open), b.k.Name)
 	}
 	n := int32(len(b.k.Tensors))
-	for _, ids := range [][]int32{sig.Inputs, sig.Outputs} {
+	for _, ids := range [][]int32{sig.Inputs, sig.Outputs, sig.Mutable} {
 		for _, id := range ids {
 			if id < 0 || id >= n {
 				return nil, fmt.Errorf("kernel builder: tensor id %d out of range (kernel has %d tensors)", id, n)
 			}
 		}
+	}
+	for _, id := range sig.Mutable {
+		b.k.Tensors[id].Mutable = true
 	}
 	b.k.Grid = sig.Grid
 	b.k.Inputs = sig.Inputs

@@ -186,7 +186,8 @@ def trace_kernel(func, bound, grid, name=None, options=None, spec_of=tensor_spec
             if not any(o is t for o in outputs):
                 tr.close()
                 raise KernelError(f"{loc}: mutable parameter {t.name!r} is written but not returned (a mutable parameter must be returned)")
-    handle = tr.finish(inputs, outputs, options)
+    # Old-style kernels write their output arguments: those parameters are mutable.
+    handle = tr.finish(inputs, outputs, options, mutable=outputs if old_style else ())
     outs = []
     for t in outputs:
         pidx = next((i for i, x in enumerate(inputs) if x is t), None)

@@ -231,7 +231,7 @@ class Trace:
         self.loop_ranges.pop()
         self._push({"loop_end": True})
 
-    def finish(self, inputs, outputs, options=None):
+    def finish(self, inputs, outputs, options=None, mutable=()):
         """Close the kernel; returns the Go kernel handle (validated)."""
         self.flush()
         files = [None] * len(self.files)
@@ -241,6 +241,7 @@ class Trace:
             "grid": list(self.grid), "inputs": [t.id for t in inputs], "outputs": [t.id for t in outputs],
             "files": files, "num_cores": self.num_cores, "core_grid_dim": self.core_grid_dim,
             "options": {k: str(v) for k, v in (options or {}).items()},
+            "mutable": [t.id for t in mutable],
         }
         out = _bridge.ffi.new("uint64_t *")
         try:

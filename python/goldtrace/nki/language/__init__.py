@@ -369,11 +369,11 @@ def all(x, axis, *, dtype=None, mask=None, keepdims=False, **kwargs):
     return _reduce("logical_and", x, axis, dtype, mask, keepdims)
 
 
-_register("add", sum)
-_register("maximum", max)
-_register("minimum", min)
-_register("multiply", prod)
-_register("logical_and", all)
+_register("add", sum, np.sum)
+_register("maximum", max, np.max, np.amax)
+_register("minimum", min, np.min, np.amin)
+_register("multiply", prod, np.prod)
+_register("logical_and", all, np.all)
 
 
 def _count(t, axis):
@@ -801,9 +801,10 @@ def program_id(axis):
     """The index of this program instance along launch-grid axis `axis`."""
     tr = require("program_id")
     axis = int(axis)
-    if axis < 0 or axis >= builtins.max(len(tr.grid), 1):
-        raise KernelError(f"{user_location()}: program_id({axis}): the kernel was launched with a grid of rank {len(tr.grid)}")
-    if not tr.grid or tr.grid[axis] == 1:
+    if axis < 0:
+        raise KernelError(f"{user_location()}: program_id({axis}): axis must be non-negative")
+    # An axis the launch grid does not have has one instance (index 0).
+    if axis >= len(tr.grid) or tr.grid[axis] == 1:
         return Sym(0)
     return Sym(0, {(PROGRAM_ID, axis): 1}, ())
 
