@@ -1,24 +1,27 @@
 package main
 
 import (
-	"google.golang.org/protobuf/encoding/prototext"
-	"google.golang.org/protobuf/proto"
-
+	"goldtrace/kernel/ir"
 	"goldtrace/kernel/ir/irpb"
 )
 
-// Until kernel/ir's validator and codec land, the glue is the plain proto codec.
-
-func validateKernel(k *irpb.Kernel) error { return nil }
-
-func marshalKernel(k *irpb.Kernel) ([]byte, error) { return proto.Marshal(k) }
-
-func unmarshalKernel(b []byte) (*irpb.Kernel, error) {
-	var k irpb.Kernel
-	if err := proto.Unmarshal(b, &k); err != nil {
-		return nil, withStatus(statusParse, "kernel IR: %v", err)
+// A kernel breaking a rule is the caller's error (an invalid argument); the
+// message names the rule and the kernel's file:line.
+func validateKernel(k *irpb.Kernel) error {
+	if err := ir.Validate(k); err != nil {
+		return withStatus(statusInvalidArgument, "%v", err)
 	}
-	return &k, nil
+	return nil
 }
 
-func formatKernel(k *irpb.Kernel) string { return prototext.Format(k) }
+func marshalKernel(k *irpb.Kernel) ([]byte, error) { return ir.Marshal(k) }
+
+func unmarshalKernel(b []byte) (*irpb.Kernel, error) {
+	k, err := ir.Unmarshal(b)
+	if err != nil {
+		return nil, withStatus(statusParse, "kernel IR: %v", err)
+	}
+	return k, nil
+}
+
+func formatKernel(k *irpb.Kernel) string { return ir.Format(k) }
