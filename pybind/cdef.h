@@ -45,3 +45,4 @@ gt_status gt_kernel_format(uint64_t h, char **out, char **err);
 gt_status gt_kernel_simulate(uint64_t h, gt_tensor_view *views, int32_t n, char *opts_json, uint64_t *out, char **printed, char **err);
 gt_status gt_kernel_config_encode(uint64_t h, char *extras_json, char **out, char **err);
 gt_status gt_kernel_config_decode(char *s, char **out_json, uint64_t *kernel_out, char **err);
+gt_status gt_build_info(char **out, char **err);

@@ -17,11 +17,12 @@ from ._bridge import roundtrip
 from . import hlo
 from .golden import Goldens, golden
 from .batch import batch
+from ._buildinfo import build_info
 
 __version__ = "0.1.0"
 
 __all__ = [
     "EvaluationError", "ForkedProcessError", "GoldtraceError", "GoldtraceIOError",
     "InternalError", "InvalidArgumentError", "ParseError", "UnsupportedError",
-    "Goldens", "batch", "dtypes", "golden", "hlo", "load_npy", "save_npy", "roundtrip",
+    "Goldens", "batch", "build_info", "dtypes", "golden", "hlo", "load_npy", "save_npy", "roundtrip",
 ]
