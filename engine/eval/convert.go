@@ -4,7 +4,9 @@ package eval
 //
 // convert rounds like XLA:CPU (checked against jax.jit on CPU): f32 and
 // narrower floats round once, directly, into any narrower float; f64 rounds
-// into f16 and bf16 through f32 (twice), but into f8/f4 types directly; floats
+// into bf16 through f32 (twice), into f16 through f32 too except on hosts with
+// AVX512-FP16 (which convert f64 to f16 in one instruction, f64ToF16Once), and
+// into f8/f4 types directly; floats
 // into integers truncate, saturate, and send NaN to 0; integers wrap.
 
 import (
@@ -14,6 +16,7 @@ import (
 	"goldtrace/engine/dtype"
 	"goldtrace/engine/hlo"
 	"goldtrace/engine/tensor"
+	"goldtrace/internal/hostcpu"
 )
 
 func init() {
@@ -153,18 +156,31 @@ func storeF32(out *tensor.Tensor, f []float32) {
 	}
 }
 
+// f64ToF16Once is whether XLA:CPU rounds f64 to f16 once: on hosts with
+// AVX512-FP16 LLVM emits VCVTSD2SH/VCVTPD2PH; elsewhere it goes through f32
+// (measured on one host: 1+2^-11+2^-40 gives 0x3c01 natively, 0x3c00 under
+// --xla_cpu_max_isa=AVX2). A variable, so that tests can check both.
+var f64ToF16Once = hostcpu.X86.AVX512FP16
+
 // storeF64 writes f64 values into out's type (any type) with XLA:CPU's rounding.
 func storeF64(out *tensor.Tensor, f []float64) {
 	if storeWide(out, f) {
 		return
 	}
 	switch out.Type {
-	case dtype.F32, dtype.F16, dtype.BF16:
-		// XLA:CPU narrows f64 to f16/bf16 through f32 (two roundings).
+	case dtype.F16, dtype.F32, dtype.BF16:
+		if out.Type == dtype.F16 && f64ToF16Once {
+			dtype.EncodeF64(out.Type, f, out.Data)
+			return
+		}
+		// XLA:CPU narrows f64 to f16/bf16 through f32 (two roundings), and
+		// the f32 step flushes: 1.5*2^-133 (a bf16 subnormal, an f32 one
+		// too) becomes bf16 0.
 		f32 := make([]float32, len(f))
 		for i, v := range f {
 			f32[i] = float32(v)
 		}
+		ftz(f32)
 		dtype.EncodeF32(out.Type, f32, out.Data)
 	default:
 		dtype.EncodeF64(out.Type, f, out.Data)
