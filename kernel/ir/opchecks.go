@@ -83,13 +83,16 @@ func (v *validator) needInteger(in *irpb.Instruction, op, opName string) {
 	}
 }
 
+// samePartition: the destination (accs[0]) and the sources share one
+// partition size; a source with one partition broadcasts across partitions
+// (the IR's broadcasting convention: nl.broadcast_to, (1, F) operands).
 func (v *validator) samePartition(in *irpb.Instruction, op string, accs ...*irpb.Access) {
 	if len(accs) == 0 {
 		return
 	}
 	p := partition(accs[0].Shape)
 	for _, a := range accs[1:] {
-		if q := partition(a.Shape); q != p {
+		if q := partition(a.Shape); q != p && q != 1 {
 			v.errf("partition-mismatch", in.Loc, op, "partition sizes differ: %d (%s) and %d (%s)", p, v.label(accs[0].Tensor), q, v.label(a.Tensor))
 			return
 		}
@@ -256,9 +259,10 @@ func (v *validator) opRules(in *irpb.Instruction, op string) {
 			v.needVector(in, op, "src[1]", src(1), partition(src(0).Shape))
 		}
 	case "tensor_tensor_scan":
-		if len(in.Src) == 2 && !hasAttr(in, "initial") {
-			v.errf("attr-missing", in.Loc, op, "missing attribute \"initial\" (no initial tile given)")
+		if !v.srcCount(in, op, 2+boolInt(attrB(in, "has_initial_tile")), "tensor_tensor_scan with this has_initial_tile") {
+			return
 		}
+		v.immediateOrTile(in, op, "has_initial_tile", "initial")
 		v.samePartition(in, op, dst(0), src(0), src(1))
 		v.needBroadcast(in, op, "src[0]", src(0), dst(0).Shape)
 		v.needBroadcast(in, op, "src[1]", src(1), dst(0).Shape)

@@ -85,9 +85,11 @@ var ops = map[string]opSpec{
 	"tensor_scalar_reduce": {2, 2, 1, 2, map[string]attrSpec{
 		"op0": req(kALU), "scalar0": opt(kNum), "has_operand0_tile": opt(kBool), "reverse0": opt(kBool), "reduce_op": req(kALU),
 	}, true},
-	"tensor_tensor_scan": {1, 1, 2, 3, map[string]attrSpec{"op0": req(kALU), "op1": req(kALU), "initial": opt(kNum)}, true},
-	"matmul":             {1, 1, 2, 2, map[string]attrSpec{"accumulate": opt(kBool)}, true},
-	"transpose":          {1, 1, 1, 1, map[string]attrSpec{"engine": {kind: kEnum, required: true, values: []string{"tensor", "vector"}}}, true},
+	"tensor_tensor_scan": {1, 1, 2, 3, map[string]attrSpec{
+		"op0": req(kALU), "op1": req(kALU), "initial": opt(kNum), "has_initial_tile": opt(kBool), "reverse0": opt(kBool), "reverse1": opt(kBool),
+	}, true},
+	"matmul":    {1, 1, 2, 2, map[string]attrSpec{"accumulate": opt(kBool)}, true},
+	"transpose": {1, 1, 1, 1, map[string]attrSpec{"engine": {kind: kEnum, required: true, values: []string{"tensor", "vector"}}}, true},
 	"select": {1, 1, 1, 3, map[string]attrSpec{
 		"true_value": opt(kNum), "false_value": opt(kNum), "has_true_tile": opt(kBool), "has_false_tile": opt(kBool),
 	}, true},
@@ -112,8 +114,11 @@ var ops = map[string]opSpec{
 	"random_seed":     {0, 0, 1, 1, nil, false},
 	"copy_predicated": {1, 1, 2, 2, map[string]attrSpec{"reverse_pred": opt(kBool)}, true},
 	"atomic_rmw":      {1, 1, 1, 1, map[string]attrSpec{"op": req(kALU)}, false},
-	"all_reduce":      {1, 1, 1, 1, map[string]attrSpec{"op": req(kALU), "replica_groups": opt(kInts)}, false},
-	"print":           {0, 0, 1, 1, map[string]attrSpec{"prefix": opt(kStr)}, false},
+	"all_reduce": {1, 1, 1, 1, map[string]attrSpec{
+		"op": req(kALU), "replica_groups": opt(kInts),
+		"program_axes": opt(kInts), // the grid axes reduced over (what the tracer sends)
+	}, false},
+	"print": {0, 0, 1, 1, map[string]attrSpec{"prefix": opt(kStr)}, false},
 }
 
 // OpNames lists the IR opcodes the validator and simulator know, sorted.

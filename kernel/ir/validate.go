@@ -41,7 +41,8 @@ const maxEnumeration = 1 << 22
 //	    tensors: an NKI dtype, dims >= 1, inline constant data of the right size
 //	param-memory, output-memory, immutable-param, constant-write
 //	    parameters live in HBM, returned tensors in HBM; no write to a parameter
-//	    not declared nt.mutable_tensor, nor to a constant
+//	    that is neither declared nt.mutable_tensor nor among the outputs (the
+//	    older API's output argument), nor to a constant
 //	partition-dim
 //	    on-chip tensors and tiles: partition (axis 0) size <= 128
 //	psum-fmax, psum-bank, psum-capacity, sbuf-capacity, alloc-bounds
@@ -98,6 +99,7 @@ type validator struct {
 	instLocs []*irpb.Loc
 	uses     map[int32]*span
 	loops    []span
+	returned map[int32]bool
 }
 
 type varRange struct {
@@ -157,6 +159,10 @@ func (v *validator) run() {
 	k := v.k
 	v.vars = make([]varRange, k.NumVars)
 	v.uses = map[int32]*span{}
+	v.returned = map[int32]bool{}
+	for _, id := range k.Outputs {
+		v.returned[id] = true // an older-style output argument is a parameter the kernel writes
+	}
 	for _, t := range k.Tensors {
 		v.checkTensor(t)
 	}
@@ -257,11 +263,17 @@ func (v *validator) stmts(body []*irpb.Stmt, dead bool) {
 	}
 }
 
+// srcDomain: opcodes whose domain (what masks and exprs range over) is the
+// src[0] tile, as the tracer emits them: the reductions and the ops whose
+// result is a summary of their input.
+var srcDomain = setOf("tensor_reduce", "tensor_partition_reduce", "tensor_scalar_reduce", "activation",
+	"range_select", "bn_stats", "bn_aggr", "max8", "nc_find_index8")
+
 // domain is the instruction's iteration space: dst[0]'s tile unless the
 // opcode says otherwise.
 func domain(in *irpb.Instruction) []int64 {
 	switch {
-	case in.Op == "tensor_reduce" && len(in.Src) > 0:
+	case srcDomain[in.Op] && len(in.Src) > 0:
 		return in.Src[0].Shape
 	case len(in.Dst) > 0:
 		return in.Dst[0].Shape
@@ -300,7 +312,7 @@ func (v *validator) inst(in *irpb.Instruction, dead bool) {
 		v.access(in, op, fmt.Sprintf("dst[%d]", i), a, dom, dead)
 		t := v.tensor(a.Tensor)
 		switch {
-		case t.Role == irpb.TensorRole_PARAM && !t.Mutable:
+		case t.Role == irpb.TensorRole_PARAM && !t.Mutable && !v.returned[a.Tensor]:
 			v.errf("immutable-param", in.Loc, op, "writes parameter %s, which is immutable (declare it nt.mutable_tensor to update it in place)", tensorLabel(t))
 		case t.Role == irpb.TensorRole_CONSTANT:
 			v.errf("constant-write", in.Loc, op, "writes constant %s", tensorLabel(t))

@@ -409,6 +409,14 @@ func TestValidKernelsPass(t *testing.T) {
 	b.inst("memset", 9, accs(tile(vec, sh(128, 1))), nil, attrs{"value": af(2)})
 	b.inst("tensor_scalar", 10, accs(tile(s, sh(128, 64))), accs(tile(s, sh(128, 64)), tile(vec, sh(128, 1))), attrs{"op0": as("multiply"), "has_operand0_tile": ab(true)})
 	b.inst("tensor_reduce", 11, accs(tile(vec, sh(128, 1))), accs(tile(s, sh(128, 64))), attrs{"op": as("maximum"), "axes": aints(1), "keepdims": ab(true)})
+	// nl.broadcast_to: a (1, F) row copied across 128 partitions
+	row := b.sbuf("row", dtype.F32, 1, 64)
+	b.inst("memset", 12, accs(tile(row, sh(1, 64))), nil, attrs{"value": af(3)})
+	b.inst("tensor_copy", 13, accs(tile(s, sh(128, 64))), accs(tile(row, sh(1, 64))), nil)
+	// the older API's output argument: a parameter the kernel returns may be written
+	old := b.param("out", dtype.F32, 128, 64)
+	b.k.Outputs = append(b.k.Outputs, old)
+	b.inst("dma", 14, accs(tile(old, sh(128, 64))), accs(tile(s, sh(128, 64))), nil)
 	if err := Validate(b.k); err != nil {
 		t.Fatalf("%v\n%s", err, Format(b.k))
 	}
