@@ -1,7 +1,6 @@
 package ir
 
 import (
-	"fmt"
 	"math"
 	"math/bits"
 
@@ -252,6 +251,9 @@ func (v *validator) maskedBounds(in *irpb.Instruction, a *irpb.Access, d int, si
 		preds = append(preds, l)
 		cmps = append(cmps, p.Cmp)
 	}
+	if v.impliedBounds(idx, preds, cmps, dom, size) {
+		return true, true, 0
+	}
 	// the variables of the index, grown by every predicate sharing one
 	var keys []varKey
 	has := map[varKey]int{}
@@ -295,9 +297,10 @@ func (v *validator) maskedBounds(in *irpb.Instruction, a *irpb.Access, d int, si
 		}
 		total = satMul(total, vals[i].n)
 	}
-	if total > maxEnumeration {
+	if total > maxEnumeration || total > v.budget {
 		return false, false, 0
 	}
+	v.budget -= total
 	type compiled struct {
 		c    int64
 		idx  []int
@@ -379,4 +382,97 @@ func holds(x int64, c irpb.Cmp) bool {
 	return true
 }
 
-var _ = fmt.Sprintf
+// impliedBounds is the fast path for the usual tail masks
+// (`p + 128*i < n` guarding an index `p + 128*i + c`): when the index's terms
+// are a multiple m of one predicate's terms S, the predicate bounds S and so
+// the index on one side (both for ==); the box interval gives the other side.
+// True when that proves the index stays in [0, size).
+func (v *validator) impliedBounds(idx lin, preds []lin, cmps []irpb.Cmp, dom []int64, size int64) bool {
+	lo, hi, empty, ok := v.interval(idx, dom)
+	if !ok {
+		return false
+	}
+	if empty {
+		return true
+	}
+	for i, p := range preds {
+		m, ok := multipleOf(idx, p)
+		if !ok {
+			continue
+		}
+		// p.c + S cmp 0  =>  bounds on S
+		var sLo, sHi int64
+		hasLo, hasHi := false, false
+		negC := -p.c
+		if p.c == math.MinInt64 {
+			continue
+		}
+		switch cmps[i] {
+		case irpb.Cmp_LT:
+			sHi, hasHi = negC-1, negC != math.MinInt64
+		case irpb.Cmp_LE:
+			sHi, hasHi = negC, true
+		case irpb.Cmp_GT:
+			sLo, hasLo = negC+1, negC != math.MaxInt64
+		case irpb.Cmp_GE:
+			sLo, hasLo = negC, true
+		case irpb.Cmp_EQ:
+			sLo, sHi, hasLo, hasHi = negC, negC, true, true
+		}
+		// index = idx.c + m*S
+		bound := func(s int64) (int64, bool) {
+			x, ok := mulOK(m, s)
+			if !ok {
+				return 0, false
+			}
+			return addOK(idx.c, x)
+		}
+		if hasHi {
+			if b, ok := bound(sHi); ok {
+				if m > 0 {
+					hi = min(hi, b)
+				} else {
+					lo = max(lo, b)
+				}
+			}
+		}
+		if hasLo {
+			if b, ok := bound(sLo); ok {
+				if m > 0 {
+					lo = max(lo, b)
+				} else {
+					hi = min(hi, b)
+				}
+			}
+		}
+	}
+	return lo >= 0 && hi < size
+}
+
+// multipleOf returns m with a's terms = m * b's terms (same variables).
+func multipleOf(a, b lin) (int64, bool) {
+	if len(a.terms) == 0 || len(a.terms) != len(b.terms) {
+		return 0, false
+	}
+	var m int64
+	for i, t := range a.terms {
+		var bc int64
+		found := false
+		for _, u := range b.terms {
+			if u.key == t.key {
+				bc, found = u.coef, true
+				break
+			}
+		}
+		if !found || bc == 0 || t.coef%bc != 0 {
+			return 0, false
+		}
+		q := t.coef / bc
+		if i == 0 {
+			m = q
+		} else if q != m {
+			return 0, false
+		}
+	}
+	return m, m != 0
+}

@@ -129,7 +129,9 @@ func (s *structChecker) checkTensor(i int, t *irpb.Tensor) {
 		s.errf(nil, "", "tensors[%d] is empty", i)
 		return
 	}
-	s.checkLoc(t.Loc, fmt.Sprintf("tensor %d", i))
+	if t.Loc != nil && (t.Loc.File < 0 || int(t.Loc.File) >= len(s.k.Files)) {
+		s.checkLoc(t.Loc, fmt.Sprintf("tensor %d", i))
+	}
 	if int(t.Id) != i {
 		s.errf(t.Loc, "", "tensors[%d] has id %d (ids must equal their position)", i, t.Id)
 	}
@@ -189,13 +191,15 @@ func (s *structChecker) inst(in *irpb.Instruction) {
 		s.errf(nil, "", "empty instruction")
 		return
 	}
-	s.checkLoc(in.Loc, "instruction "+in.Op)
+	if in.Loc != nil && (in.Loc.File < 0 || int(in.Loc.File) >= len(s.k.Files)) {
+		s.checkLoc(in.Loc, "instruction "+in.Op)
+	}
 	op := DisplayOp(in.Op)
 	for i, a := range in.Dst {
-		s.access(in, op, fmt.Sprintf("dst[%d]", i), a)
+		s.access(in, op, idxName("dst", i), a)
 	}
 	for i, a := range in.Src {
-		s.access(in, op, fmt.Sprintf("src[%d]", i), a)
+		s.access(in, op, idxName("src", i), a)
 	}
 	for name, a := range in.Attrs {
 		if a.GetValue() == nil {
@@ -203,13 +207,13 @@ func (s *structChecker) inst(in *irpb.Instruction) {
 		}
 	}
 	for i, p := range in.Mask {
-		s.pred(in, op, fmt.Sprintf("mask[%d]", i), p, -1)
+		s.pred(in, op, idxName("mask", i), p, -1)
 	}
 	for i, p := range in.Preds {
-		s.pred(in, op, fmt.Sprintf("preds[%d]", i), p, -1)
+		s.pred(in, op, idxName("preds", i), p, -1)
 	}
 	for i, e := range in.Exprs {
-		s.affine(in, op, fmt.Sprintf("exprs[%d]", i), e, -1)
+		s.affine(in, op, idxName("exprs", i), e, -1)
 	}
 }
 
@@ -222,6 +226,42 @@ func (s *structChecker) pred(in *irpb.Instruction, op, what string, p *irpb.Pred
 		s.errf(in.Loc, op, "%s: unknown comparison %d", what, p.Cmp)
 	}
 	s.affine(in, op, what, p.Expr, rank)
+}
+
+// affineAt checks index expression i of an access (named on error only).
+func (s *structChecker) affineAt(in *irpb.Instruction, op, what string, i int, e *irpb.Affine, rank int) {
+	if !s.affineOK(e, rank) {
+		s.affine(in, op, fmt.Sprintf("%s index %d", what, i), e, rank)
+	}
+}
+
+// affineOK is the error-free fast path of affine.
+func (s *structChecker) affineOK(e *irpb.Affine, rank int) bool {
+	if e == nil {
+		return false
+	}
+	for _, t := range e.Terms {
+		if t == nil {
+			return false
+		}
+		switch t.Kind {
+		case irpb.TermKind_LOOP_VAR:
+			if t.Id < 0 || t.Id >= s.k.NumVars {
+				return false
+			}
+		case irpb.TermKind_PROGRAM_ID:
+			if t.Id < 0 || int(t.Id) >= max(len(s.k.Grid), 1) {
+				return false
+			}
+		case irpb.TermKind_TILE_AXIS:
+			if t.Id < 0 || (rank >= 0 && int(t.Id) >= rank) || t.Id >= 1<<16 {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // affine checks term references; rank < 0: tile axes are checked elsewhere
@@ -274,7 +314,7 @@ func (s *structChecker) access(in *irpb.Instruction, op, what string, a *irpb.Ac
 		s.errf(in.Loc, op, "%s: %d index expressions for tensor %s of rank %d", what, len(a.Index), tensorLabel(t), len(t.Shape))
 	}
 	for i, e := range a.Index {
-		s.affine(in, op, fmt.Sprintf("%s index %d", what, i), e, len(a.Shape))
+		s.affineAt(in, op, what, i, e, len(a.Shape))
 	}
 	if len(a.DynamicDim) != len(a.Dynamic) {
 		s.errf(in.Loc, op, "%s: %d dynamic dimensions but %d dynamic index tiles", what, len(a.DynamicDim), len(a.Dynamic))
@@ -295,4 +335,22 @@ func tensorLabel(t *irpb.Tensor) string {
 		return fmt.Sprintf("t%d (%s)", t.Id, t.Name)
 	}
 	return fmt.Sprintf("t%d", t.Id)
+}
+
+var smallNames = map[string][]string{}
+
+func init() {
+	for _, p := range []string{"dst", "src", "mask", "preds", "exprs"} {
+		for i := range 8 {
+			smallNames[p] = append(smallNames[p], fmt.Sprintf("%s[%d]", p, i))
+		}
+	}
+}
+
+// idxName is "dst[2]" without formatting on the common path.
+func idxName(prefix string, i int) string {
+	if n := smallNames[prefix]; i < len(n) {
+		return n[i]
+	}
+	return fmt.Sprintf("%s[%d]", prefix, i)
 }

@@ -173,7 +173,7 @@ func (v *validator) opRules(in *irpb.Instruction, op string) {
 		v.samePartition(in, op, dst(0), data)
 		v.needBroadcast(in, op, "src[0]", data, dom)
 		for i := 1; i < len(in.Src); i++ {
-			v.needVector(in, op, fmt.Sprintf("src[%d]", i), src(i), partition(data.Shape))
+			v.needVector(in, op, idxName("src", i), src(i), partition(data.Shape))
 		}
 		if (len(in.Dst) == 2) != hasAttr(in, "reduce_op") {
 			v.errf("operand-count", in.Loc, op, "a reduction needs both reduce_op and a second destination (reduce_res)")
@@ -210,7 +210,7 @@ func (v *validator) opRules(in *irpb.Instruction, op string) {
 		v.samePartition(in, op, dst(0), src(0))
 		v.needBroadcast(in, op, "src[0]", src(0), dst(0).Shape)
 		for i := 1; i < len(in.Src); i++ {
-			v.needVector(in, op, fmt.Sprintf("src[%d]", i), src(i), partition(src(0).Shape))
+			v.needVector(in, op, idxName("src", i), src(i), partition(src(0).Shape))
 		}
 		o0, o1 := attrS(in, "op0"), attrS(in, "op1")
 		if op1 && bitvecOps[o0] != bitvecOps[o1] && o1 != "bypass" && o0 != "bypass" {
@@ -281,7 +281,7 @@ func (v *validator) opRules(in *irpb.Instruction, op string) {
 		v.immediateOrTile(in, op, "has_true_tile", "true_value")
 		v.immediateOrTile(in, op, "has_false_tile", "false_value")
 		for i, a := range in.Src {
-			v.needBroadcast(in, op, fmt.Sprintf("src[%d]", i), a, dst(0).Shape)
+			v.needBroadcast(in, op, idxName("src", i), a, dst(0).Shape)
 		}
 	case "affine_select":
 		if len(in.Preds) == 0 {
@@ -299,7 +299,7 @@ func (v *validator) opRules(in *irpb.Instruction, op string) {
 			v.errf("attr-missing", in.Loc, op, "missing attribute \"false_value\" (no on_false tile given)")
 		}
 		for i, a := range in.Src {
-			v.needBroadcast(in, op, fmt.Sprintf("src[%d]", i), a, dst(0).Shape)
+			v.needBroadcast(in, op, idxName("src", i), a, dst(0).Shape)
 		}
 		v.optionalReduce(in, op)
 	case "bn_stats":

@@ -28,7 +28,11 @@ const (
 // maxEnumeration bounds the exact (mask-aware) out-of-bounds check: beyond
 // this many combinations of the variables involved the conservative
 // interval answer stands.
-const maxEnumeration = 1 << 22
+const maxEnumeration = 1 << 20
+
+// enumerationBudget bounds the points enumerated over one Validate call, so
+// a kernel (or a corrupt IR) with many large masked accesses stays fast.
+const enumerationBudget = 1 << 24
 
 // Validate checks k: first its structure (what Unmarshal checks), then every
 // rule below. It returns nil or an ErrorList of *Error sorted by position,
@@ -83,7 +87,7 @@ func Validate(k *irpb.Kernel) error {
 	if l := checkStructure(k); len(l) > 0 {
 		return l.Err()
 	}
-	v := &validator{k: k}
+	v := &validator{k: k, budget: enumerationBudget}
 	v.sink.files = k.Files
 	v.run()
 	return v.sink.list.Err()
@@ -100,6 +104,7 @@ type validator struct {
 	uses     map[int32]*span
 	loops    []span
 	returned map[int32]bool
+	budget   int64 // points the exact mask check may still enumerate
 }
 
 type varRange struct {
@@ -300,16 +305,16 @@ func (v *validator) inst(in *irpb.Instruction, dead bool) {
 	}
 	dom := domain(in)
 	for i, p := range in.Mask {
-		v.checkTermsIn(in, op, fmt.Sprintf("mask[%d]", i), p.Expr, len(dom))
+		v.checkTermsIn(in, op, idxName("mask", i), p.Expr, len(dom))
 	}
 	for i, p := range in.Preds {
-		v.checkTermsIn(in, op, fmt.Sprintf("preds[%d]", i), p.Expr, len(dom))
+		v.checkTermsIn(in, op, idxName("preds", i), p.Expr, len(dom))
 	}
 	for i, e := range in.Exprs {
-		v.checkTermsIn(in, op, fmt.Sprintf("exprs[%d]", i), e, len(dom))
+		v.checkTermsIn(in, op, idxName("exprs", i), e, len(dom))
 	}
 	for i, a := range in.Dst {
-		v.access(in, op, fmt.Sprintf("dst[%d]", i), a, dom, dead)
+		v.access(in, op, idxName("dst", i), a, dom, dead)
 		t := v.tensor(a.Tensor)
 		switch {
 		case t.Role == irpb.TensorRole_PARAM && !t.Mutable && !v.returned[a.Tensor]:
@@ -319,7 +324,7 @@ func (v *validator) inst(in *irpb.Instruction, dead bool) {
 		}
 	}
 	for i, a := range in.Src {
-		v.access(in, op, fmt.Sprintf("src[%d]", i), a, dom, dead)
+		v.access(in, op, idxName("src", i), a, dom, dead)
 	}
 	if !known {
 		return
@@ -334,10 +339,10 @@ func (v *validator) inst(in *irpb.Instruction, dead bool) {
 	}
 	if spec.compute && in.Op != "matmul" && in.Op != "transpose" { // those two have their own memory rules
 		for i, a := range in.Dst {
-			v.engineMemory(in, op, fmt.Sprintf("dst[%d]", i), a)
+			v.engineMemory(in, op, idxName("dst", i), a)
 		}
 		for i, a := range in.Src {
-			v.engineMemory(in, op, fmt.Sprintf("src[%d]", i), a)
+			v.engineMemory(in, op, idxName("src", i), a)
 		}
 	}
 	v.opRules(in, op)

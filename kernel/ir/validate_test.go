@@ -487,3 +487,24 @@ func TestValidateMaskedLoops(t *testing.T) {
 		t.Fatalf("dynamic gather: %v", err)
 	}
 }
+
+func TestValidateMaskImpliedBounds(t *testing.T) {
+	// 12.8M combinations of (p, pid): too many to enumerate, but the mask
+	// p + 128*pid < rows bounds the index p + 128*pid directly.
+	build := func(rows, limit int64) *kb {
+		b := newKernel("big")
+		b.k.Grid = []int64{100000}
+		a := b.param("a", dtype.F32, rows, 64)
+		s := b.sbuf("s", dtype.F32, 128, 64)
+		in := b.inst("dma", 5, accs(tile(s, sh(128, 64))), accs(tile(a, sh(128, 64), aff(0, pid(0, 128)))), nil)
+		in.Mask = []*irpb.Predicate{{Expr: aff(-limit, ax(0), pid(0, 128)), Cmp: irpb.Cmp_LT}}
+		return b
+	}
+	if err := Validate(build(12_799_990, 12_799_990).k); err != nil {
+		t.Fatalf("implied bound not used: %v", err)
+	}
+	err := Validate(build(12_799_990, 12_799_991).k)
+	if err == nil || !strings.Contains(err.Error(), "the mask could not be checked exactly") {
+		t.Fatalf("want the conservative answer, got %v", err)
+	}
+}
