@@ -397,6 +397,9 @@ class _Operand:
 
         return language._reshape(self, shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape)
 
+    def broadcast_to(self, shape):
+        return self._ops().broadcast_to(self, shape)
+
     @property
     def T(self):
         return self._ops().transpose(self)

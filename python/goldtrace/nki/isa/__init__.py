@@ -34,7 +34,12 @@ def _eng(e):
 def _operand(x, what):
     """A scalar immediate or a (P,1) per-partition tile."""
     if is_tile(x):
-        return None, as_tile(x, what)
+        t = as_tile(x, what)
+        if len(t.shape) == 1:  # a (P,) reduction result is a per-partition operand
+            from .._trace import _reshape_like
+
+            t = _reshape_like(t, (t.shape[0], 1))
+        return None, t
     if isinstance(x, (int, float, np.integer, np.floating, bool)):
         return float(x), None
     raise KernelError(f"{user_location()}: {what} must be a scalar or a (P,1) tile, got {type(x).__name__}")
@@ -112,7 +117,7 @@ def activation_reduce(op, data, *, reduce_op, reduce_res, bias=None, scale=1.0, 
 def tensor_tensor(data1, data2, op, *, dtype=None, mask=None, engine=engine.unknown, **kwargs):
     """op(data1, data2) element-wise on the vector (or gpsimd) engine."""
     tr = require("tensor_tensor")
-    a, b = as_tile(data1, "data1"), as_tile(data2, "data2")
+    a, b = nl._align_ranks(as_tile(data1, "data1"), as_tile(data2, "data2"))
     if a.memory == PSUM and b.memory == PSUM:
         raise KernelError(f"{user_location()}: tensor_tensor: at most one input may be in PSUM")
     out = nl._result(a.shape, dtype or _dtypes.promote(a.dtype, b.dtype))
@@ -186,7 +191,11 @@ def tensor_tensor_scan(data0, data1, initial, op0, op1, reverse0=False, reverse1
     tr = require("tensor_tensor_scan")
     a, b = as_tile(data0, "data0"), as_tile(data1, "data1")
     src = [a, b]
-    attrs = {"op0": nl.op_name(op0), "op1": nl.op_name(op1), "reverse0": bool(reverse0), "reverse1": bool(reverse1)}
+    if reverse0 or reverse1:
+        from ..errors import KernelUnsupportedError
+
+        raise KernelUnsupportedError(f"{user_location()}: tensor_tensor_scan with reverse0/reverse1 is not supported by goldtrace yet")
+    attrs = {"op0": nl.op_name(op0), "op1": nl.op_name(op1)}
     iv, it = _operand(initial, "initial")
     if it is not None:
         src.append(it)

@@ -178,7 +178,7 @@ def _binary(op, x, y, dtype=None, mask=None, engine="", out=None):
         raise KernelError(f"{user_location()}: {op}: at least one operand must be a tile")
     tr = require(op)
     if tx and ty:
-        a, b = as_tile(x), as_tile(y)
+        a, b = _align_ranks(as_tile(x), as_tile(y))
         try:
             from .._sym import broadcast_shapes
 
@@ -186,6 +186,7 @@ def _binary(op, x, y, dtype=None, mask=None, engine="", out=None):
         except KernelError:
             raise KernelError(f"{user_location()}: {op}: tile shapes {list(a.shape)} and {list(b.shape)} do not broadcast") from None
         dt = dtype or _dtypes.promote(a.dtype, b.dtype)
+        a, b = _partition_broadcast(a, shape), _partition_broadcast(b, shape)
         out = out if out is not None else _result(shape, dt)
         tr.emit("tensor_tensor", [out.tile()], [a, b], {"op": op}, mask=mask, engine=engine)
         return out
@@ -242,6 +243,36 @@ _INT_ONLY_UNARY = {"invert"}
 _FLOAT_FUNCS = {"exp", "log", "sqrt", "rsqrt", "reciprocal", "sin", "cos", "tan", "arctan", "tanh", "sigmoid",
                 "gelu", "gelu_apprx_tanh", "gelu_dx", "gelu_apprx_sigmoid", "silu", "silu_dx", "erf", "erf_dx",
                 "softplus", "mish"}
+
+
+def _align_ranks(*tiles):
+    """Tiles are [partition, free...]: a lower-rank tile (a reduction's (P,)
+    result) lines up by its partition axis, so it gains trailing size-1 axes."""
+    r = builtins.max(len(t.shape) for t in tiles)
+    out = []
+    for t in tiles:
+        if 0 < len(t.shape) < r:
+            t = _reshape_like(t, tuple(t.shape) + (1,) * (r - len(t.shape)))
+        out.append(t)
+    return out if len(out) > 1 else out[0]
+
+
+def _partition_broadcast(t, shape):
+    """A tile of partition size 1 meeting a wider one: engines work per
+    partition, so the row is first replicated across partitions by DMA (as the
+    hardware does it); free-axis broadcasting stays in the access pattern."""
+    if not shape or not t.shape or t.shape[0] != 1 or shape[0] == 1 or len(t.shape) != len(shape):
+        return t
+    rep = _result((shape[0],) + tuple(t.shape[1:]), t.dtype)
+    require("broadcast").emit("dma", [rep.tile()], [_stretch_partitions(t, shape[0])])
+    return rep.tile()
+
+
+def _stretch_partitions(t, n):
+    """The (1, F...) tile t read n times: an access of shape (n, F...) whose
+    partition index does not move."""
+    idx = [Sym(s.const, {k: c for k, c in s.terms.items() if k != (TILE_AXIS, 0)}, ()) for s in t.index]
+    return Tile(t.tensor, (n,) + tuple(t.shape[1:]), idx, t.dynamic)
 
 
 def _unary(func, x, dtype=None, mask=None):
@@ -309,6 +340,12 @@ def where(condition, x, y, *, dtype=None, mask=None, **kwargs):
     """x where condition is nonzero, else y (either may be a scalar)."""
     tr = require("where")
     c = as_tile(condition, "where condition")
+    tiles = [c] + [as_tile(v) for v in (x, y) if is_tile(v)]
+    aligned = _align_ranks(*tiles) if len(tiles) > 1 else [c]
+    c = aligned[0]
+    it = iter(aligned[1:])
+    x = next(it) if is_tile(x) else x
+    y = next(it) if is_tile(y) else y
     shapes = [c.shape] + [as_tile(v).shape for v in (x, y) if is_tile(v)]
     from .._sym import broadcast_shapes
 
@@ -534,7 +571,11 @@ def broadcast_to(src, shape, **kwargs):
     s = as_tile(src)
     shape = _shape(shape)
     out = _result(shape, s.dtype)
-    tr.emit("tensor_copy", [out.tile()], [s])
+    # Replicating across partitions is a DMA; along free axes an engine copy.
+    if s.shape and s.shape[0] == 1 and shape[0] != 1:
+        tr.emit("dma", [out.tile()], [_stretch_partitions(s, shape[0])])
+    else:
+        tr.emit("tensor_copy", [out.tile()], [s])
     return out
 
 

@@ -1,0 +1,268 @@
+"""Classic kernels written in goldtrace's NKI language, for the tests. Each
+mirrors a public tutorial's structure (written for goldtrace, not copied)."""
+
+import numpy as np
+
+from goldtrace import nki
+import goldtrace.nki.isa as nisa
+import goldtrace.nki.language as nl
+
+
+@nki.jit
+def add_spmd(a, b):
+    """Tensor add, one 128-row tile per program instance along grid axis 0,
+    512-column tiles along grid axis 1."""
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    i = nl.program_id(0)
+    j = nl.program_id(1)
+    ip, jf = nl.mgrid[0:128, 0:512]
+    x = nl.load(a[i * 128 + ip, j * 512 + jf])
+    y = nl.load(b[i * 128 + ip, j * 512 + jf])
+    nl.store(out[i * 128 + ip, j * 512 + jf], value=nl.add(x, y))
+    return out
+
+
+@nki.jit
+def add_masked(a, b):
+    """Tensor add over a shape that does not divide into tiles: masks."""
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    rows, cols = a.shape
+    for t in nl.affine_range((rows + 127) // 128):
+        ip = nl.arange(128)[:, None]
+        jf = nl.arange(cols)[None, :]
+        m = t * 128 + ip < rows
+        x = nl.load(a[t * 128 + ip, jf], mask=m)
+        y = nl.load(b[t * 128 + ip, jf], mask=m)
+        nl.store(out[t * 128 + ip, jf], value=x + y, mask=m)
+    return out
+
+
+@nki.jit
+def transpose2d(x):
+    """(P, F) -> (F, P) through the tensor engine."""
+    out = nl.ndarray((x.shape[1], x.shape[0]), dtype=x.dtype, buffer=nl.shared_hbm)
+    t = nl.load(x)
+    tp = nisa.nc_transpose(t)
+    nl.store(out, value=nl.copy(tp, dtype=x.dtype))
+    return out
+
+
+@nki.jit
+def avgpool2x2(x):
+    """2×2 average pooling of (C, H, W) with C ≤ 128, by strided index expressions."""
+    C, H, W = x.shape
+    out = nl.ndarray((C, H // 2, W // 2), dtype=x.dtype, buffer=nl.shared_hbm)
+    t = nl.load(x)
+    acc = nl.zeros((C, H // 2, W // 2), nl.float32)
+    for di in nl.static_range(2):
+        for dj in nl.static_range(2):
+            ic = nl.arange(C)[:, None, None]
+            ih = nl.arange(H // 2)[None, :, None]
+            iw = nl.arange(W // 2)[None, None, :]
+            acc[...] = nl.add(acc, t[ic, 2 * ih + di, 2 * iw + dj])
+    nl.store(out, value=nl.multiply(acc, 0.25, dtype=x.dtype))
+    return out
+
+
+@nki.jit
+def matmul_basic(lhsT, rhs):
+    """One 64×512 output tile: result = lhsT.T @ rhs."""
+    result = nl.ndarray((64, 512), dtype=lhsT.dtype, buffer=nl.shared_hbm)
+    i_lp, i_lf = nl.mgrid[0:128, 0:64]
+    i_rp, i_rf = nl.mgrid[0:128, 0:512]
+    lt = nl.load(lhsT[i_lp, i_lf])
+    rt = nl.load(rhs[i_rp, i_rf])
+    res = nl.matmul(lt, rt, transpose_x=True)
+    nl.store(result, value=nl.copy(res, dtype=result.dtype))
+    return result
+
+
+@nki.jit
+def matmul_tiled(lhsT, rhs):
+    """Tiled matmul: M by 128, N by 512, K by 128 accumulated in PSUM."""
+    K, M = lhsT.shape
+    _, N = rhs.shape
+    result = nl.ndarray((M, N), dtype=lhsT.dtype, buffer=nl.shared_hbm)
+    for m in nl.affine_range(M // 128):
+        for n in nl.affine_range(N // 512):
+            acc = nl.zeros((128, 512), nl.float32, buffer=nl.psum)
+            for k in nl.affine_range(K // 128):
+                lt = nl.ndarray((128, 128), dtype=lhsT.dtype, buffer=nl.sbuf)
+                lt[...] = nl.load(lhsT[k * 128:(k + 1) * 128, m * 128:(m + 1) * 128])
+                rt = nl.load(rhs[k * 128:(k + 1) * 128, n * 512:(n + 1) * 512])
+                acc += nisa.nc_matmul(lt, rt)
+            nl.store(result[m * 128:(m + 1) * 128, n * 512:(n + 1) * 512], value=nl.copy(acc, dtype=result.dtype))
+    return result
+
+
+@nki.jit
+def matmul_untransposed(a, b):
+    """x @ y with x stored (M, K): nl.matmul transposes on the tensor engine."""
+    out = nl.ndarray((a.shape[0], b.shape[1]), dtype=nl.float32, buffer=nl.shared_hbm)
+    x = nl.load(a)
+    y = nl.load(b)
+    nl.store(out, value=nl.copy(nl.matmul(x, y)))
+    return out
+
+
+@nki.jit
+def softmax_rows(x):
+    """Row softmax over 128-row tiles, max-subtracted, with activation's bias and reduce."""
+    rows, cols = x.shape
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    for t in nl.affine_range(rows // 128):
+        xt = nl.load(x[t * 128:(t + 1) * 128, :], dtype=nl.float32)
+        mx = nisa.tensor_reduce(np.max, xt, axis=1, keepdims=True, negate=True)
+        s = nl.ndarray((128, 1), dtype=nl.float32)
+        e = nisa.activation(nl.exp, xt, bias=mx, scale=1.0, reduce_op=np.add, reduce_res=s)
+        r = nl.reciprocal(s)
+        y = nisa.tensor_scalar(e, np.multiply, r, dtype=x.dtype)
+        nl.store(out[t * 128:(t + 1) * 128, :], value=y)
+    return out
+
+
+@nki.jit
+def softmax_nl(x):
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    nl.store(out, value=nl.softmax(nl.load(x), axis=1))
+    return out
+
+
+@nki.jit
+def layernorm_bn(x, gamma, beta):
+    """Layer norm of (rows, D) with bn_stats / bn_aggr, D ≤ 512."""
+    rows, d = x.shape
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    g = nl.load(gamma.reshape((1, d)))
+    bb = nl.load(beta.reshape((1, d)))
+    for t in nl.affine_range(rows // 128):
+        xt = nl.load(x[t * 128:(t + 1) * 128, :])
+        stats = nisa.bn_stats(xt, dtype=nl.float32)
+        mv = nisa.bn_aggr(stats)
+        mean = mv[:, 0:1]
+        var = mv[:, 1:2]
+        rstd = nl.rsqrt(var + 1e-5)
+        y = nisa.tensor_scalar(xt, np.subtract, mean, op1=np.multiply, operand1=rstd)
+        y = nl.multiply(y, nl.broadcast_to(g, (128, d)))
+        y = nl.add(y, nl.broadcast_to(bb, (128, d)))
+        nl.store(out[t * 128:(t + 1) * 128, :], value=y)
+    return out
+
+
+@nki.jit
+def rmsnorm(x, w):
+    rows, d = x.shape
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    wt = nl.load(w.reshape((1, d)))
+    for t in nl.affine_range(rows // 128):
+        xt = nl.load(x[t * 128:(t + 1) * 128, :])
+        sq = nl.square(xt)
+        ss = nl.sum(sq, axis=1, keepdims=True)
+        r = nl.rsqrt(ss / d + 1e-6)
+        y = nl.multiply(nl.multiply(xt, r), nl.broadcast_to(wt, (128, d)))
+        nl.store(out[t * 128:(t + 1) * 128, :], value=y)
+    return out
+
+
+@nki.jit
+def attention(q, k, v):
+    """softmax(q @ k.T / sqrt(d)) @ v for one head: q, k (S, d) with d = 128... stored
+    transposed as (d, S); v (S, d). S = 128."""
+    d, s = q.shape
+    out = nl.ndarray((s, d), dtype=nl.float32, buffer=nl.shared_hbm)
+    qt = nl.load(q)
+    kt = nl.load(k)
+    vt = nl.load(v)
+    scores = nisa.nc_matmul(qt, kt)  # (S, S) = q.T.T... = Q @ K.T
+    sc = nl.multiply(scores, 1.0 / np.sqrt(d), dtype=nl.float32)
+    p = nl.softmax(sc, axis=1)
+    pT = nisa.nc_transpose(p)
+    pTs = nl.copy(pT)
+    o = nisa.nc_matmul(pTs, vt)  # p @ v
+    nl.store(out, value=nl.copy(o))
+    return out
+
+
+@nki.jit
+def causal_mask_fill(x):
+    """affine_select: keep the lower triangle, fill the rest with -inf-ish."""
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    t = nl.load(x)
+    ip, jf = nl.mgrid[0:x.shape[0], 0:x.shape[1]]
+    y = nisa.affine_select(ip >= jf, t, -9984.0)
+    nl.store(out, value=y)
+    return out
+
+
+@nki.jit
+def iota_kernel():
+    out = nl.ndarray((128, 64), dtype=nl.int32, buffer=nl.shared_hbm)
+    ip, jf = nl.mgrid[0:128, 0:64]
+    nl.store(out, value=nisa.iota(ip * 64 + jf, dtype=nl.int32))
+    return out
+
+
+@nki.jit
+def cumsum_scan(x):
+    """Running sum along the free axis with tensor_tensor_scan: r = r*1 + x."""
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    t = nl.load(x)
+    ones = nl.full(x.shape, 1.0, dtype=nl.float32)
+    r = nisa.tensor_tensor_scan(ones, t, 0.0, np.multiply, np.add)
+    nl.store(out, value=r)
+    return out
+
+
+@nki.jit
+def inplace_scale(x: nki.typing.mutable_tensor):
+    t = nl.load(x)
+    nl.store(x, value=nl.multiply(t, 2.0))
+    return x
+
+
+@nki.jit
+def two_outputs(a):
+    s = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    p = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.load(a)
+    nl.store(s, value=nl.add(t, t))
+    nl.store(p, value=nl.multiply(t, t))
+    return s, p
+
+
+@nki.jit
+def old_style_add(a, b, out):
+    nl.store(out, value=nl.add(nl.load(a), nl.load(b)))
+
+
+@nki.trace
+def _square_tile(t):
+    return nl.multiply(t, t)
+
+
+@nki.jit
+def uses_subkernel(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    nl.store(out, value=_square_tile(nl.load(a)))
+    return out
+
+
+@nki.jit
+def sequential_prefix(a):
+    """A loop-carried dependency in sequential_range: running column sums of 8 row tiles."""
+    rows, cols = a.shape
+    out = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+    acc = nl.zeros((1, cols), dtype=nl.float32)
+    for i in nl.sequential_range(rows):
+        acc[...] = nl.add(acc, nl.load(a[i:i + 1, :], dtype=nl.float32))
+        nl.store(out[i:i + 1, :], value=acc)
+    return out
+
+
+@nki.jit
+def print_kernel(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.load(a)
+    nl.device_print("tile", t)
+    nl.store(out, value=t)
+    return out
