@@ -297,7 +297,7 @@ func (c *Config) check() *Error {
 // hardware rules are ir.Validate's). It returns the config and its kernel
 // (also c.Kernel). Every error is a *Error naming the key.
 func Decode(s string) (*Config, *irpb.Kernel, error) {
-	raw, err := base64.StdEncoding.DecodeString(strings.TrimSpace(s))
+	raw, err := base64.StdEncoding.DecodeString(s)
 	if err != nil {
 		return nil, nil, &Error{Kind: ErrBase64, Msg: fmt.Sprintf("the config is not standard base64: %v", err), Err: err}
 	}

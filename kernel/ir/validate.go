@@ -36,7 +36,8 @@ const enumerationBudget = 1 << 24
 
 // Validate checks k: first its structure (what Unmarshal checks), then every
 // rule below. It returns nil or an ErrorList of *Error sorted by position,
-// each naming its rule:
+// each naming its rule (at most 200 errors are collected: a corrupt IR can
+// break one rule a million times):
 //
 //	unknown-op, operand-count, attr-unknown, attr-missing, attr-type, attr-value
 //	    the opcode table of kernel_ir.proto: known ops, dst/src counts, attributes
