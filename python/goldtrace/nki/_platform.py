@@ -23,20 +23,25 @@ def platform_target():
     with _lock:
         if _cached is None:
             target = None
-            try:
-                with open("/sys/class/dmi/id/product_name") as f:
-                    name = f.read().strip().lower()
+            name = _read_product_name()
+            if name:
                 for prefix, t in _PRODUCTS.items():
                     if name.startswith(prefix):
                         target = t
-            except OSError:
-                pass
             if target is None:
                 warnings.warn(FALLBACK_WARNING, UserWarning, stacklevel=3)
                 _cached = ("trn1", True)
             else:
                 _cached = (target, False)
         return _cached
+
+
+def _read_product_name():
+    try:
+        with open("/sys/class/dmi/id/product_name") as f:
+            return f.read().strip().lower()
+    except OSError:
+        return None
 
 
 def nc_version_for_target(target=None):
