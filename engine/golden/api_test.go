@@ -268,7 +268,8 @@ func TestDeviceCount(t *testing.T) {
 	}{
 		{m, Options{}, 1, false},
 		{m, Options{EmulateDevices: AllDevices}, 6, false},
-		{m, Options{SPMD: true}, 6, false},
+		{m, Options{SPMD: true}, 1, false}, // global inputs and outputs
+		{m, Options{SPMD: true, EmulateDevices: AllDevices}, 0, true},
 		{m, Options{EmulateDevices: 6}, 6, false},
 		{m, Options{EmulateDevices: 4}, 0, true},
 		{one, Options{EmulateDevices: 4}, 4, false},

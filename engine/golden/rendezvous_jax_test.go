@@ -13,7 +13,8 @@ import (
 // collectivesScript builds jax.shard_map programs over 4 CPU devices (1-D
 // and 2-D meshes) using psum, pmax, pmin, all_gather, psum_scatter,
 // all_to_all, ppermute and axis_index; it writes each program as XLA:CPU
-// compiled it (the SPMD-partitioned per-device module, num_partitions=4),
+// compiled it (the SPMD-partitioned per-device module, num_partitions=4, run
+// with -e),
 // every device's input shards and the output shards XLA computed, and a
 // manifest.
 const collectivesScript = `
@@ -336,7 +337,7 @@ with open("manifest.json", "w") as fh:
 `
 
 // TestCollectivesAgainstJAX runs the partitioned modules of jax.shard_map
-// programs on 4 emulated devices (-S) with each device's input shards and
+// programs on 4 emulated devices (-e) with each device's input shards and
 // compares every device's outputs bit for bit with the shards XLA:CPU
 // computed.
 func TestCollectivesAgainstJAX(t *testing.T) { compareCollectiveCases(t, collectivesScript, 10) }
@@ -380,7 +381,7 @@ func compareCollectiveCases(t *testing.T, script string, minCases int) {
 					inputs = append(inputs, readNpy(t, filepath.Join(dir, fmt.Sprintf("%s.in%d.dev%d.npy", c.Name, i, d))))
 				}
 			}
-			res, err := Run(m, inputs, Options{SPMD: true})
+			res, err := Run(m, inputs, Options{EmulateDevices: AllDevices})
 			if err != nil {
 				t.Fatal(err)
 			}

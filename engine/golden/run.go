@@ -1,6 +1,7 @@
 package golden
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -32,8 +33,13 @@ type Options struct {
 	// num_partitions of them; any other n must equal that product, or, for a
 	// module that declares one device, runs n replicas of it.
 	EmulateDevices int
-	// SPMD runs the module as an SPMD program on all num_partitions ×
-	// replica_count devices, as EmulateDevices = AllDevices does [-S].
+	// SPMD runs a module that is not partitioned yet (as JAX lowers it)
+	// on global inputs and returns global outputs [-S]: values outside
+	// manual regions are computed globally, and every manual region
+	// (shard_map: Shardy's xla.sdy.GlobalToLocalShape/LocalToGlobalShape,
+	// GSPMD's SPMDFullToShardShape/SPMDShardToFullShape) runs once per
+	// device on the device's block of each input (spmd.go). Modules XLA
+	// already partitioned run per device with EmulateDevices.
 	SPMD bool
 	// XLACompat selects an older XLA:CPU's behaviour where versions differ
 	// ("0.10": JAX 0.10's); "" follows the newest [--xla-compat].
@@ -82,7 +88,12 @@ type Intermediate struct {
 func DeviceCount(m *hlo.Module, opts Options) (int, error) {
 	declared := max(m.ReplicaCount, 1) * max(m.NumPartitions, 1)
 	switch {
-	case opts.SPMD || opts.EmulateDevices == AllDevices:
+	case opts.SPMD:
+		if opts.EmulateDevices != 0 {
+			return 0, usageErrorf("-S/--spmd (global inputs and outputs) and -e/--emulate-multiple-devices (per-device) exclude each other")
+		}
+		return 1, nil
+	case opts.EmulateDevices == AllDevices:
 		return int(declared), nil
 	case opts.EmulateDevices == 0 || opts.EmulateDevices == 1:
 		return 1, nil
@@ -118,7 +129,22 @@ func Run(m *hlo.Module, inputs []*tensor.Tensor, opts Options) (res *Result, err
 	if err != nil {
 		return nil, &ModuleError{File: m.Name, Err: err}
 	}
-	if err := checkSupported(lm); err != nil {
+	if opts.SPMD {
+		regions, err := outlineManualRegions(lm)
+		if err != nil {
+			var ue *eval.UnsupportedError
+			if errors.As(err, &ue) {
+				return nil, &EvalError{Device: -1, Err: err}
+			}
+			return nil, &ModuleError{File: m.Name, Err: fmt.Errorf("-S/--spmd: %w", err)}
+		}
+		defer func() {
+			for _, in := range regions {
+				manualSpecs.Delete(in)
+			}
+		}()
+	}
+	if err := checkSupported(lm, opts.SPMD); err != nil {
 		return nil, err
 	}
 	args, err := deviceArgs(m, lm, inputs, devices, opts)
@@ -150,6 +176,10 @@ func Run(m *hlo.Module, inputs []*tensor.Tensor, opts Options) (res *Result, err
 	rv := NewRendezvous(devices)
 	partitions := max(lm.NumPartitions, 1)
 	replicas := int64(devices) / partitions
+	if opts.SPMD {
+		// One global evaluation; manual regions run their own devices.
+		partitions, replicas = 1, 1
+	}
 	outs := make([]eval.Value, devices)
 	errs := make([]error, devices)
 	var wg sync.WaitGroup
@@ -262,7 +292,7 @@ func sortIntermediates(xs []Intermediate) {
 
 // checkSupported fails before any work is done when the module uses an
 // opcode or custom-call target the evaluator does not have, naming it.
-func checkSupported(m *hlo.Module) error {
+func checkSupported(m *hlo.Module, spmd bool) error {
 	for _, c := range m.Computations {
 		for _, in := range c.Instructions {
 			var err error
@@ -277,6 +307,10 @@ func checkSupported(m *hlo.Module) error {
 			}
 			if err == nil {
 				err = eval.CheckAttributes(in)
+			}
+			if err == nil && !spmd && (isEntryMarker(in) || isExitMarker(in)) &&
+				(len(in.Operands) != 1 || !hlo.Compatible(in.Operands[0].Shape, in.Shape)) {
+				err = eval.Unsupported("custom-call %q that changes the shape outside -S/--spmd (a manual region runs on global inputs with -S, or partitioned by XLA with -e)", in.CustomCallTarget)
 			}
 			if err != nil {
 				return &EvalError{Device: -1, Err: &eval.Error{Computation: c.Name, Instruction: in.Name, Opcode: in.Opcode, Err: err}}
