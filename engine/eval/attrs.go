@@ -42,7 +42,7 @@ var enumAttrs = map[string]map[string]bool{
 	"operand_precision": set("default", "high", "highest", "DEFAULT", "HIGH", "HIGHEST"),
 	"api_version": set("API_VERSION_ORIGINAL", "API_VERSION_STATUS_RETURNING",
 		"API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI"),
-	"rng_algorithm": set("rng_default", "rng_three_fry", "rng_philox"),
+	"rng_algorithm":        set("rng_default", "rng_three_fry", "rng_philox"),
 	"custom_call_schedule": set("SCHEDULE_NONE", "SCHEDULE_LATEST", "SCHEDULE_EARLIEST"),
 }
 

@@ -101,7 +101,7 @@ func TestComparisonOrderSpellings(t *testing.T) {
 	tmpl := "HloModule m\nENTRY e {\n  a = T[3] parameter(0)\n  b = T[3] parameter(1)\n  ROOT c = pred[3] compare(a, b), direction=LT, ATTRS\n}\n"
 	cases := []struct {
 		typ, attrs, want string
-		bad          bool
+		bad              bool
 	}{
 		{"f32", "order=TOTAL", "TOTALORDER", false},
 		{"f32", "order=PARTIAL", "FLOAT", false},
