@@ -24,6 +24,7 @@ package golden
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"goldtrace/engine/dtype"
@@ -256,10 +257,36 @@ func (o *outliner) outlineOne(c *hlo.Computation) (bool, error) {
 			ccOperands = append(ccOperands, op)
 		}
 	}
+	// Operands from outside the region: what depends only on constants and
+	// on the device (partition-id, replica-id: an inlined axis_index) is
+	// recomputed inside it; anything else is a global value every device
+	// gets whole.
 	outside := map[*hlo.Instruction]*hlo.Instruction{}
+	pulled := map[*hlo.Instruction]bool{}
+	var pull func(x *hlo.Instruction)
+	pull = func(x *hlo.Instruction) {
+		if clone[x] != nil {
+			return
+		}
+		for _, op := range x.Operands {
+			pull(op)
+		}
+		nx := *x
+		nx.Name, nx.Parent, nx.ControlPredecessors = o.fresh(x.Name), body, nil
+		nx.Operands = make([]*hlo.Instruction, len(x.Operands))
+		for i, op := range x.Operands {
+			nx.Operands[i] = clone[op]
+		}
+		clone[x] = &nx
+		body.Instructions = append(body.Instructions, &nx)
+	}
 	for _, x := range regionList {
 		for _, op := range x.Operands {
-			if region[op] || entries[op] || outside[op] != nil {
+			if region[op] || entries[op] || outside[op] != nil || clone[op] != nil {
+				continue
+			}
+			if deviceLocal(op, pulled) {
+				pull(op)
 				continue
 			}
 			p := &hlo.Instruction{Name: o.fresh(op.Name), Opcode: "parameter", ParameterNumber: int64(len(body.Params)), Shape: op.Shape, Parent: body}
@@ -347,6 +374,28 @@ func (o *outliner) outlineOne(c *hlo.Computation) (bool, error) {
 	manualSpecs.Store(cc, spec)
 	o.created = append(o.created, cc)
 	return true, nil
+}
+
+// deviceLocal reports whether x is computed from constants and device ids
+// alone (so each device can compute it for itself).
+func deviceLocal(x *hlo.Instruction, memo map[*hlo.Instruction]bool) bool {
+	if v, ok := memo[x]; ok {
+		return v
+	}
+	ok := false
+	switch x.Opcode {
+	case "constant", "iota", "partition-id", "replica-id":
+		ok = true
+	case "parameter", "custom-call", "rng", "rng-bit-generator", "rng-get-and-update-state", "infeed", "recv", "after-all":
+	default:
+		ok = len(x.Operands) > 0 && len(x.Called) == 0 && !strings.HasPrefix(x.Opcode, "all-") &&
+			!strings.HasPrefix(x.Opcode, "collective-") && x.Opcode != "reduce-scatter"
+		for _, op := range x.Operands {
+			ok = ok && deviceLocal(op, memo)
+		}
+	}
+	memo[x] = ok
+	return ok
 }
 
 // topoOrder orders instructions so operands come first, keeping the given
