@@ -270,4 +270,3 @@ func closeTensor(t *testing.T, what string, got, want *tensor.Tensor, rtol float
 		}
 	}
 }
-
