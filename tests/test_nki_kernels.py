@@ -305,3 +305,29 @@ def test_bf16_matmul_result_is_f32_then_rounded_once():
 def test_dump_free_trace_is_deterministic():
     a = rand(128, 64)
     assert K.two_outputs.trace(a) == K.two_outputs.trace(a)
+
+
+def test_selective_scan_with_block_dimension_accumulator():
+    rng = np.random.default_rng(3)
+    b, ch, sl, ss = 1, 256, 256, 3
+    delta = rng.random((b, ch, sl), dtype=np.float32) * 0.1
+    u = rng.random((b, ch, sl), dtype=np.float32)
+    A = -rng.random((ch, ss), dtype=np.float32)
+    B = rng.random((b, ss, sl), dtype=np.float32)
+    C = rng.random((b, ss, sl), dtype=np.float32)
+    ref = np.zeros((b, ch, sl), np.float64)
+    for n in range(ss):
+        dA = np.exp(delta.astype(np.float64) * A[None, :, n, None])
+        dBu = delta.astype(np.float64) * u * B[:, n:n + 1, :]
+        h = np.zeros((b, ch))
+        for t in range(sl):
+            h = dA[:, :, t] * h + dBu[:, :, t]
+            ref[:, :, t] += h * C[:, n, t][:, None]
+    out = K.selective_scan(delta, u, A, B, C)
+    np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-5)
+
+
+def test_layernorm_nl_ragged_rows():
+    x, g = rand(200, 96), rand(96)
+    want = (x - x.mean(1, keepdims=True)) / np.sqrt(x.var(1, keepdims=True) + 1e-5) * g
+    f32_close(K.layernorm_nl(x, g, 1e-5), want, rtol=2e-4, atol=2e-4)

@@ -424,13 +424,27 @@ class _InPlaceResult:
 class KTensor(_Operand):
     """A declared tensor (kernel parameter, output, on-chip tile)."""
 
+    perm = None  # block-dimension tensors: user dim u is stored as dim perm[u]
+
     def __init__(self, trace, tid, shape, dtype, memory, role, name, mutable=False):
         self.trace, self.id, self.shape, self.dtype = trace, tid, shape, dtype
         self.memory, self.role, self.name, self.mutable = memory, role, name, mutable
 
     def tile(self):
         r = len(self.shape)
-        return Tile(self, self.shape, [Sym(0, {(TILE_AXIS, k): 1} if self.shape[k] > 1 else {}, ()) for k in range(r)])
+        idx = [None] * r
+        for u in range(r):
+            idx[self.perm[u] if self.perm else u] = Sym(0, {(TILE_AXIS, u): 1} if self.shape[u] > 1 else {}, ())
+        return Tile(self, self.shape, idx)
+
+    def full_tile(self):
+        """The whole tensor in stored order (partition dim first)."""
+        if not self.perm:
+            return self.tile()
+        stored = [0] * len(self.shape)
+        for u, j in enumerate(self.perm):
+            stored[j] = self.shape[u]
+        return Tile(self, tuple(stored), [Sym(0, {(TILE_AXIS, k): 1} if stored[k] > 1 else {}, ()) for k in range(len(stored))])
 
     def __repr__(self):
         return f"<{self.memory} tensor {self.name} {list(self.shape)} {_dtypes.name_of(self.dtype)}>"

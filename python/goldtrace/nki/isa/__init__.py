@@ -84,14 +84,13 @@ def _activation(opname, data, bias, scale, reduce_op, reduce_res, dtype, mask, r
     func = nl.op_name(opname if isinstance(opname, str) else opname)
     out = nl._result(t.shape, dtype or t.dtype)
     src = [t]
-    attrs = {"func": func}
+    attrs = {"func": func, "has_bias": bias is not None}
     if bias is not None:
-        src.append(as_tile(bias, "bias"))
-        attrs["has_bias"] = True
+        src.append(_operand(bias, "bias")[1] if is_tile(bias) else as_tile(bias, "bias"))
     sv, st = _operand(scale, "scale")
+    attrs["has_scale"] = st is not None
     if st is not None:
         src.append(st)
-        attrs["has_scale"] = True
     else:
         attrs["scale"] = sv
     dst = [out.tile()]

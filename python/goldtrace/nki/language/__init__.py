@@ -91,11 +91,6 @@ def _shape(shape):
         raise KernelError(f"{user_location()}: shape must be a tuple of integers, got {shape!r}") from None
     out = []
     for i, s in enumerate(shape):
-        if isinstance(s, _ParDim) and i != 0:
-            raise KernelError(
-                f"{user_location()}: par_dim at position {i}: block dimensions (dims before the partition dimension) "
-                "are no longer supported (removed in Neuron 2.25); make the partition dimension the first"
-            )
         try:
             out.append(int(s))
         except (TypeError, ValueError):
@@ -111,18 +106,35 @@ def _buffer(buffer, default=sbuf):
     raise KernelError(f"{user_location()}: buffer= must be nl.sbuf, nl.psum, nl.hbm, nl.shared_hbm or an allocator, got {buffer!r}")
 
 
+def _par_axis(shape):
+    for i, s in enumerate(shape if isinstance(shape, (tuple, list)) else ()):
+        if isinstance(s, _ParDim):
+            return i
+    return 0
+
+
 def _new(shape, dtype, buffer=None, name=None, init=True):
     """A fresh tensor in buffer (SBUF default); on-chip tensors start as garbage
-    (the simulator's NaN sentinel) via an alloc instruction."""
+    (the simulator's NaN sentinel) via an alloc instruction.
+
+    Block dimensions (dims before nl.par_dim in an on-chip shape) are kept by
+    storing the partition dimension first: the kernel indexes the tensor in its
+    own order, the IR sees a tensor whose dim 0 is the partition dim."""
     tr = require("creating a tensor")
     buf = _buffer(buffer)
+    pax = _par_axis(shape)
     shape = _shape(shape)
     if buf.memory in HBM_SPACES:
         role = OUTPUT if buf.memory == SHARED_HBM else TEMP
         return tr.declare(shape, dtype, buf.memory, role, name=name)
-    t = tr.declare(shape, dtype, buf.memory, TEMP, name=name, allocation=buf.allocation(shape, dtype))
+    stored = (shape[pax],) + shape[:pax] + shape[pax + 1:] if pax else shape
+    t = tr.declare(stored, dtype, buf.memory, TEMP, name=name, allocation=buf.allocation(stored, dtype))
+    if pax:
+        # user dim u is stored at: pax -> 0, u < pax -> u + 1, u > pax -> u
+        t.perm = tuple(0 if u == pax else (u + 1 if u < pax else u) for u in range(len(shape)))
+        t.shape = shape
     if init:
-        tr.emit("alloc", [t.tile()])
+        tr.emit("alloc", [t.full_tile()])
     return t
 
 
@@ -453,7 +465,7 @@ def empty_like(a, *, buffer=None, name="", **kwargs):
 def full(shape, fill_value, dtype, *, buffer=None, name="", **kwargs):
     """A new tensor filled with fill_value."""
     t = _new(shape, dtype, buffer, name or None, init=False)
-    require("full").emit("memset", [t.tile()], attrs={"value": float(fill_value)})
+    require("full").emit("memset", [t.full_tile()], attrs={"value": float(fill_value)})
     return t
 
 
