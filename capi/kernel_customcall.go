@@ -1,0 +1,168 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"goldtrace/engine/eval"
+	"goldtrace/engine/hlo"
+	"goldtrace/engine/tensor"
+)
+
+// Kernels inside goldens: the evaluator's custom-call registry gets handlers
+// for the targets kernel custom-calls use, which decode the backend_config
+// and run the kernel in the simulator in process (no files, no processes).
+// The wiring lives here because engine/ never imports kernel/ (docs/design.md).
+
+// neuronKernelTargets carry the raw base64 backend_config: the Neuron form
+// JAX emits, the simulator variant of it, and torch-xla's form.
+var neuronKernelTargets = []string{"AwsNeuronCustomNativeKernel", "AwsNeuronCustomNativeKernel_Sim", "AwsNeuronNkiKernel"}
+
+func init() {
+	for _, t := range neuronKernelTargets {
+		eval.RegisterCustomCall(t, evalKernelCustomCall)
+	}
+	// goldtrace's own typed-FFI CPU target: backend_config is a dictionary
+	// attribute {kernel = "<base64>"}.
+	eval.RegisterCustomCall(ffiTarget, evalKernelCustomCall)
+}
+
+// kernelConfigOf extracts the base64 backend_config of a kernel custom-call:
+// the backend_config itself, or the string entry `kernel` of a dictionary
+// attribute (the typed-FFI spelling; accepted for every target).
+func kernelConfigOf(in *hlo.Instruction) (string, error) {
+	bc := strings.TrimSpace(in.BackendConfig)
+	if bc == "" {
+		return "", fmt.Errorf("the custom-call has no backend_config (expected the kernel's base64 backend_config)")
+	}
+	if !strings.HasPrefix(bc, "{") {
+		return bc, nil
+	}
+	entries, err := parseMLIRDict(bc)
+	if err != nil {
+		return "", err
+	}
+	for _, e := range entries {
+		if e.Key != "kernel" {
+			continue
+		}
+		if !e.IsString {
+			return "", fmt.Errorf("backend_config entry `kernel` is %s, not a string (expected the kernel's base64 backend_config)", e.Raw)
+		}
+		return e.Str, nil
+	}
+	keys := make([]string, len(entries))
+	for i, e := range entries {
+		keys[i] = e.Key
+	}
+	return "", fmt.Errorf("backend_config dictionary has no entry `kernel` (has %s)", strings.Join(keys, ", "))
+}
+
+// deviceCount is the number of devices the golden emulates.
+func deviceCount(ev *eval.Evaluator) int64 {
+	r, p := ev.Options.ReplicaCount, ev.Options.NumPartitions
+	if r == 0 && ev.Module != nil {
+		r = ev.Module.ReplicaCount
+	}
+	if p == 0 && ev.Module != nil {
+		p = ev.Module.NumPartitions
+	}
+	return max(r, 1) * max(p, 1)
+}
+
+func evalKernelCustomCall(ev *eval.Evaluator, in *hlo.Instruction, args []eval.Value) (eval.Value, error) {
+	s, err := kernelConfigOf(in)
+	if err != nil {
+		return eval.Value{}, eval.Unsupported("kernel custom-call %%%s: a backend_config goldtrace cannot read (%v)", in.Name, err)
+	}
+	kc, err := lookupKernel(s)
+	if err != nil {
+		return eval.Value{}, eval.Unsupported("kernel custom-call %%%s: a backend_config goldtrace cannot read (%v)", in.Name, err)
+	}
+	fail := func(format string, a ...any) (eval.Value, error) {
+		return eval.Value{}, fmt.Errorf("kernel %q: %s", kc.name(), fmt.Sprintf(format, a...))
+	}
+	if kc.cfg.HasCollectives && deviceCount(ev) > 1 {
+		return eval.Value{}, eval.Unsupported("kernel custom-call %%%s (kernel %q) has collectives and the golden runs %d devices: collectives of a kernel across the emulated devices", in.Name, kc.name(), deviceCount(ev))
+	}
+	ts := make([]*tensor.Tensor, len(args))
+	for i, a := range args {
+		if a.T == nil {
+			return fail("operand %d is a tuple or token; kernel operands are arrays", i)
+		}
+		ts[i] = a.T
+	}
+	inputs, err := kc.bindInputs(ts)
+	if err != nil {
+		return fail("%v", err)
+	}
+	// The result: one array, or a tuple of arrays (a kernel returning a
+	// sequence, or several outputs).
+	var shapes []hlo.Shape
+	if in.Shape.IsTuple() {
+		shapes = in.Shape.Tuple
+	} else {
+		shapes = []hlo.Shape{in.Shape}
+	}
+	if len(shapes) != len(kc.k.Outputs) {
+		return fail("the custom-call has %d results but the kernel returns %d outputs", len(shapes), len(kc.k.Outputs))
+	}
+	for i, sh := range shapes {
+		if sh.IsTuple() || !sh.Elem.IsArray() {
+			return fail("result %d is %v; kernel results are arrays", i, sh.Elem)
+		}
+		if err := kc.checkResult(i, sh.Elem, sh.Dims); err != nil {
+			return fail("%v", err)
+		}
+	}
+	if err := kc.checkAliasing(in); err != nil {
+		return eval.Value{}, err
+	}
+	outs, err := kc.run(inputs, kernelRunOptions{Parallel: ev.Options.Parallelism})
+	if err != nil {
+		var ce *configError
+		if errors.As(err, &ce) {
+			return eval.Value{}, eval.Unsupported("kernel custom-call %%%s: kernel %q cannot run in goldtrace's simulator (%v)", in.Name, kc.name(), err)
+		}
+		return fail("%v", err)
+	}
+	if !in.Shape.IsTuple() {
+		return eval.ArrayValue(outs[0]), nil
+	}
+	elems := make([]eval.Value, len(outs))
+	for i, t := range outs {
+		elems[i] = eval.ArrayValue(t)
+	}
+	return eval.TupleValue(elems...), nil
+}
+
+// checkAliasing accepts output_to_operand_aliasing where the aliased output
+// is the parameter itself (a kernel writing into a mutable parameter and
+// returning it): the simulator's output is then the buffer's final content.
+// An output that is a separate tensor of the kernel, aliased to an operand,
+// would keep the operand's values wherever the kernel does not write it; the
+// simulator cannot tell which elements those are, so it is refused rather
+// than guessed.
+func (kc *kernelCall) checkAliasing(in *hlo.Instruction) error {
+	for _, a := range in.OutputOperandAliasing {
+		out := int64(0)
+		switch {
+		case in.Shape.IsTuple() && len(a.OutputIndex) == 1:
+			out = a.OutputIndex[0]
+		case !in.Shape.IsTuple() && len(a.OutputIndex) == 0:
+		default:
+			return fmt.Errorf("kernel %q: output_to_operand_aliasing output index %v does not name a result", kc.name(), a.OutputIndex)
+		}
+		if out < 0 || int(out) >= len(kc.k.Outputs) || len(a.OperandIndex) != 0 || a.Operand < 0 {
+			return fmt.Errorf("kernel %q: output_to_operand_aliasing {%v: (%d, %v)} does not fit the custom-call", kc.name(), a.OutputIndex, a.Operand, a.OperandIndex)
+		}
+		if int(a.Operand) >= len(kc.k.Inputs) {
+			return eval.Unsupported("kernel custom-call %%%s: output %d aliased to operand %d, which is not a parameter of kernel %q", in.Name, out, a.Operand, kc.name())
+		}
+		if kc.k.Outputs[out] != kc.k.Inputs[a.Operand] {
+			return eval.Unsupported("kernel custom-call %%%s: output %d aliased to operand %d while kernel %q returns a separate tensor (%q), not that parameter (keeping the operand's values where the kernel does not write)", in.Name, out, a.Operand, kc.name(), kc.k.Tensors[kc.k.Outputs[out]].Name)
+		}
+	}
+	return nil
+}
