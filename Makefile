@@ -15,9 +15,12 @@ RACE_ARGS := -run 'Gemm|Parallel|Collective|Rendezvous|Device|Replica|Scalar'
 all: install
 
 # Python packages the build and the tests need; Go modules come from go.sum.
+# torch + torch-xla are for the torch-xla bridge's tests (docs/design.md, decision 18):
+# PyPI's torch is the CUDA build, ~7 GB with its nvidia wheels, 2-5 min on a fresh machine.
 deps:
 	$(PIP) install -q --disable-pip-version-check "setuptools>=64" wheel "cffi>=1.16" numpy ml_dtypes pytest hypothesis jax \
 	  "dask[distributed]" tqdm fsspec
+	$(PIP) install -q --disable-pip-version-check torch==2.9.0 torch-xla==2.9.0
 	$(GO) mod download
 
 install: deps
