@@ -49,11 +49,25 @@ def lowering(mode):
     if mode not in ("cpu", "neuron"):
         raise KernelError(f"lowering must be 'cpu' or 'neuron', got {mode!r}")
     old = getattr(_state, "mode", None)
+    changed = mode != lowering_mode()
     _state.mode = mode
+    if changed:
+        _clear_jax_caches()
     try:
         yield
     finally:
         _state.mode = old
+        if changed:
+            _clear_jax_caches()
+
+
+def _clear_jax_caches():
+    # jax caches lowerings per traced function; a kernel lowers differently per
+    # mode, so a mode switch must not reuse a lowering made in the other mode.
+    import sys
+
+    if "jax" in sys.modules:
+        sys.modules["jax"].clear_caches()
 
 
 def _aval_type(mlir, ctx, aval):
@@ -89,13 +103,13 @@ def _primitive():
         p.multiple_results = True
         p.def_impl(functools.partial(xla.apply_primitive, p))
 
-        def abstract_eval(*avals, config_id, lowering_mode):
+        def abstract_eval(*avals, config_id):
             cfg = _configs[config_id]
             return [jax.core.ShapedArray(shape, dtype) for shape, dtype in cfg.return_types]
 
         p.def_abstract_eval(abstract_eval)
 
-        def neuron_rule(ctx, *operands, config_id, lowering_mode):
+        def neuron_rule(ctx, *operands, config_id):
             from jax._src.interpreters import mlir as _mlir
             from jax._src.lib.mlir import ir
 
@@ -110,9 +124,11 @@ def _primitive():
                 )
             return op.results
 
-        def cpu_rule(ctx, *operands, config_id, lowering_mode):
-            if lowering_mode == "neuron":
-                return neuron_rule(ctx, *operands, config_id=config_id, lowering_mode=lowering_mode)
+        def cpu_rule(ctx, *operands, config_id):
+            # The mode is read when lowering (not traced into the jaxpr), so one
+            # traced function lowers either way; lowering is not cached for it.
+            if lowering_mode() == "neuron":
+                return neuron_rule(ctx, *operands, config_id=config_id)
             from . import _jax_ffi
 
             _jax_ffi.ensure_registered()
@@ -120,8 +136,8 @@ def _primitive():
             rule = jax.ffi.ffi_lowering(_jax_ffi.TARGET, operand_output_aliases=dict(cfg.operand_output_aliases) or None)
             return rule(ctx, *operands, kernel=cfg.backend_config)
 
-        mlir.register_lowering(p, neuron_rule)
-        mlir.register_lowering(p, cpu_rule, platform="cpu")
+        mlir.register_lowering(p, neuron_rule, cacheable=False)
+        mlir.register_lowering(p, cpu_rule, platform="cpu", cacheable=False)
 
         def jvp(primals, tangents, **params):
             raise KernelError(
@@ -131,15 +147,15 @@ def _primitive():
 
         ad.primitive_jvps[p] = jvp
 
-        def batch(args, dims, *, config_id, lowering_mode):
+        def batch(args, dims, *, config_id):
             # Sequential vmap: one kernel call per batch element, stacked.
             import jax.numpy as jnp
 
-            size = next(a.shape[d] for a, d in zip(args, dims) if d is not batching.not_mapped)
+            size = next(a.shape[d] for a, d in zip(args, dims) if d is not None)
             outs = []
             for i in range(size):
-                sl = [a if d is batching.not_mapped else jnp.take(a, i, axis=d) for a, d in zip(args, dims)]
-                outs.append(p.bind(*sl, config_id=config_id, lowering_mode=lowering_mode))
+                sl = [a if d is None else jnp.take(a, i, axis=d) for a, d in zip(args, dims)]
+                outs.append(p.bind(*sl, config_id=config_id))
             stacked = [jnp.stack([o[j] for o in outs]) for j in range(len(outs[0]))]
             return stacked, [0] * len(stacked)
 
@@ -167,7 +183,7 @@ def call(kernel, args, kwargs):
     for name in cfg.input_names:
         v = bound.arguments[name]
         operands.append(jnp.asarray(v))
-    outs = _primitive().bind(*operands, config_id=_config_id(cfg), lowering_mode=lowering_mode())
+    outs = _primitive().bind(*operands, config_id=_config_id(cfg))
     if not cfg.kernel_return:
         # Old style: the written arguments come back, in order.
         return tuple(outs) if len(outs) != 1 else outs[0]

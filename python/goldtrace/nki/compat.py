@@ -16,6 +16,9 @@ _ALIASES = {
     "neuronxcc.nki.isa.constants": "goldtrace.nki.isa.constants",
     "neuronxcc.nki.typing": "goldtrace.nki.typing",
     "neuronxcc.nki.compiler": "goldtrace.nki.compiler",
+    # The JAX bridges of earlier Neuron SDKs: nki_call.
+    "jax_neuronx": "goldtrace.nki._jax_compat",
+    "neuron_jax": "goldtrace.nki._jax_compat",
 }
 
 
@@ -53,6 +56,10 @@ def install(force=False):
                 return False
         if importlib.util.find_spec("neuronxcc") is not None:
             return False
+        # The JAX aliases only where those packages are absent too.
+        for name in ("jax_neuronx", "neuron_jax"):
+            if importlib.util.find_spec(name) is not None:
+                _ALIASES.pop(name, None)
     sys.meta_path.insert(0, _AliasFinder())
     _installed = True
     return True

@@ -166,8 +166,6 @@ def _axes(axis, rank, what):
             raise KernelError(f"{user_location()}: {what}: axis {a} out of range for a rank-{rank} tile")
     if 0 in out:
         raise KernelError(f"{user_location()}: {what}: cannot reduce the partition axis 0 (reduction axes must be free axes)")
-    if out != list(range(rank - len(out), rank)):
-        raise KernelError(f"{user_location()}: {what}: reduction axes {out} must be contiguous and end at the last axis")
     return out
 
 
@@ -384,11 +382,25 @@ def where(condition, x, y, *, dtype=None, mask=None, **kwargs):
 def _reduce(op, x, axis, dtype=None, mask=None, keepdims=False, negate=False):
     tr = require(op)
     t = as_tile(x)
-    axes = _axes(axis, len(t.shape), op)
+    rank = len(t.shape)
+    axes = _axes(axis, rank, op)
     shape = tuple(1 if k in axes else s for k, s in enumerate(t.shape)) if keepdims else tuple(
         s for k, s in enumerate(t.shape) if k not in axes)
     out = _result(shape, dtype or t.dtype)
-    tr.emit("tensor_reduce", [out.tile()], [t], {"op": op, "axes": axes, "keepdims": bool(keepdims), "negate": bool(negate)},
+    dst = out.tile()
+    trailing = list(range(rank - len(axes), rank))
+    if axes != trailing:
+        # The engines reduce trailing free axes; other axes are moved to the end
+        # in the access pattern (a free reordering, no data movement).
+        if mask is not None:
+            raise KernelUnsupportedError(f"{user_location()}: a masked reduction over non-trailing axes {axes} is not supported; reduce trailing axes")
+        order = [k for k in range(rank) if k not in axes] + axes
+        amap = {old: new for new, old in enumerate(order)}
+        t = t.with_shape(tuple(t.shape[o] for o in order), amap)
+        if keepdims:
+            dst = _reshape_like(dst, tuple(t.shape[:rank - len(axes)]) + (1,) * len(axes))
+        axes = trailing
+    tr.emit("tensor_reduce", [dst], [t], {"op": op, "axes": axes, "keepdims": bool(keepdims), "negate": bool(negate)},
             mask=mask, domain=t.shape)
     return out
 
