@@ -594,6 +594,8 @@ def broadcast_to(src, shape, **kwargs):
     tr = require("broadcast_to")
     s = as_tile(src)
     shape = _shape(shape)
+    if 0 < len(s.shape) < len(shape):
+        s = _reshape_like(s, tuple(s.shape) + (1,) * (len(shape) - len(s.shape)))
     out = _result(shape, s.dtype)
     # Replicating across partitions is a DMA; along free axes an engine copy.
     if s.shape and s.shape[0] == 1 and shape[0] != 1:
