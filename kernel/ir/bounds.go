@@ -254,7 +254,90 @@ func (v *validator) maskedBounds(in *irpb.Instruction, a *irpb.Access, d int, si
 	if v.impliedBounds(idx, preds, cmps, dom, size) {
 		return true, true, 0
 	}
-	// the variables of the index, grown by every predicate sharing one
+	// The variables of the index, grown by every predicate sharing one: the
+	// component that decides the index's values. The other predicates form
+	// independent components; they matter only if one of them can never hold
+	// (then the instruction touches nothing).
+	comps := components(idx, preds)
+	bad, found, ok := v.searchComponent(comps[0], idx, preds, cmps, dom, size, true)
+	if !ok {
+		return false, false, 0
+	}
+	if !found {
+		return true, true, 0
+	}
+	for _, c := range comps[1:] {
+		_, sat, ok := v.searchComponent(c, lin{}, preds, cmps, dom, 0, false)
+		if ok && !sat {
+			return true, true, 0 // that part of the mask never holds: nothing is touched
+		}
+	}
+	return false, true, bad
+}
+
+// components splits preds into connected groups by shared variables; the
+// first group is the one connected to idx's variables (possibly empty) and
+// also takes the constant predicates.
+func components(idx lin, preds []lin) [][]int {
+	group := make([]int, len(preds))
+	for i := range group {
+		group[i] = -1
+	}
+	seen := map[varKey]int{} // variable -> group
+	var groups [][]int
+	grow := func(g int, vars map[varKey]bool) {
+		for changed := true; changed; {
+			changed = false
+			for i, p := range preds {
+				if group[i] >= 0 {
+					continue
+				}
+				touches := g == 0 && len(p.terms) == 0
+				for _, t := range p.terms {
+					if vars[t.key] {
+						touches = true
+					}
+				}
+				if touches {
+					group[i] = g
+					groups[g] = append(groups[g], i)
+					for _, t := range p.terms {
+						vars[t.key] = true
+						seen[t.key] = g
+					}
+					changed = true
+				}
+			}
+		}
+	}
+	vars := map[varKey]bool{}
+	for _, t := range idx.terms {
+		vars[t.key] = true
+	}
+	groups = append(groups, nil)
+	grow(0, vars)
+	for i, p := range preds {
+		if group[i] >= 0 {
+			continue
+		}
+		g := len(groups)
+		groups = append(groups, []int{i})
+		group[i] = g
+		vs := map[varKey]bool{}
+		for _, t := range p.terms {
+			vs[t.key] = true
+		}
+		grow(g, vs)
+	}
+	return groups
+}
+
+// searchComponent enumerates the variables of idx (when withIndex) and of
+// the predicates in comp. withIndex: it looks for a point passing the
+// predicates whose index falls outside [0, size) (found, bad = that index).
+// Otherwise it looks for any point passing them (found = satisfiable).
+// ok is false when the enumeration would be too large.
+func (v *validator) searchComponent(comp []int, idx lin, preds []lin, cmps []irpb.Cmp, dom []int64, size int64, withIndex bool) (bad int64, found, ok bool) {
 	var keys []varKey
 	has := map[varKey]int{}
 	addKey := func(k varKey) {
@@ -263,29 +346,14 @@ func (v *validator) maskedBounds(in *irpb.Instruction, a *irpb.Access, d int, si
 			keys = append(keys, k)
 		}
 	}
-	for _, t := range idx.terms {
-		addKey(t.key)
+	if withIndex {
+		for _, t := range idx.terms {
+			addKey(t.key)
+		}
 	}
-	used := make([]bool, len(preds))
-	for changed := true; changed; {
-		changed = false
-		for i, p := range preds {
-			if used[i] {
-				continue
-			}
-			touches := len(p.terms) == 0 // a constant predicate always applies
-			for _, t := range p.terms {
-				if _, ok := has[t.key]; ok {
-					touches = true
-				}
-			}
-			if touches {
-				used[i] = true
-				changed = true
-				for _, t := range p.terms {
-					addKey(t.key)
-				}
-			}
+	for _, i := range comp {
+		for _, t := range preds[i].terms {
+			addKey(t.key)
 		}
 	}
 	vals := make([]varValues, len(keys))
@@ -293,12 +361,12 @@ func (v *validator) maskedBounds(in *irpb.Instruction, a *irpb.Access, d int, si
 	for i, k := range keys {
 		vals[i] = v.values(k, dom)
 		if vals[i].n <= 0 {
-			return true, true, 0
+			return 0, false, true // no points at all
 		}
 		total = satMul(total, vals[i].n)
 	}
 	if total > maxEnumeration || total > v.budget {
-		return false, false, 0
+		return 0, false, false
 	}
 	v.budget -= total
 	type compiled struct {
@@ -315,11 +383,9 @@ func (v *validator) maskedBounds(in *irpb.Instruction, a *irpb.Access, d int, si
 		}
 		return c
 	}
-	var cps []compiled
-	for i, p := range preds {
-		if used[i] {
-			cps = append(cps, compile(p, cmps[i]))
-		}
+	cps := make([]compiled, 0, len(comp))
+	for _, i := range comp {
+		cps = append(cps, compile(preds[i], cmps[i]))
 	}
 	target := compile(idx, 0)
 	cur := make([]int64, len(keys))
@@ -343,11 +409,13 @@ func (v *validator) maskedBounds(in *irpb.Instruction, a *irpb.Access, d int, si
 			}
 		}
 		if pass {
+			if !withIndex {
+				return 0, true, true
+			}
 			if x := eval(target); x < 0 || x >= size {
-				return false, true, x
+				return x, true, true
 			}
 		}
-		// next point
 		i := 0
 		for ; i < len(keys); i++ {
 			counter[i]++
@@ -359,7 +427,7 @@ func (v *validator) maskedBounds(in *irpb.Instruction, a *irpb.Access, d int, si
 			cur[i] = vals[i].start
 		}
 		if i == len(keys) {
-			return true, true, 0
+			return 0, false, true
 		}
 	}
 }
