@@ -52,6 +52,7 @@ test: install gotest pytest
 
 bench: install
 	$(PYTHON) bench/run.py
+	$(PYTHON) bench/batch.py
 
 # Short fuzzing of every parser and decoder; FUZZTIME=10m for the long run.
 fuzz:

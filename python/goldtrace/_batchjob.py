@@ -6,7 +6,7 @@ last, atomically) or the per-job error record.
 Paths are local paths or fsspec URLs. Remote files are staged into a local
 temporary directory, and the outputs are uploaded before the marker."""
 
-import glob
+import fnmatch
 import hashlib
 import json
 import os
@@ -192,10 +192,10 @@ def write_atomic(path, data):
     os.makedirs(d, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".goldtrace-tmp-", dir=d)
     try:
+        # No fsync: a marker torn by a power loss does not parse and counts as
+        # absent, so its job reruns; a rename never exposes a partial file.
         with os.fdopen(fd, "wb") as f:
             f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -280,13 +280,19 @@ def clean_partial(output_dir, options=None):
     if is_url(output_dir):
         return
     d = local_path(output_dir)
-    for t in glob.glob(os.path.join(d, _STAGING_PATTERN)) + glob.glob(os.path.join(d, ".goldtrace-tmp-*")):
-        shutil.rmtree(t, ignore_errors=True) if os.path.isdir(t) else remove(t)
-    if os.path.exists(os.path.join(d, DONE_MARKER)):
+    try:
+        names = os.listdir(d)
+    except FileNotFoundError:
+        names = []
+    for n in names:
+        if fnmatch.fnmatchcase(n, _STAGING_PATTERN) or n.startswith(".goldtrace-tmp-"):
+            t = os.path.join(d, n)
+            shutil.rmtree(t, ignore_errors=True) if os.path.isdir(t) else remove(t)
+    if DONE_MARKER in names:
         return
-    for pat in _OUTPUT_PATTERNS:
-        for f in glob.glob(os.path.join(d, pat)):
-            remove(f)
+    for n in names:
+        if any(fnmatch.fnmatchcase(n, pat) for pat in _OUTPUT_PATTERNS):
+            remove(os.path.join(d, n))
     for name in (options or {}).get("output", []):
         p = name if os.path.isabs(name) else os.path.join(d, name)
         remove(p)
@@ -294,10 +300,7 @@ def clean_partial(output_dir, options=None):
 
 
 def _written_outputs(out_dir, options, t0):
-    names = set()
-    for pat in _OUTPUT_PATTERNS:
-        for f in glob.glob(os.path.join(out_dir, pat)):
-            names.add(os.path.relpath(f, out_dir))
+    names = {n for n in os.listdir(out_dir) if any(fnmatch.fnmatchcase(n, pat) for pat in _OUTPUT_PATTERNS)}
     for name in options.get("output", []):
         p = name if os.path.isabs(name) else os.path.join(out_dir, name)
         for q in (p, p + ".meta"):
@@ -336,7 +339,8 @@ def run_job(spec):
     out_dir = spec["output_dir"]
     remote_out = is_url(out_dir)
     result = {"id": spec["id"], "module": spec["module"], "output_dir": out_dir}
-    with tempfile.TemporaryDirectory(prefix="goldtrace-job-") as tmp:
+    remote = remote_out or is_url(spec["module"]) or any(is_url(p) for p in spec.get("inputs") or [])
+    with (tempfile.TemporaryDirectory(prefix="goldtrace-job-") if remote else _scratch()) as tmp:
         hashes = job_hashes(spec)
         for i, h in enumerate(hashes["inputs"]):
             if h is None:
@@ -356,7 +360,8 @@ def run_job(spec):
         module = _stage_in(spec["module"], tmp, "module" + _suffix(spec["module"]))
         inputs = [_stage_in(p, tmp, f"in{i}.npy") for i, p in enumerate(spec.get("inputs") or [])]
         run_dir = os.path.join(tmp, "out") if remote_out else local_path(out_dir)
-        err_file = os.path.join(tmp, "error.json")
+        err_file = os.path.join(tmp, f"error-{os.getpid()}-{threading.get_ident()}.json")
+        remove(err_file)
         argv = ["-m", module]
         for p in inputs:
             argv += ["-i", p]
@@ -393,6 +398,27 @@ def run_job(spec):
                 message = message.replace(staged, str(orig))
         message = message.replace(run_dir, str(out_dir))
     return record_failure(spec, code, EXIT_CLASSES.get(code, "internal"), message, seconds, hashes, t0)
+
+
+_scratch_dir = None
+
+
+class _scratch:
+    """The process's one scratch directory (for the CLI's error file), made
+    once: a job on local paths needs no staging directory of its own."""
+
+    def __enter__(self):
+        global _scratch_dir
+        with _import_lock:
+            if _scratch_dir is None or not os.path.isdir(_scratch_dir):
+                _scratch_dir = tempfile.mkdtemp(prefix="goldtrace-batch-scratch-")
+                import atexit
+
+                atexit.register(shutil.rmtree, _scratch_dir, True)
+        return _scratch_dir
+
+    def __exit__(self, *exc):
+        return False
 
 
 def record_failure(spec, code, klass, message, seconds, hashes=None, started=None):

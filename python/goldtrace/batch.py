@@ -26,6 +26,7 @@ import json
 import multiprocessing
 import os
 import re
+import shutil
 import signal
 import sys
 import tempfile
@@ -347,6 +348,7 @@ def _worker_main(conn, log_path):
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the driver decides when to stop
     # The CLI prints each failure on stderr (it is also in the result); keep
     # the terminal for the progress bar, and the log for a crash's last words.
+    jobmod._scratch_dir = os.path.dirname(log_path)  # the driver removes it
     fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     os.dup2(fd, 1)
     os.dup2(fd, 2)
@@ -399,30 +401,56 @@ class _Worker:
             return []
 
 
-def _run_local(jobs, workers, max_memory, on_result, on_start):
-    estimates = {}
-    for j in jobs:
-        text = jobmod.module_text(j)
-        estimates[j["id"]] = 0 if text is None else jobmod.estimate_peak_bytes(text, j["options"])
-    n = max(1, min(workers, len(jobs), max(1, max_memory // WORKER_BASE_BYTES)))
-    budget = max_memory - n * WORKER_BASE_BYTES
-    pending = collections.deque()
-    for j in jobs:
-        if estimates[j["id"]] > budget:
-            on_result(jobmod.record_failure(
-                j, None, MEMORY, f"estimated peak memory {_fmt_bytes(estimates[j['id']])} exceeds the limit "
-                f"{_fmt_bytes(budget)} left for jobs (--max-memory {_fmt_bytes(max_memory)} less "
-                f"{n} worker(s) x {_fmt_bytes(WORKER_BASE_BYTES)}); raise --max-memory to run it", 0.0))
-        else:
-            pending.append(j)
-    if not pending:
-        return
-    ctx = multiprocessing.get_context("spawn")
-    logdir = tempfile.mkdtemp(prefix="goldtrace-batch-")
-    serial = iter(range(1 << 30))
-    pool = [_Worker(ctx, logdir, next(serial)) for _ in range(min(n, len(pending)))]
-    used = 0
-    try:
+class _LocalPool:
+    """Spawned worker processes, one job each at a time, within a memory limit.
+    The workers start as soon as the pool is made, so their imports overlap
+    the driver's discovery and hashing."""
+
+    def __init__(self, workers, max_memory):
+        self.max_memory = max_memory
+        self.n = max(1, min(workers, max(1, max_memory // WORKER_BASE_BYTES)))
+        self.budget = max_memory - self.n * WORKER_BASE_BYTES
+        self.ctx = multiprocessing.get_context("spawn")
+        self.logdir = tempfile.mkdtemp(prefix="goldtrace-batch-")
+        self.serial = iter(range(1 << 30))
+        self.pool = [self._new() for _ in range(self.n)]
+        self.interrupted = False
+        self.closed = False
+
+    def _new(self):
+        return _Worker(self.ctx, self.logdir, next(self.serial))
+
+    def close(self, interrupted=False):
+        """Stop every worker; after an interruption, kill them and remove what
+        their unfinished jobs left."""
+        if self.closed:
+            return
+        self.closed = True
+        for w in self.pool:
+            w.stop(kill=interrupted or w.job is None)
+        if interrupted:
+            for w in self.pool:
+                if w.job is not None:
+                    jobmod.clean_partial(w.job["output_dir"], w.job["options"])
+        shutil.rmtree(self.logdir, ignore_errors=True)
+
+    def run(self, jobs, on_result):
+        estimates = {}
+        for j in jobs:
+            text = jobmod.module_text(j)
+            estimates[j["id"]] = 0 if text is None else jobmod.estimate_peak_bytes(text, j["options"])
+        budget = self.budget
+        pending = collections.deque()
+        for j in jobs:
+            if estimates[j["id"]] > budget:
+                on_result(jobmod.record_failure(
+                    j, None, MEMORY, f"estimated peak memory {_fmt_bytes(estimates[j['id']])} exceeds the limit "
+                    f"{_fmt_bytes(budget)} left for jobs (--max-memory {_fmt_bytes(self.max_memory)} less "
+                    f"{self.n} worker(s) x {_fmt_bytes(WORKER_BASE_BYTES)}); raise --max-memory to run it", 0.0))
+            else:
+                pending.append(j)
+        pool = self.pool
+        used = 0
         while pending or any(w.job for w in pool):
             for w in pool:
                 if w.job is not None or not pending:
@@ -435,7 +463,6 @@ def _run_local(jobs, workers, max_memory, on_result, on_start):
                 pending.remove(pick)
                 w.job, w.est = pick, estimates[pick["id"]]
                 used += w.est
-                on_start(pick)
                 w.conn.send(pick)
             busy = [w for w in pool if w.job is not None]
             ready = _mp_wait([w.conn for w in busy] + [w.proc.sentinel for w in busy])
@@ -457,7 +484,7 @@ def _run_local(jobs, workers, max_memory, on_result, on_start):
                         + (f": {words}" if words else ""), 0.0)
                     jobmod.clean_partial(w.job["output_dir"], w.job["options"])
                     used -= w.est
-                    pool[pool.index(w)] = _Worker(ctx, logdir, next(serial))
+                    pool[pool.index(w)] = self._new()
                     on_result(res)
                     continue
                 if res is None:
@@ -465,20 +492,6 @@ def _run_local(jobs, workers, max_memory, on_result, on_start):
                 used -= w.est
                 w.job, w.est = None, 0
                 on_result(res)
-    except BaseException:
-        for w in pool:
-            w.stop(kill=True)
-        for w in pool:
-            if w.job is not None:
-                jobmod.clean_partial(w.job["output_dir"], w.job["options"])
-        raise
-    else:
-        for w in pool:
-            w.stop()
-    finally:
-        for f in os.listdir(logdir):
-            os.unlink(os.path.join(logdir, f))
-        os.rmdir(logdir)
 
 
 # ---- Dask ----
@@ -582,6 +595,31 @@ def batch(source, *, output_dir=None, options=None, retry_failed=False, workers=
         source tree, or beside the manifest). False: nowhere.
     """
     t0 = time.time()
+    old = signal.getsignal(signal.SIGTERM)
+    in_main = _in_main_thread()
+    if in_main:
+        signal.signal(signal.SIGTERM, _raise_interrupted)
+    pools = []
+
+    def make_pool():
+        # Started once the jobs to run are known: the workers' imports overlap
+        # the memory estimates, and a run with nothing to do spawns nothing.
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        pools.append(_LocalPool(workers or cores, limit))
+        return pools[0]
+
+    try:
+        limit = parse_size(max_memory if max_memory is not None else "80%")
+        return _batch(source, t0, make_pool, output_dir, options, retry_failed, client, scheduler, progress,
+                      summary_path)
+    finally:
+        for pool in pools:
+            pool.close(interrupted=sys.exc_info()[0] is not None or pool.interrupted)
+        if in_main:
+            signal.signal(signal.SIGTERM, old)
+
+
+def _batch(source, t0, make_pool, output_dir, options, retry_failed, client, scheduler, progress, summary_path):
     if isinstance(source, (list, tuple)):
         jobs = []
         defaults = normalize_options(options)
@@ -626,11 +664,7 @@ def batch(source, *, output_dir=None, options=None, retry_failed=False, workers=
         bar.add(r)
 
     interrupted = False
-    old = signal.getsignal(signal.SIGTERM)
-    in_main = _in_main_thread()
-    if in_main:
-        signal.signal(signal.SIGTERM, _raise_interrupted)
-    own_client = None
+    own_client = pool = None
     try:
         if to_run:
             if scheduler is not None and client is None:
@@ -640,14 +674,14 @@ def batch(source, *, output_dir=None, options=None, retry_failed=False, workers=
             if client is not None:
                 _run_dask(to_run, client, on_result, lambda j: None)
             else:
-                limit = parse_size(max_memory if max_memory is not None else "80%")
-                cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-                _run_local(to_run, workers or cores, limit, on_result, lambda j: None)
+                pool = make_pool()
+                pool.run(to_run, on_result)
     except (Interrupted, KeyboardInterrupt):
         interrupted = True
+        if pool is not None:
+            pool.interrupted = True
+            pool.close(interrupted=True)
     finally:
-        if in_main:
-            signal.signal(signal.SIGTERM, old)
         bar.close()
         if own_client is not None:
             own_client.close()
