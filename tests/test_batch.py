@@ -18,13 +18,13 @@ import numpy as np
 import pytest
 
 goldtrace = pytest.importorskip("goldtrace")
-from goldtrace import batch as gt_batch  # noqa: E402  (the function)
+from goldtrace import batch as gt_batch  # noqa: E402
+from goldtrace import _batch as batchmod  # noqa: E402
 from goldtrace import _batchjob as jobmod  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import batch_modules as bm  # noqa: E402
 
-batchmod = sys.modules["goldtrace.batch"]
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PKG_PARENT = os.path.dirname(os.path.dirname(goldtrace.__file__))
 N_TREE = 240

@@ -10,7 +10,7 @@ from ._bridge import ffi, lib
 def main(argv=None) -> int:
     raw = sys.argv[1:] if argv is None else list(argv)
     if raw[:1] == ["batch"]:
-        from .batch import main as batch_main  # the module (goldtrace.batch is the function)
+        from ._batch import main as batch_main
 
         code = batch_main(raw[1:])
         if argv is None:

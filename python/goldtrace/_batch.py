@@ -1,4 +1,4 @@
-"""goldtrace.batch: goldens for many modules at once, resumable, on a local
+"""goldtrace.batch (this module's `batch`): goldens for many modules at once, resumable, on a local
 process pool or a Dask cluster.
 
 Jobs come from a directory tree (the modular-flow layout `nc*/sg*/` with a
