@@ -1,11 +1,10 @@
-package main
+package customcall
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
 	"hash/maphash"
-	"io"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,10 +14,11 @@ import (
 	"goldtrace/kernel/config"
 	"goldtrace/kernel/ir"
 	"goldtrace/kernel/ir/irpb"
+	"goldtrace/kernel/sim"
 )
 
 // What a kernel custom-call needs, shared by the typed-FFI CPU handler
-// (kernel_ffi.go) and the golden evaluator's handlers (kernel_customcall.go):
+// (ffi.go) and the golden evaluator's handlers (eval.go):
 // a cache of decoded backend_configs, the binding of operands to the kernel's
 // parameters (constant_values included) and the simulator run.
 
@@ -197,25 +197,16 @@ func equalDims(a, b []int64) bool {
 
 // ---- running ----
 
-// kernelRunOptions are the simulator options of one call.
-type kernelRunOptions struct {
-	Stdout   io.Writer
-	Parallel int
-}
-
-// runKernelSim runs a kernel in the simulator; kernel_sim_run.go sets it.
-var runKernelSim func(k *irpb.Kernel, inputs []*tensor.Tensor, opts kernelRunOptions) ([]*tensor.Tensor, error)
-
-// errNoSimulator says the library was built without kernel/sim.
-var errNoSimulator = errors.New("this goldtrace was built without the kernel simulator")
-
-// run simulates the kernel on bound inputs.
-func (kc *kernelCall) run(inputs []*tensor.Tensor, opts kernelRunOptions) ([]*tensor.Tensor, error) {
-	if runKernelSim == nil {
-		return nil, errNoSimulator
-	}
-	outs, err := runKernelSim(kc.k, inputs, opts)
+// run simulates the kernel on bound inputs (kernel/sim, in process). An IR
+// the simulator refuses as invalid (an op or attribute it does not know) is
+// a kernel goldtrace cannot read: a *configError.
+func (kc *kernelCall) run(inputs []*tensor.Tensor, opts sim.Options) ([]*tensor.Tensor, error) {
+	outs, err := sim.Run(kc.k, inputs, opts)
 	if err != nil {
+		var se *sim.Error
+		if errors.As(err, &se) && se.Rule == "invalid" {
+			return nil, &configError{err}
+		}
 		return nil, err
 	}
 	if len(outs) != len(kc.k.Outputs) {

@@ -1,4 +1,4 @@
-package main
+package customcall
 
 import (
 	"math/rand/v2"
@@ -15,12 +15,12 @@ import (
 // over (dtype number, data pointer, dims). The C half (handshake, attribute
 // lookup, error trampoline) runs under jax in tests/test_kernel_jax_ffi.py.
 
-func f32Buf(v []float32, dims ...int64) ffiBuffer {
+func f32Buf(v []float32, dims ...int64) Buffer {
 	var p unsafe.Pointer
 	if len(v) > 0 {
 		p = unsafe.Pointer(&v[0])
 	}
-	return ffiBuffer{dtype: int32(dtype.F32), data: p, dims: dims}
+	return Buffer{Dtype: int32(dtype.F32), Data: p, Dims: dims}
 }
 
 func TestFFIExecuteAdd(t *testing.T) {
@@ -28,7 +28,7 @@ func TestFFIExecuteAdd(t *testing.T) {
 	a, b := randF32(r, 128*64), randF32(r, 128*64)
 	out := make([]float32, 128*64)
 	cfg := encodeKernel(t, binaryKernel("ffi_add", "add", 128, 64), nil)
-	code, err := ffiExecute(cfg, []ffiBuffer{f32Buf(a, 128, 64), f32Buf(b, 128, 64)}, []ffiBuffer{f32Buf(out, 128, 64)})
+	code, err := ExecuteFFI(cfg, []Buffer{f32Buf(a, 128, 64), f32Buf(b, 128, 64)}, []Buffer{f32Buf(out, 128, 64)})
 	if err != nil {
 		t.Fatalf("code %d: %v", code, err)
 	}
@@ -40,7 +40,7 @@ func TestFFIExecuteTupleAndAlias(t *testing.T) {
 	a, b := randF32(r, 32*16), randF32(r, 32*16)
 	s, m := make([]float32, len(a)), make([]float32, len(a))
 	cfg := encodeKernel(t, sumProdKernel(32, 16), func(c *config.Config) { c.ResultIsSequence = true })
-	if _, err := ffiExecute(cfg, []ffiBuffer{f32Buf(a, 32, 16), f32Buf(b, 32, 16)}, []ffiBuffer{f32Buf(s, 32, 16), f32Buf(m, 32, 16)}); err != nil {
+	if _, err := ExecuteFFI(cfg, []Buffer{f32Buf(a, 32, 16), f32Buf(b, 32, 16)}, []Buffer{f32Buf(s, 32, 16), f32Buf(m, 32, 16)}); err != nil {
 		t.Fatal(err)
 	}
 	wantF32(t, "sum", f32Tensor(t, s, 32, 16), zipF32(a, b, func(x, y float32) float32 { return x + y }))
@@ -49,7 +49,7 @@ func TestFFIExecuteTupleAndAlias(t *testing.T) {
 	// input_output_aliases={0: 0}: XLA passes operand 0's buffer as the result.
 	want := zipF32(a, b, func(x, y float32) float32 { return x * y })
 	cfg = encodeKernel(t, scaleInPlaceKernel(32, 16), nil)
-	if _, err := ffiExecute(cfg, []ffiBuffer{f32Buf(a, 32, 16), f32Buf(b, 32, 16)}, []ffiBuffer{f32Buf(a, 32, 16)}); err != nil {
+	if _, err := ExecuteFFI(cfg, []Buffer{f32Buf(a, 32, 16), f32Buf(b, 32, 16)}, []Buffer{f32Buf(a, 32, 16)}); err != nil {
 		t.Fatal(err)
 	}
 	wantF32(t, "a (aliased)", f32Tensor(t, a, 32, 16), want)
@@ -64,11 +64,11 @@ func TestFFIExecuteConstantOperands(t *testing.T) {
 	want := zipF32(a, c, func(x, y float32) float32 { return x + y })
 	for _, withConst := range []bool{false, true} {
 		out := make([]float32, len(a))
-		args := []ffiBuffer{f32Buf(a, 8, 4)}
+		args := []Buffer{f32Buf(a, 8, 4)}
 		if withConst {
 			args = append(args, f32Buf(c, 8, 4))
 		}
-		if _, err := ffiExecute(cfg, args, []ffiBuffer{f32Buf(out, 8, 4)}); err != nil {
+		if _, err := ExecuteFFI(cfg, args, []Buffer{f32Buf(out, 8, 4)}); err != nil {
 			t.Fatalf("constant operand %v: %v", withConst, err)
 		}
 		wantF32(t, "out", f32Tensor(t, out, 8, 4), want)
@@ -77,11 +77,11 @@ func TestFFIExecuteConstantOperands(t *testing.T) {
 	other := append([]float32(nil), c...)
 	other[3]++
 	out := make([]float32, len(a))
-	_, err := ffiExecute(cfg, []ffiBuffer{f32Buf(a, 8, 4), f32Buf(other, 8, 4)}, []ffiBuffer{f32Buf(out, 8, 4)})
+	_, err := ExecuteFFI(cfg, []Buffer{f32Buf(a, 8, 4), f32Buf(other, 8, 4)}, []Buffer{f32Buf(out, 8, 4)})
 	if err == nil || !strings.Contains(err.Error(), "constant_values[0]") {
 		t.Fatalf("mismatching constant operand: %v", err)
 	}
-	_, err = ffiExecute(cfg, []ffiBuffer{f32Buf(a, 8, 4), f32Buf(c[:8], 2, 4)}, []ffiBuffer{f32Buf(out, 8, 4)})
+	_, err = ExecuteFFI(cfg, []Buffer{f32Buf(a, 8, 4), f32Buf(c[:8], 2, 4)}, []Buffer{f32Buf(out, 8, 4)})
 	if err == nil || !strings.Contains(err.Error(), `constant_values[0] ("c", f32[8,4])`) {
 		t.Fatalf("constant operand of the wrong shape: %v", err)
 	}
@@ -94,23 +94,23 @@ func TestFFIExecuteErrors(t *testing.T) {
 	cases := []struct {
 		name       string
 		cfg        string
-		args, rets []ffiBuffer
+		args, rets []Buffer
 		code       int
 		want       string
 	}{
-		{"empty config", "", nil, nil, ffiInvalidArgument, "attribute 'kernel' is empty"},
-		{"not base64", "%%%", nil, nil, ffiInvalidArgument, "bad base64"},
-		{"operand count", cfg, []ffiBuffer{f32Buf(a, 16, 8)}, []ffiBuffer{f32Buf(a, 16, 8)}, ffiInvalidArgument, `kernel "ffi_err": takes 2 operands`},
-		{"operand shape", cfg, []ffiBuffer{f32Buf(a, 16, 8), f32Buf(a, 8, 16)}, []ffiBuffer{f32Buf(a, 16, 8)}, ffiInvalidArgument, `operand 1 (parameter "b") must be f32[16,8], got f32[8,16]`},
-		{"operand dtype", cfg, []ffiBuffer{f32Buf(a, 16, 8), {dtype: int32(dtype.S32), data: unsafe.Pointer(&i32[0]), dims: []int64{16, 8}}}, []ffiBuffer{f32Buf(a, 16, 8)}, ffiInvalidArgument, "must be f32[16,8], got s32[16,8]"},
-		{"unknown dtype", cfg, []ffiBuffer{f32Buf(a, 16, 8), {dtype: 99, dims: []int64{16, 8}}}, []ffiBuffer{f32Buf(a, 16, 8)}, ffiInvalidArgument, "FFI data type 99"},
-		{"result count", cfg, []ffiBuffer{f32Buf(a, 16, 8), f32Buf(a, 16, 8)}, nil, ffiInvalidArgument, "has 0 results but the kernel returns 1"},
-		{"result shape", cfg, []ffiBuffer{f32Buf(a, 16, 8), f32Buf(a, 16, 8)}, []ffiBuffer{f32Buf(a, 128)}, ffiInvalidArgument, `result 0 is f32[128] but kernel output 0 ("out") is f32[16,8]`},
-		{"no data", cfg, []ffiBuffer{f32Buf(a, 16, 8), {dtype: int32(dtype.F32), dims: []int64{16, 8}}}, []ffiBuffer{f32Buf(a, 16, 8)}, ffiInvalidArgument, "has no data"},
+		{"empty config", "", nil, nil, FFIInvalidArgument, "attribute 'kernel' is empty"},
+		{"not base64", "%%%", nil, nil, FFIInvalidArgument, "bad base64"},
+		{"operand count", cfg, []Buffer{f32Buf(a, 16, 8)}, []Buffer{f32Buf(a, 16, 8)}, FFIInvalidArgument, `kernel "ffi_err": takes 2 operands`},
+		{"operand shape", cfg, []Buffer{f32Buf(a, 16, 8), f32Buf(a, 8, 16)}, []Buffer{f32Buf(a, 16, 8)}, FFIInvalidArgument, `operand 1 (parameter "b") must be f32[16,8], got f32[8,16]`},
+		{"operand dtype", cfg, []Buffer{f32Buf(a, 16, 8), {Dtype: int32(dtype.S32), Data: unsafe.Pointer(&i32[0]), Dims: []int64{16, 8}}}, []Buffer{f32Buf(a, 16, 8)}, FFIInvalidArgument, "must be f32[16,8], got s32[16,8]"},
+		{"unknown dtype", cfg, []Buffer{f32Buf(a, 16, 8), {Dtype: 99, Dims: []int64{16, 8}}}, []Buffer{f32Buf(a, 16, 8)}, FFIInvalidArgument, "FFI data type 99"},
+		{"result count", cfg, []Buffer{f32Buf(a, 16, 8), f32Buf(a, 16, 8)}, nil, FFIInvalidArgument, "has 0 results but the kernel returns 1"},
+		{"result shape", cfg, []Buffer{f32Buf(a, 16, 8), f32Buf(a, 16, 8)}, []Buffer{f32Buf(a, 128)}, FFIInvalidArgument, `result 0 is f32[128] but kernel output 0 ("out") is f32[16,8]`},
+		{"no data", cfg, []Buffer{f32Buf(a, 16, 8), {Dtype: int32(dtype.F32), Dims: []int64{16, 8}}}, []Buffer{f32Buf(a, 16, 8)}, FFIInvalidArgument, "has no data"},
 	}
 	for _, c := range cases {
-		code, err := ffiExecute(c.cfg, c.args, c.rets)
-		if err == nil || code != c.code || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), ffiTarget+": ") {
+		code, err := ExecuteFFI(c.cfg, c.args, c.rets)
+		if err == nil || code != c.code || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), FFITarget+": ") {
 			t.Errorf("%s: code %d, error %v; want code %d and %q", c.name, code, err, c.code, c.want)
 		}
 	}
@@ -132,7 +132,7 @@ func TestFFIKernelDecodedOnce(t *testing.T) {
 			defer wg.Done()
 			out := make([]float32, 16)
 			for i := 0; i < 125; i++ {
-				if _, err := ffiExecute(cfg, []ffiBuffer{f32Buf(a, 4, 4), f32Buf(b, 4, 4)}, []ffiBuffer{f32Buf(out, 4, 4)}); err != nil {
+				if _, err := ExecuteFFI(cfg, []Buffer{f32Buf(a, 4, 4), f32Buf(b, 4, 4)}, []Buffer{f32Buf(out, 4, 4)}); err != nil {
 					errs <- err
 					return
 				}

@@ -1,4 +1,4 @@
-package main
+package customcall
 
 import (
 	"encoding/base64"
@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 
@@ -16,9 +17,15 @@ import (
 )
 
 // Kernels inside goldens: HLO modules whose custom-calls carry real encoded
-// configs, evaluated by engine/eval with the handlers kernel_customcall.go
+// configs, evaluated by engine/eval with the handlers eval.go
 // registers. Expected values are float32 arithmetic done here, independently
 // of the simulator.
+
+// The handlers are what an embedder (capi, a CLI) installs.
+func TestMain(m *testing.M) {
+	Register()
+	os.Exit(m.Run())
+}
 
 // evalText parses and evaluates an HLO module, checking every instruction's
 // attributes first as the golden driver does.
@@ -53,7 +60,7 @@ func mustEval(t *testing.T, text string, args ...*tensor.Tensor) eval.Value {
 
 // backendConfig spells a config as the target's producer does.
 func backendConfig(target, cfg string) string {
-	if target == ffiTarget {
+	if target == FFITarget {
 		return fmt.Sprintf(`api_version=API_VERSION_TYPED_FFI, backend_config={kernel = "%s"}`, cfg)
 	}
 	return fmt.Sprintf(`api_version=API_VERSION_STATUS_RETURNING_UNIFIED, metadata={op_type="xla___op_NkiKernelCallImpl" op_name="jit(f)/nki_kernel"}, backend_config="%s"`, cfg)
@@ -65,7 +72,7 @@ func TestGoldenKernelTargets(t *testing.T) {
 	cfg := encodeKernel(t, binaryKernel("golden_add", "add", 128, 32), nil)
 	// The kernel's output feeds an ordinary op: out = kernel(a, b) * a.
 	want := zipF32(zipF32(a, b, func(x, y float32) float32 { return x + y }), a, func(x, y float32) float32 { return x * y })
-	for _, target := range append(append([]string{}, neuronKernelTargets...), ffiTarget) {
+	for _, target := range append(append([]string{}, NeuronTargets...), FFITarget) {
 		text := fmt.Sprintf(`HloModule m
 ENTRY e {
   a = f32[128,32]{1,0} parameter(0)
@@ -229,8 +236,8 @@ func TestGoldenKernelUnreadableConfigs(t *testing.T) {
 		}) + `"`, `bad kernel IR (key "serialize_ir_string")`},
 		{"not a config", "AwsNeuronCustomNativeKernel", `backend_config="{\"opaque\": 1}"`, "dictionary"},
 		{"no backend_config", "AwsNeuronCustomNativeKernel", `api_version=API_VERSION_ORIGINAL`, "has no backend_config"},
-		{"dictionary without kernel", ffiTarget, `backend_config={opaque = "x"}`, "has no entry `kernel` (has opaque)"},
-		{"kernel not a string", ffiTarget, `backend_config={kernel = 3 : i64}`, "entry `kernel` is 3 : i64, not a string"},
+		{"dictionary without kernel", FFITarget, `backend_config={opaque = "x"}`, "has no entry `kernel` (has opaque)"},
+		{"kernel not a string", FFITarget, `backend_config={kernel = 3 : i64}`, "entry `kernel` is 3 : i64, not a string"},
 	}
 	for _, c := range cases {
 		text := fmt.Sprintf(`HloModule m

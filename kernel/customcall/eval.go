@@ -1,4 +1,4 @@
-package main
+package customcall
 
 import (
 	"errors"
@@ -8,24 +8,26 @@ import (
 	"goldtrace/engine/eval"
 	"goldtrace/engine/hlo"
 	"goldtrace/engine/tensor"
+	"goldtrace/kernel/sim"
 )
 
-// Kernels inside goldens: the evaluator's custom-call registry gets handlers
-// for the targets kernel custom-calls use, which decode the backend_config
-// and run the kernel in the simulator in process (no files, no processes).
-// The wiring lives here because engine/ never imports kernel/ (docs/design.md).
+// Kernels inside goldens: handlers for the evaluator's custom-call registry
+// that decode the backend_config and run the kernel in the simulator in
+// process (no files, no processes). engine/ never imports kernel/
+// (docs/design.md), so an embedder wires them in with Register.
 
-// neuronKernelTargets carry the raw base64 backend_config: the Neuron form
-// JAX emits, the simulator variant of it, and torch-xla's form.
-var neuronKernelTargets = []string{"AwsNeuronCustomNativeKernel", "AwsNeuronCustomNativeKernel_Sim", "AwsNeuronNkiKernel"}
+// NeuronTargets carry the raw base64 backend_config: the Neuron form JAX
+// emits, the simulator variant of it, and torch-xla's form.
+var NeuronTargets = []string{"AwsNeuronCustomNativeKernel", "AwsNeuronCustomNativeKernel_Sim", "AwsNeuronNkiKernel"}
 
-func init() {
-	for _, t := range neuronKernelTargets {
+// Register installs the kernel handlers in engine/eval's custom-call
+// registry: NeuronTargets and FFITarget (whose backend_config is a
+// dictionary attribute {kernel = "<base64>"}).
+func Register() {
+	for _, t := range NeuronTargets {
 		eval.RegisterCustomCall(t, evalKernelCustomCall)
 	}
-	// goldtrace's own typed-FFI CPU target: backend_config is a dictionary
-	// attribute {kernel = "<base64>"}.
-	eval.RegisterCustomCall(ffiTarget, evalKernelCustomCall)
+	eval.RegisterCustomCall(FFITarget, evalKernelCustomCall)
 }
 
 // kernelConfigOf extracts the base64 backend_config of a kernel custom-call:
@@ -119,7 +121,7 @@ func evalKernelCustomCall(ev *eval.Evaluator, in *hlo.Instruction, args []eval.V
 	if err := kc.checkAliasing(in); err != nil {
 		return eval.Value{}, err
 	}
-	outs, err := kc.run(inputs, kernelRunOptions{Parallel: ev.Options.Parallelism})
+	outs, err := kc.run(inputs, sim.Options{Parallel: ev.Options.Parallelism})
 	if err != nil {
 		var ce *configError
 		if errors.As(err, &ce) {
