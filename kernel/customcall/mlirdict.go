@@ -52,7 +52,9 @@ func (p *mlirScanner) skipSpace() {
 
 func isBareStart(c byte) bool { return c == '_' || (c|0x20) >= 'a' && (c|0x20) <= 'z' }
 
-func isBareChar(c byte) bool { return isBareStart(c) || c >= '0' && c <= '9' || c == '$' || c == '.' || c == '-' }
+func isBareChar(c byte) bool {
+	return isBareStart(c) || c >= '0' && c <= '9' || c == '$' || c == '.' || c == '-'
+}
 
 // str reads a string literal at p.pos (on the opening quote): MLIR's escapes
 // \" \\ \n \t and \XX (two hex digits).
