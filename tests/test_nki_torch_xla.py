@@ -322,3 +322,21 @@ def test_cpu_old_style_writes_the_torch_argument(rng):
     out = torch.zeros(4, 8)
     assert double_into(torch.from_numpy(a), out) is None
     np.testing.assert_array_equal(out.numpy(), a * 2)
+
+
+def test_zero_d_tensor_is_a_one_element_operand(dev):
+    a, b = torch.tensor(1.5).to(dev), torch.tensor(2.0).to(dev)
+    out = add(a, b)
+    assert tuple(out.shape) == (1,)
+    (line,) = _custom_calls(_hlo(out))
+    assert line.split("=", 1)[1].strip().startswith("f32[1]{0} custom-call(f32[1]{0} %p")
+    assert nki.decode_backend_config(_backend_config(line))["serialize_dims"] == [[1], [1]]
+
+
+def test_keyword_and_positional_arguments_give_the_same_call(dev, rng):
+    a, b = _xla(dev, rng.standard_normal((4, 8), dtype=np.float32), rng.standard_normal((4, 8), dtype=np.float32))
+    ia, ib = _XLAC._xla_get_tensor_id(a), _XLAC._xla_get_tensor_id(b)
+    assert custom_call_operand_tensor_ids([sub(a, b)]) == [ia, ib]
+    assert custom_call_operand_tensor_ids([sub(b=b, a=a)]) == [ia, ib]
+    assert custom_call_operand_tensor_ids([sub(a, b=b)]) == [ia, ib]
+    assert custom_call_operand_tensor_ids([sub(b, b=a)]) == [ib, ia]

@@ -357,29 +357,54 @@ def _stage(name, config, operand_specs):
     return staged, return_types
 
 
+# Per call: the staged computation by (config identity, operand shapes and dtypes).
+# The entry keeps the config alive, so its id cannot be reused while the entry lives.
+_FAST = {}
+_FAST_MAX = 4096
+_XLAC = None
+
+
 def emit(config, tensors, name="nki_kernel"):
     """The custom-call of config applied to XLA tensors (the kernel's operands,
     in config.input_names order); returns the list of output XLA tensors."""
-    from torch_xla import _XLAC
-
+    global _XLAC
+    if _XLAC is None:
+        from torch_xla import _XLAC
     tensors = list(tensors)
     if not tensors:
         raise KernelError(f"{name}: a torch-xla kernel call needs at least one XLA tensor operand")
-    device = tensors[0].device
+    device = None
     for k, t in enumerate(tensors):
         if not is_torch_xla_tensor(t):
             raise KernelError(f"{name}: operand {k} is a {type(t).__name__} on {getattr(t, 'device', '?')}, not an XLA tensor")
-        if t.device != device:
+        if device is None:
+            device = t.device
+        elif t.device != device:
             raise KernelError(f"{name}: operand {k} is on {t.device}, operand 0 on {device}")
-    specs = [map_torch_tensor(t) for t in tensors]
-    specs = [(s, np.dtype(_dtypes.storage(d))) for s, d in specs]
-    staged, return_types = _stage(name, config, specs)
-    outs = _XLAC._xla_user_computation(staged.name, [tensors[k] for k in staged.order], staged.computation)
-    if len(outs) != len(return_types):
-        raise KernelError(f"{name}: torch-xla returned {len(outs)} outputs for {len(return_types)} declared")
-    for j, (o, (shape, dt)) in enumerate(zip(outs, return_types)):
-        if tuple(o.shape) != shape or o.dtype != torch_dtype_of(dt):
-            raise KernelError(f"{name}: output {j} is {tuple(o.shape)} {o.dtype}, declared {shape} {dt.name}")
+        if t.dim() == 0:
+            # kernels see a 0-d tensor as shape (1,) (serialize_dims says so too)
+            tensors[k] = t.reshape(1)
+    fast = (id(config), name, tuple([(t.shape, t.dtype) for t in tensors]))
+    hit = _FAST.get(fast)
+    if hit is None or hit[0] is not config:
+        specs = []
+        for t in tensors:
+            shape, dt = map_torch_tensor(t)
+            specs.append((shape, np.dtype(_dtypes.storage(dt))))
+        staged, return_types = _stage(name, config, specs)
+        hit = (config, staged, tuple((s, torch_dtype_of(d)) for s, d in return_types))
+        with _STAGED_LOCK:
+            if len(_FAST) >= _FAST_MAX:
+                _FAST.clear()
+            _FAST[fast] = hit
+    _, staged, out_types = hit
+    order = staged.order
+    outs = _XLAC._xla_user_computation(staged.name, [tensors[k] for k in order], staged.computation)
+    if len(outs) != len(out_types):
+        raise KernelError(f"{name}: torch-xla returned {len(outs)} outputs for {len(out_types)} declared")
+    for j, (o, (shape, tdt)) in enumerate(zip(outs, out_types)):
+        if o.dtype != tdt or tuple(o.shape) != shape:
+            raise KernelError(f"{name}: output {j} is {tuple(o.shape)} {o.dtype}, declared {shape} {tdt}")
     return list(outs)
 
 
@@ -429,20 +454,59 @@ def _shape_result(config, outs):
     return tuple(outs)
 
 
+class _Slot:
+    """Marks one call argument while the signature is bound once."""
+
+    __slots__ = ("where",)
+
+    def __init__(self, where):
+        self.where = where
+
+
+def _slots(kernel, config, nargs, kwnames):
+    """For each of config.input_names, where the call passes it: an index into
+    args or a keyword name; None when binding does not say (defaults)."""
+    marks = [_Slot(i) for i in range(nargs)]
+    kmarks = {k: _Slot(k) for k in kwnames}
+    bound = _bind(kernel, tuple(marks), kmarks)
+    out = []
+    for pname in config.input_names:
+        v = bound.arguments.get(pname)
+        if not isinstance(v, _Slot):
+            return None
+        out.append(v.where)
+    return tuple(out)
+
+
+def _bind(kernel, args, kwargs):
+    if hasattr(kernel, "bind"):
+        return kernel.bind(args, kwargs)
+    import inspect
+
+    bound = inspect.signature(kernel.func).bind(*args, **kwargs)
+    bound.apply_defaults()
+    return bound
+
+
 def _operands(kernel, config, args, kwargs):
     """The kernel's tensor operands, in config.input_names order, from its call arguments."""
-    bound = kernel.bind(args, kwargs) if hasattr(kernel, "bind") else None
-    if bound is None:
-        import inspect
-
-        bound = inspect.signature(kernel.func).bind(*args, **kwargs)
-        bound.apply_defaults()
+    cache = kernel.__dict__.setdefault("_torch_operand_slots", {})
+    key = (id(config), len(args), tuple(kwargs))
+    hit = cache.get(key)
+    if hit is None or hit[0] is not config:
+        if len(cache) > 256:
+            cache.clear()
+        hit = cache[key] = (config, _slots(kernel, config, len(args), tuple(kwargs)))
+    slots = hit[1]
+    if slots is not None:
+        return [args[w] if type(w) is int else kwargs[w] for w in slots]
+    bound = _bind(kernel, args, kwargs)
     tensors = []
     for pname in config.input_names:
         if pname not in bound.arguments:
             raise KernelError(f"kernel config names input {pname!r}, which is not an argument of the call")
         tensors.append(bound.arguments[pname])
-    return bound, tensors
+    return tensors
 
 
 def run_torch_xla(kernel, args, kwargs):
@@ -451,7 +515,7 @@ def run_torch_xla(kernel, args, kwargs):
     Old-style kernels (outputs passed as arguments) update those argument
     tensors and return None."""
     config = kernel.dump_config(*args, **kwargs)
-    bound, tensors = _operands(kernel, config, args, kwargs)
+    tensors = _operands(kernel, config, args, kwargs)
     name = _kernel_name(kernel)
     for pname, t in zip(config.input_names, tensors):
         if not is_torch_xla_tensor(t):
