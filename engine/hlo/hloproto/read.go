@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	"goldtrace/engine/dtype"
@@ -504,6 +505,10 @@ func convertAttributes(ip *hlopb.HloInstructionProto, in *hlo.Instruction) error
 	in.UniqueIndices = ip.GetUniqueIndices()
 
 	in.ReplicaGroups = replicaGroups(ip)
+	if hasUnknownField(ip, meshAxesReplicaGroupListField) {
+		// Dropping it would leave "no groups": everyone in one group.
+		return fmt.Errorf("mesh_axes_replica_group_list (HloInstructionProto field %d) is not supported in protos; give the module as HLO text, where mesh['x'=4] {'x'} is", meshAxesReplicaGroupListField)
+	}
 	if c := ip.GetChannelId(); c > 0 {
 		in.ChannelID = c
 	}
@@ -569,6 +574,32 @@ func backendConfig(ip *hlopb.HloInstructionProto, payloads [][]byte) (string, er
 		return string(payloads[v.Id]), nil
 	}
 	return string(p.GetValue()), nil
+}
+
+// meshAxesReplicaGroupListField is HloInstructionProto's
+// mesh_axes_replica_group_list, which the committed proto subset lacks.
+const meshAxesReplicaGroupListField = 93
+
+// hasUnknownField reports whether m carries field number num among the
+// fields its generated type does not know.
+func hasUnknownField(m proto.Message, num protowire.Number) bool {
+	b := m.ProtoReflect().GetUnknown()
+	for len(b) > 0 {
+		n, typ, l := protowire.ConsumeTag(b)
+		if l < 0 {
+			return false
+		}
+		if n == num {
+			return true
+		}
+		b = b[l:]
+		l = protowire.ConsumeFieldValue(n, typ, b)
+		if l < 0 {
+			return false
+		}
+		b = b[l:]
+	}
+	return false
 }
 
 // replicaGroups prefers collective_device_list over the deprecated
