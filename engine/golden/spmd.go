@@ -554,7 +554,9 @@ func (o *outliner) sdySpec(spec *manualSpec, entries, exits []*hlo.Instruction) 
 					}
 					v := cs[ai]
 					if r.Size != 0 {
-						v = v / r.PreSize % r.Size
+						// "x":(pre)size: pre is the product of the more
+						// major sub-axes, so the minor ones stride below.
+						v = v / (mesh.Axes[ai].Size / (r.PreSize * r.Size)) % r.Size
 					}
 					blk[d] = blk[d]*refSize(mesh, r) + v
 				}
