@@ -149,7 +149,6 @@ func TestSPMDMarkersNeedSPMD(t *testing.T) {
 	}
 }
 
-
 // TestTotalOrderSpelledOrderTotal: newer XLA's order=TOTAL (for
 // type=TOTALORDER) must sort NaNs and signed zeros in IEEE total order, and
 // compare elementwise in it, not in the default float order.
