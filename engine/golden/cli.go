@@ -121,7 +121,8 @@ func newFlagSet(c *cliConfig) *pflag.FlagSet {
 	fs.BoolVarP(&c.opts.UnsafeDtypeCast, "unsafe-dtype-cast", "u", false, "convert inputs of another dtype to the parameter's dtype instead of failing")
 	fs.IntVarP(&c.opts.EmulateDevices, "emulate-multiple-devices", "e", 0, "emulate all replica_count × num_partitions devices, or `N` with --emulate-multiple-devices=N")
 	fs.Lookup("emulate-multiple-devices").NoOptDefVal = fmt.Sprint(AllDevices)
-	fs.BoolVarP(&c.opts.SPMD, "spmd", "S", false, "run an SPMD module on all its partitions (and replicas)")
+	fs.Lookup("emulate-multiple-devices").Usage += "; every device's outputs also go to dev<d>/value_output<k>.npy"
+	fs.BoolVarP(&c.opts.SPMD, "spmd", "S", false, "global inputs in, global outputs out for a sharded module XLA has not partitioned (shard_map regions run per device); use -e for a partitioned one")
 	fs.StringVar(&c.opts.XLACompat, "xla-compat", "", "follow XLA:CPU `VERSION` (0.10) where it differs from the newest (see docs/xla-cpu-semantics.md)")
 	fs.Uint64Var(&c.seed, "seed", 0, "`SEED` of the synthesized inputs")
 	fs.BoolP("help", "h", false, "show this help")

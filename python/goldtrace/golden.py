@@ -36,7 +36,11 @@ def golden(module, *inputs, upcast_fp32=False, save_intermediates=False, fp8e4m3
     emulate_devices: run this many devices (-1: all replica_count x num_partitions
         the module declares); collectives exchange data between them. Inputs are
         either one set shared by every device or one set per device, concatenated.
-    spmd: run an SPMD module on all its partitions (and replicas), like -S.
+    spmd: global inputs in, global outputs out (-S) for a sharded module JAX
+        lowered but XLA has not partitioned: shard_map regions (Shardy or
+        GSPMD) run once per device on each device's block, their results
+        assembled by their output shardings. A module XLA partitioned runs per
+        device with emulate_devices instead.
     xla_compat: "0.10" follows the XLA:CPU of JAX 0.10 where it differs from the
         newest (--xla-compat; see docs/xla-cpu-semantics.md); None, the newest.
     """
