@@ -28,11 +28,11 @@ const (
 // maxEnumeration bounds the exact (mask-aware) out-of-bounds check: beyond
 // this many combinations of the variables involved the conservative
 // interval answer stands.
-const maxEnumeration = 1 << 20
+const maxEnumeration = 1 << 18
 
 // enumerationBudget bounds the points enumerated over one Validate call, so
 // a kernel (or a corrupt IR) with many large masked accesses stays fast.
-const enumerationBudget = 1 << 24
+const enumerationBudget = 1 << 21
 
 // Validate checks k: first its structure (what Unmarshal checks), then every
 // rule below. It returns nil or an ErrorList of *Error sorted by position,
