@@ -485,8 +485,13 @@ func (st *storage) storeRounded(off int, x float64) {
 // storage dtype in place and writes them where keep (nil: everywhere) is
 // true and the view does not skip the element.
 func (in *instance) scatter(v view, vals []float64, keep []bool) {
+	roundSlice(v.st.dt, vals)
+	in.scatterExact(v, vals, keep)
+}
+
+// scatterExact is scatter for values already representable in the dtype.
+func (in *instance) scatterExact(v view, vals []float64, keep []bool) {
 	st := v.st
-	roundSlice(st.dt, vals)
 	if v.offs != nil {
 		for e, off := range v.offs {
 			if off >= 0 && (keep == nil || keep[e]) {

@@ -233,7 +233,57 @@ func (c *compiler) block(ss []*irpb.Stmt) ([]stmt, error) {
 			return nil, &Error{Rule: "invalid", Msg: "empty statement"}
 		}
 	}
+	// An alloc directly followed by an instruction that overwrites the
+	// whole (private) tensor without reading it needs no sentinel fill.
+	for i := 0; i+1 < len(out); i++ {
+		a, nx := out[i].inst, out[i+1].inst
+		if a == nil || nx == nil || a.op != "alloc" || len(nx.dst) == 0 || len(nx.mask) > 0 {
+			continue
+		}
+		id := a.dst[0].tensor
+		if a.dst[0].t.Allocation != nil || nx.dst[0].tensor != id || !coversWhole(nx.dst[0]) || nx.op == "copy_predicated" || nx.op == "atomic_rmw" {
+			continue
+		}
+		if _, rmw := nx.in.Attrs["dst_rmw_op"]; rmw {
+			continue
+		}
+		if mm, ok := nx.aux.(mmAux); ok && mm.accumulate {
+			continue
+		}
+		reads := false
+		for _, s := range nx.src {
+			if s.tensor == id {
+				reads = true
+			}
+			for _, d := range s.dyn {
+				if d.acc.tensor == id {
+					reads = true
+				}
+			}
+		}
+		if !reads {
+			a.run = func(*instance, *cinst) error { return nil }
+		}
+	}
 	return out, nil
+}
+
+// coversWhole: the access is the identity tile over its whole tensor.
+func coversWhole(a *cacc) bool {
+	if len(a.shape) != len(a.t.Shape) || len(a.dyn) > 0 {
+		return false
+	}
+	for d, ix := range a.idx {
+		if int64(a.shape[d]) != a.t.Shape[d] || ix.c != 0 || len(ix.vt) > 0 {
+			return false
+		}
+		for k, c := range ix.tile {
+			if (k == d && c != 1) || (k != d && c != 0) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func (c *compiler) loop(l *irpb.Loop) (*cloop, error) {

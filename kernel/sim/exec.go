@@ -181,6 +181,11 @@ func (ci *cinst) skipOOB() bool {
 // writeAcc writes vals (row-major over a's tile) to access a whose axes map
 // onto the domain as axisMap; masked-out elements are not written.
 func (in *instance) writeAcc(ci *cinst, a *cacc, axisMap []int, vals []float64, extraKeep []bool) error {
+	return in.writeAccX(ci, a, axisMap, vals, extraKeep, false)
+}
+
+// writeAccX is writeAcc; exact: vals need no rounding to a's dtype.
+func (in *instance) writeAccX(ci *cinst, a *cacc, axisMap []int, vals []float64, extraKeep []bool, exact bool) error {
 	var mc *maskCtx
 	var keep []bool
 	if len(ci.mask) > 0 {
@@ -201,7 +206,11 @@ func (in *instance) writeAcc(ci *cinst, a *cacc, axisMap []int, vals []float64, 
 	if err != nil {
 		return err
 	}
-	in.scatter(v, vals, keep)
+	if exact {
+		in.scatterExact(v, vals, keep)
+	} else {
+		in.scatter(v, vals, keep)
+	}
 	return nil
 }
 

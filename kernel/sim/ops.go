@@ -184,6 +184,28 @@ func runDMA(in *instance, ci *cinst) error {
 	aux := ci.aux.(dmaAux)
 	src, dst := ci.src[0], ci.dst[0]
 	dom := dst.shape
+	same := src.dt == dst.dt
+	if aux.rmw == nil && len(ci.mask) == 0 && aux.bcast {
+		// whole-tile copy: storage to storage when both are contiguous
+		x, xv, err := in.operand(ci, 0, dom, 0)
+		if err != nil {
+			return err
+		}
+		if xv.offs == nil && x.full != nil {
+			d, err := in.dst(ci, xv)
+			if err != nil {
+				return err
+			}
+			if same {
+				copy(d.out, x.full)
+			} else {
+				for i, v := range x.full {
+					d.out[i] = float64(float32(v))
+				}
+			}
+			return in.commit(ci, d, same || dst.dt == 11)
+		}
+	}
 	var buf []float64
 	var sv view
 	var err error
@@ -212,8 +234,9 @@ func runDMA(in *instance, ci *cinst) error {
 		cur := in.buf.get(1, dst.n)
 		in.gather(dv, dom, cur)
 		aux.rmw.vec(buf, cur, buf)
+		same = false
 	}
-	return in.writeAcc(ci, dst, identityMap(len(dom)), buf, keep)
+	return in.writeAccX(ci, dst, identityMap(len(dom)), buf, keep, same)
 }
 
 // validMask marks the domain elements whose source element was not skipped.
@@ -242,12 +265,38 @@ func prepCopy(ci *cinst) error {
 }
 
 func runCopy(in *instance, ci *cinst) error {
-	buf, _, err := in.srcDom(ci, 0, ci.dst[0].shape, 0)
+	dom := ci.dst[0].shape
+	x, xv, err := in.operand(ci, 0, dom, 0)
 	if err != nil {
 		return err
 	}
-	convertVals(ci.src[0].dt, ci.dst[0].dt, buf)
-	return in.writeDst(ci, buf)
+	d, err := in.dst(ci, xv)
+	if err != nil {
+		return err
+	}
+	same := ci.src[0].dt == ci.dst[0].dt
+	switch {
+	case x.full != nil:
+		if same {
+			copy(d.out, x.full)
+		} else {
+			for i, v := range x.full {
+				d.out[i] = float64(float32(v))
+			}
+		}
+	default:
+		binops["bypass"].apply(d.out, x, scalarOpnd(0), dom[len(dom)-1])
+		if same {
+			// bypass went through float32; redo exactly for wide integers
+			n := dom[len(dom)-1]
+			for r, v := range x.row {
+				for j := 0; j < n; j++ {
+					d.out[r*n+j] = v
+				}
+			}
+		}
+	}
+	return in.commit(ci, d, same || f32Exact(ci))
 }
 
 // transpose / dma_transpose: dst (a, b) = src (b, a) over 2-D tiles.
@@ -362,41 +411,95 @@ func checkRowResult(a *cacc, dom []int) error {
 func runActivation(in *instance, ci *cinst) error {
 	a := ci.aux.(actAux)
 	dom := ci.dst[0].shape
-	x, _, err := in.srcDom(ci, 0, dom, 0)
+	n := dom[len(dom)-1]
+	x, xv, err := in.operand(ci, 0, dom, 0)
 	if err != nil {
 		return err
 	}
+	views := []view{xv}
 	k := 1
-	var bias []float64
+	bias := scalarOpnd(0)
 	if a.hasBias {
-		if bias, _, err = in.srcDom(ci, k, dom, 1); err != nil {
+		var v view
+		if bias, v, err = in.operand(ci, k, dom, 1); err != nil {
 			return err
 		}
+		views = append(views, v)
 		k++
 	}
+	scale := scalarOpnd(a.scale)
 	if a.hasScl {
-		scl, _, err := in.srcDom(ci, k, dom, 2)
-		if err != nil {
+		var v view
+		if scale, v, err = in.operand(ci, k, dom, 2); err != nil {
 			return err
 		}
-		binops["multiply"].vec(x, x, scl)
-	} else if a.scale != 1 {
-		binops["multiply"].vecScalar(x, x, a.scale, false)
+		views = append(views, v)
 	}
-	if bias != nil {
-		binops["add"].vec(x, x, bias)
+	d, err := in.dst(ci, views...)
+	if err != nil {
+		return err
 	}
-	if err := applyUnary(a.fn, x, x); err != nil {
-		return ci.errf("invalid", "%v", err)
+	out := d.out
+	if !activationFused(a.fn, out, x, bias, scale, n) {
+		binops["multiply"].apply(out, x, scale, n)
+		if a.hasBias {
+			binops["add"].apply(out, fullOpnd(out), bias, n)
+		}
+		if err := applyUnary(a.fn, out, out); err != nil {
+			return ci.errf("invalid", "%v", err)
+		}
 	}
 	if a.reduce != nil {
 		keep := in.domMask(ci, dom)
-		r := reduceRows(a.reduce, x, dom[0], len(x)/dom[0], keep)
-		if err := in.writeAcc(ci, ci.dst[1], []int{0, -1, -1, -1, -1, -1}[:len(ci.dst[1].shape)], r, nil); err != nil {
+		r := reduceRows(a.reduce, out, dom[0], len(out)/dom[0], keep)
+		if err := in.writeAcc(ci, ci.dst[1], rowMap(len(ci.dst[1].shape)), r, nil); err != nil {
 			return err
 		}
 	}
-	return in.writeDst(ci, x)
+	return in.commit(ci, d, f32Exact(ci) && a.fn != "invert")
+}
+
+// activationFused computes f(x*scale + bias) in one pass for the common
+// case of a full x, per-row (or scalar) bias and scalar scale.
+func activationFused(fn string, out []float64, x, bias, scale opnd, n int) bool {
+	if x.full == nil || !scale.isScalar || bias.full != nil {
+		return false
+	}
+	var f func(float64) float64
+	switch fn {
+	case "exp":
+		f = expF32
+	case "identity", "copy", "bypass":
+		f = nil
+	default:
+		return false
+	}
+	s := float32(scale.scalar)
+	rowsN := len(out) / n
+	for r := 0; r < rowsN; r++ {
+		b := float32(bias.scalar)
+		if bias.row != nil {
+			b = float32(bias.row[r])
+		}
+		xs := x.full[r*n : (r+1)*n]
+		os := out[r*n : (r+1)*n]
+		if f == nil {
+			for j, v := range xs {
+				os[j] = float64(float32(v)*s + b)
+			}
+			continue
+		}
+		if s == 1 {
+			for j, v := range xs {
+				os[j] = float64(float32(f(float64(float32(v) + b))))
+			}
+			continue
+		}
+		for j, v := range xs {
+			os[j] = float64(float32(f(float64(float32(v)*s + b))))
+		}
+	}
+	return true
 }
 
 // reduceRows reduces each of `rows` consecutive runs of length n (only kept
@@ -442,16 +545,21 @@ func prepTensorTensor(ci *cinst) error {
 
 func runTensorTensor(in *instance, ci *cinst) error {
 	dom := ci.dst[0].shape
-	a, _, err := in.srcDom(ci, 0, dom, 0)
+	a, av, err := in.operand(ci, 0, dom, 0)
 	if err != nil {
 		return err
 	}
-	b, _, err := in.srcDom(ci, 1, dom, 1)
+	b, bv, err := in.operand(ci, 1, dom, 1)
 	if err != nil {
 		return err
 	}
-	ci.aux.(*binop).vec(a, a, b)
-	return in.writeDst(ci, a)
+	d, err := in.dst(ci, av, bv)
+	if err != nil {
+		return err
+	}
+	op := ci.aux.(*binop)
+	op.apply(d.out, a, b, dom[len(dom)-1])
+	return in.commit(ci, d, f32Exact(ci) && !op.intOp)
 }
 
 // operand is a scalar immediate or a source tile.
@@ -502,21 +610,20 @@ func parseOperand(ci *cinst, i int, next *int, required bool) (*operand, error) 
 	return o, nil
 }
 
-func (in *instance) applyOperand(ci *cinst, o *operand, x []float64, dom []int, slot int) error {
+func (in *instance) operandOf(ci *cinst, o *operand, dom []int, slot int) (opnd, view, error) {
 	if o.tile < 0 {
-		o.op.vecScalar(x, x, o.scalar, o.rev)
-		return nil
+		return scalarOpnd(o.scalar), view{}, nil
 	}
-	t, _, err := in.srcDom(ci, o.tile, dom, slot)
-	if err != nil {
-		return err
-	}
+	return in.operand(ci, o.tile, dom, slot)
+}
+
+// applyOperand computes out = x op o (o op x when reversed).
+func applyOperand(o *operand, out []float64, x, y opnd, n int) {
 	if o.rev {
-		o.op.vec(x, t, x)
+		o.op.apply(out, y, x, n)
 	} else {
-		o.op.vec(x, x, t)
+		o.op.apply(out, x, y, n)
 	}
-	return nil
 }
 
 type tsAux struct{ o0, o1 *operand }
@@ -544,19 +651,35 @@ func prepTensorScalar(ci *cinst) error {
 func runTensorScalar(in *instance, ci *cinst) error {
 	a := ci.aux.(tsAux)
 	dom := ci.dst[0].shape
-	x, _, err := in.srcDom(ci, 0, dom, 0)
+	n := dom[len(dom)-1]
+	x, xv, err := in.operand(ci, 0, dom, 0)
 	if err != nil {
 		return err
 	}
-	if err := in.applyOperand(ci, a.o0, x, dom, 1); err != nil {
+	y0, v0, err := in.operandOf(ci, a.o0, dom, 1)
+	if err != nil {
 		return err
 	}
+	views := []view{xv, v0}
+	var y1 opnd
 	if a.o1 != nil {
-		if err := in.applyOperand(ci, a.o1, x, dom, 2); err != nil {
+		var v1 view
+		if y1, v1, err = in.operandOf(ci, a.o1, dom, 2); err != nil {
 			return err
 		}
+		views = append(views, v1)
 	}
-	return in.writeDst(ci, x)
+	d, err := in.dst(ci, views...)
+	if err != nil {
+		return err
+	}
+	applyOperand(a.o0, d.out, x, y0, n)
+	exact := f32Exact(ci) && !a.o0.op.intOp
+	if a.o1 != nil {
+		applyOperand(a.o1, d.out, fullOpnd(d.out), y1, n)
+		exact = exact && !a.o1.op.intOp
+	}
+	return in.commit(ci, d, exact)
 }
 
 type sttAux struct {
@@ -602,23 +725,30 @@ func prepSTT(ci *cinst) error {
 func runSTT(in *instance, ci *cinst) error {
 	a := ci.aux.(sttAux)
 	dom := ci.dst[0].shape
-	x, _, err := in.srcDom(ci, 0, dom, 0)
+	n := dom[len(dom)-1]
+	x, xv, err := in.operand(ci, 0, dom, 0)
 	if err != nil {
 		return err
 	}
-	if err := in.applyOperand(ci, a.o0, x, dom, 1); err != nil {
-		return err
-	}
-	d1, _, err := in.srcDom(ci, a.data1, dom, 2)
+	y0, v0, err := in.operandOf(ci, a.o0, dom, 1)
 	if err != nil {
 		return err
 	}
+	d1, v1, err := in.operand(ci, a.data1, dom, 2)
+	if err != nil {
+		return err
+	}
+	d, err := in.dst(ci, xv, v0, v1)
+	if err != nil {
+		return err
+	}
+	applyOperand(a.o0, d.out, x, y0, n)
 	if a.rev1 {
-		a.op1.vec(x, d1, x)
+		a.op1.apply(d.out, d1, fullOpnd(d.out), n)
 	} else {
-		a.op1.vec(x, x, d1)
+		a.op1.apply(d.out, fullOpnd(d.out), d1, n)
 	}
-	return in.writeDst(ci, x)
+	return in.commit(ci, d, f32Exact(ci) && !a.o0.op.intOp && !a.op1.intOp)
 }
 
 // ---- reductions ------------------------------------------------------------
@@ -700,7 +830,9 @@ func (in *instance) reduceGeneric(ci *cinst, op *binop, perm []int, nKeep int, n
 	}
 	buf := in.buf.get(0, src.n)
 	var pk []bool
-	if v.offs == nil {
+	if keepMask == nil && isIdentityPerm(perm) && contiguous(v, src.shape) {
+		buf = v.st.vals[v.base : v.base+src.n]
+	} else if v.offs == nil {
 		pv := v
 		pv.shape = pshape
 		pv.str = make([]int, len(perm))
@@ -855,19 +987,26 @@ func prepTSR(ci *cinst) error {
 func runTSR(in *instance, ci *cinst) error {
 	a := ci.aux.(tsrAux)
 	dom := ci.dst[0].shape
-	x, _, err := in.srcDom(ci, 0, dom, 0)
+	n := dom[len(dom)-1]
+	x, xv, err := in.operand(ci, 0, dom, 0)
 	if err != nil {
 		return err
 	}
-	if err := in.applyOperand(ci, a.o0, x, dom, 1); err != nil {
+	y0, v0, err := in.operandOf(ci, a.o0, dom, 1)
+	if err != nil {
 		return err
 	}
+	d, err := in.dst(ci, xv, v0)
+	if err != nil {
+		return err
+	}
+	applyOperand(a.o0, d.out, x, y0, n)
 	keep := in.domMask(ci, dom)
-	r := reduceRows(a.reduce, x, dom[0], len(x)/dom[0], keep)
+	r := reduceRows(a.reduce, d.out, dom[0], len(d.out)/dom[0], keep)
 	if err := in.writeAcc(ci, ci.dst[1], rowMap(len(ci.dst[1].shape)), r, nil); err != nil {
 		return err
 	}
-	return in.writeDst(ci, x)
+	return in.commit(ci, d, f32Exact(ci) && !a.o0.op.intOp)
 }
 
 func rowMap(r int) []int {
@@ -882,9 +1021,10 @@ func rowMap(r int) []int {
 // ---- tensor_tensor_scan -------------------------------------------------------
 
 type scanAux struct {
-	op0, op1 *binop
-	initTile bool
-	initial  float64
+	op0, op1   *binop
+	rev0, rev1 bool
+	initTile   bool
+	initial    float64
 }
 
 func prepScan(ci *cinst) error {
@@ -901,6 +1041,12 @@ func prepScan(ci *cinst) error {
 		return err
 	}
 	if a.op1, err = lookupBinop(s1); err != nil {
+		return err
+	}
+	if a.rev0, err = ci.boolean("reverse0", false); err != nil {
+		return err
+	}
+	if a.rev1, err = ci.boolean("reverse1", false); err != nil {
 		return err
 	}
 	a.initTile = len(ci.src) == 3
@@ -948,7 +1094,17 @@ func runScan(in *instance, ci *cinst) error {
 		prev = float64(float32(prev))
 		for j := 0; j < n; j++ {
 			i := r*n + j
-			prev = a.op1.scalar(a.op0.scalar(prev, d0[i]), d1[i])
+			var t float64
+			if a.rev0 {
+				t = a.op0.scalar(prev, d0[i])
+			} else {
+				t = a.op0.scalar(d0[i], prev)
+			}
+			if a.rev1 {
+				prev = a.op1.scalar(d1[i], t)
+			} else {
+				prev = a.op1.scalar(t, d1[i])
+			}
 			out[i] = prev
 		}
 	}
@@ -1003,7 +1159,16 @@ func runMatmul(in *instance, ci *cinst) error {
 		return err
 	}
 	st := in.buf.get(0, a.k*a.m)
-	in.gather(sv, ci.src[0].shape, st)
+	if sv.offs == nil {
+		tv := sv
+		tv.shape = []int{a.m, a.k}
+		tv.str = []int{sv.str[1], sv.str[0]}
+		in.gather(tv, tv.shape, st)
+	} else {
+		tmp := make([]float64, a.k*a.m)
+		in.gather(sv, ci.src[0].shape, tmp)
+		permute(tmp, ci.src[0].shape, []int{1, 0}, st)
+	}
 	mo := in.buf.get(1, a.k*a.n)
 	in.gather(mv, ci.src[1].shape, mo)
 	sf := in.buf.f32(0, a.k*a.m)
@@ -1021,12 +1186,12 @@ func runMatmul(in *instance, ci *cinst) error {
 		in.gather(dv, d.shape, res)
 		toF32(cf, res)
 	}
-	// result (M,N) = stationary(K,M).T @ moving(K,N): A(i,p) = st[p*M+i].
-	eval.GemmF32(1, a.m, a.n, a.k, sf, 1, a.m, mf, a.n, 1, cf, a.accumulate)
+	// result (M,N) = stationary(K,M).T @ moving(K,N); st holds stationary.T.
+	eval.GemmF32(1, a.m, a.n, a.k, sf, a.k, 1, mf, a.n, 1, cf, a.accumulate)
 	for i, x := range cf {
 		res[i] = float64(x)
 	}
-	return in.writeDst(ci, res)
+	return in.writeAccX(ci, d, identityMap(2), res, nil, d.dt == 11)
 }
 
 // ---- select ---------------------------------------------------------------
@@ -1298,4 +1463,13 @@ func fmtVal(x float64, dt dtype.Type) string {
 		return fmt.Sprintf("%g", x)
 	}
 	return fmt.Sprintf("%d", int64(x))
+}
+
+func isIdentityPerm(p []int) bool {
+	for i, x := range p {
+		if i != x {
+			return false
+		}
+	}
+	return true
 }

@@ -24,6 +24,7 @@ import (
 	"math"
 	"runtime"
 	"sync"
+	"unsafe"
 
 	"goldtrace/engine/dtype"
 	"goldtrace/engine/tensor"
@@ -174,7 +175,7 @@ func (p *program) run(inputs []*tensor.Tensor, opts Options) ([]*tensor.Tensor, 
 			return nil, &Error{Rule: "input", Msg: fmt.Sprintf("tensor %s is listed twice in inputs", t.Name)}
 		}
 		st := &storage{dt: dt, vals: make([]float64, in.NumElements())}
-		dtype.DecodeF64(dt, in.Data, st.vals)
+		decodeVals(dt, in.Data, st.vals)
 		shared[id] = st
 	}
 	for id, t := range k.Tensors {
@@ -239,7 +240,7 @@ func (p *program) run(inputs []*tensor.Tensor, opts Options) ([]*tensor.Tensor, 
 			return nil, &Error{Rule: "invalid", Msg: fmt.Sprintf("output %d (%s) is not in shared HBM", i, t.Name)}
 		}
 		o := tensor.New(st.dt, t.Shape)
-		dtype.EncodeF64(st.dt, st.vals, o.Data)
+		encodeVals(st.dt, st.vals, o.Data)
 		outs[i] = o
 	}
 	return outs, nil
@@ -379,4 +380,47 @@ func (s *scratch) get(i, n int) []float64 {
 		s.f[i] = make([]float64, n)
 	}
 	return s.f[i][:n]
+}
+
+// decodeVals / encodeVals convert between tensor bytes and values, with
+// direct loops for f32 and bf16 (exact: values are already of the dtype).
+func decodeVals(t dtype.Type, src []byte, dst []float64) {
+	switch t {
+	case dtype.F32:
+		f := unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(src))), len(dst))
+		for i, x := range f {
+			dst[i] = float64(x)
+		}
+	case dtype.BF16:
+		u := unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(src))), len(dst))
+		for i, x := range u {
+			dst[i] = float64(math.Float32frombits(uint32(x) << 16))
+		}
+	default:
+		dtype.DecodeF64(t, src, dst)
+	}
+}
+
+func encodeVals(t dtype.Type, src []float64, dst []byte) {
+	switch t {
+	case dtype.F32:
+		f := unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(dst))), len(src))
+		for i, x := range src {
+			f[i] = float32(x)
+		}
+	case dtype.BF16:
+		u := unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(dst))), len(src))
+		for i, x := range src {
+			// values are bf16 already (or NaN): the top half of the f32 bits,
+			// except NaN payloads, which ml_dtypes keeps quiet.
+			b := math.Float32bits(float32(x))
+			if x != x {
+				u[i] = uint16(dtype.FromF32(dtype.BF16, float32(x)))
+				continue
+			}
+			u[i] = uint16(b >> 16)
+		}
+	default:
+		dtype.EncodeF64(t, src, dst)
+	}
 }

@@ -1,0 +1,173 @@
+package sim
+
+// Whole-tile fast paths: sources read in place from private storage when
+// their tile is contiguous, per-partition (…,1) operands kept as one value
+// per row instead of being broadcast, and results computed straight into
+// the destination's storage when it is contiguous and unmasked.
+
+// opnd is a source operand over the instruction domain.
+type opnd struct {
+	full     []float64 // domain-sized values (read-only)
+	row      []float64 // one value per row of the domain's last axis
+	scalar   float64
+	isScalar bool
+}
+
+func scalarOpnd(x float64) opnd { return opnd{scalar: x, isScalar: true} }
+
+// contiguous reports whether a view broadcast to dom walks storage
+// row-major without gaps (so it is vals[base : base+prod(dom)]).
+func contiguous(v view, dom []int) bool {
+	if v.offs != nil || v.st.mem != nil {
+		return false
+	}
+	bs := bcastStrides(v.shape, v.str, dom)
+	want := 1
+	for k := len(dom) - 1; k >= 0; k-- {
+		if dom[k] != 1 && bs[k] != want {
+			return false
+		}
+		want *= dom[k]
+	}
+	return true
+}
+
+// isRowBroadcast: the source tile is the domain with a last axis of 1.
+func isRowBroadcast(shape, dom []int) bool {
+	r := len(dom)
+	if r < 2 || dom[r-1] == 1 || len(shape) != r || shape[r-1] != 1 {
+		return false
+	}
+	for k := 0; k < r-1; k++ {
+		if shape[k] != dom[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// operand resolves source k over dom.
+func (in *instance) operand(ci *cinst, k int, dom []int, slot int) (opnd, view, error) {
+	a := ci.src[k]
+	var mc *maskCtx
+	if len(ci.mask) > 0 {
+		mc = &maskCtx{preds: ci.mask, axisMap: srcMap(a.shape, dom)}
+	}
+	v, err := in.resolve(ci, a, mc, ci.skipOOB())
+	if err != nil {
+		return opnd{}, v, err
+	}
+	if isRowBroadcast(a.shape, dom) {
+		rdom := append(append([]int{}, dom[:len(dom)-1]...), 1)
+		buf := in.buf.get(slot, prod(rdom))
+		in.gather(v, rdom, buf)
+		return opnd{row: buf}, v, nil
+	}
+	n := prod(dom)
+	if contiguous(v, dom) {
+		return opnd{full: v.st.vals[v.base : v.base+n]}, v, nil
+	}
+	buf := in.buf.get(slot, n)
+	in.gather(v, dom, buf)
+	return opnd{full: buf}, v, nil
+}
+
+// dstBuf is where an instruction computes its dst[0] values.
+type dstBuf struct {
+	out    []float64
+	direct bool
+	v      view
+}
+
+// dst prepares dst[0]: its storage itself when contiguous, unmasked and not
+// partially overlapping a source view, else scratch slot 3.
+func (in *instance) dst(ci *cinst, srcs ...view) (dstBuf, error) {
+	d := ci.dst[0]
+	if len(ci.mask) == 0 {
+		v, err := in.resolve(ci, d, nil, ci.skipOOB())
+		if err != nil {
+			return dstBuf{}, err
+		}
+		if contiguous(v, d.shape) {
+			ok := true
+			for _, s := range srcs {
+				if s.st == v.st && !(s.base == v.base && sameInts(s.str, v.str) && sameInts(s.shape, v.shape)) {
+					ok = false
+				}
+			}
+			if ok {
+				return dstBuf{out: v.st.vals[v.base : v.base+d.n], direct: true, v: v}, nil
+			}
+		}
+	}
+	return dstBuf{out: in.buf.get(3, d.n)}, nil
+}
+
+func sameInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// commit stores the computed values: rounds them to the dst dtype (unless
+// exact: they are representable already) and writes them when not direct.
+func (in *instance) commit(ci *cinst, d dstBuf, exact bool) error {
+	if d.direct {
+		if !exact {
+			roundSlice(d.v.st.dt, d.out)
+		}
+		return nil
+	}
+	return in.writeDst(ci, d.out)
+}
+
+// f32Exact: float32 arithmetic results need no rounding into dt.
+func f32Exact(ci *cinst) bool { return ci.dst[0].dt == 11 /* F32 */ }
+
+// apply computes out = a op b over a domain whose last axis has n elements.
+func (op *binop) apply(out []float64, a, b opnd, n int) {
+	switch {
+	case a.full != nil && b.full != nil:
+		op.vec(out, a.full, b.full)
+	case a.full != nil && b.row != nil:
+		for r, s := range b.row {
+			op.vecScalar(out[r*n:(r+1)*n], a.full[r*n:(r+1)*n], s, false)
+		}
+	case a.full != nil && b.isScalar:
+		op.vecScalar(out, a.full, b.scalar, false)
+	case a.row != nil && b.full != nil:
+		for r, s := range a.row {
+			op.vecScalar(out[r*n:(r+1)*n], b.full[r*n:(r+1)*n], s, true)
+		}
+	case a.isScalar && b.full != nil:
+		op.vecScalar(out, b.full, a.scalar, true)
+	default:
+		// both per-row or scalar: compute per row and repeat
+		for r := 0; r < len(out)/n; r++ {
+			x := a.scalar
+			if a.row != nil {
+				x = a.row[r]
+			}
+			y := b.scalar
+			if b.row != nil {
+				y = b.row[r]
+			}
+			z := op.scalar(x, y)
+			if !op.intOp {
+				z = float64(float32(z))
+			}
+			seg := out[r*n : (r+1)*n]
+			for j := range seg {
+				seg[j] = z
+			}
+		}
+	}
+}
+
+func fullOpnd(x []float64) opnd { return opnd{full: x} }
