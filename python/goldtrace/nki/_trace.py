@@ -184,10 +184,18 @@ class Trace:
             inst["src"] = [s.to_json() for s in src]
         if attrs:
             inst["attrs"] = {k: _attr(v) for k, v in attrs.items() if v is not None}
+        if mask is False or (isinstance(mask, (bool, np.bool_)) and not mask):
+            return  # a mask known false at trace time: the instruction never runs
+        if isinstance(mask, (bool, np.bool_)):
+            mask = None
         if domain is None:
             domain = dst[0].shape if dst else (src[0].shape if src else ())
         rank = len(domain)
-        if mask is not None and mask is not True:
+        if dst and dst[0].tensor.role == TEMP:
+            # Remember who wrote a fresh temp, and under which mask: assigning
+            # it elsewhere writes only what the instruction wrote.
+            dst[0].tensor._producer = (len(self.events), mask, tuple(dst[0].shape), tuple(domain))
+        if mask is not None:
             if isinstance(mask, Pred):
                 mask = Mask([mask])
             if not isinstance(mask, Mask):
@@ -202,6 +210,32 @@ class Trace:
         if engine:
             inst["engine"] = engine
         self._push({"inst": inst})
+
+    def _retarget(self, src, dst):
+        """Make the last instruction write dst instead of its fresh temp src."""
+        prod = getattr(src.tensor, "_producer", None)
+        if prod is None or prod[0] != len(self.events) - 1 or not self.events:
+            return False
+        inst = self.events[-1].get("inst")
+        if not inst or inst["dst"][0]["tensor"] != src.tensor.id:
+            return False
+        full = src.tensor.tile()
+        if tuple(src.shape) != tuple(full.shape) or [s.to_json() for s in src.index] != [s.to_json() for s in full.index]:
+            return False
+        if tuple(dst.shape) != tuple(src.shape):
+            return False
+        if dst.tensor.dtype != src.tensor.dtype and inst["op"] in ("matmul", "transpose") and dst.memory != "PSUM":
+            return False
+        if dst.memory in HBM_SPACES and inst["op"] not in ("dma", "dma_transpose"):
+            return False  # engines write on-chip memory only
+        if dst.memory not in HBM_SPACES and inst["op"] in ("dma",) and src.tensor.memory != dst.memory:
+            pass
+        if inst["op"] == "matmul" and dst.memory != "PSUM":
+            return False
+        inst["dst"][0] = dst.to_json()
+        self._note_write(dst.tensor)
+        src.tensor._producer = None
+        return True
 
     def _fold_matmul_accumulate(self, acc, value):
         """`acc += matmul(...)` where the matmul's result is an anonymous temp:
@@ -389,7 +423,8 @@ class _Operand:
     def __setitem__(self, key, value):
         if isinstance(value, _InPlaceResult):
             return  # `t[idx] += x` already wrote through the view
-        assign(index(self.tile(), key), value)
+        anonymous = isinstance(value, KTensor) and sys.getrefcount(value) <= _ANON_SET_REFS
+        assign(index(self.tile(), key), value, anonymous=anonymous)
 
     # numpy-ish conveniences kernels use
     def reshape(self, *shape):
@@ -638,11 +673,17 @@ def index(t, key):
     return Tile(t.tensor, out_shape, idx, dyn)
 
 
-def assign(dst, value, dtype_check=True):
-    """dst[...] = value: a copy (DMA when HBM is involved) or a memset."""
+def assign(dst, value, anonymous=False):
+    """dst[...] = value: a copy (DMA when HBM is involved) or a memset. When
+    value is the fresh result of the instruction just emitted and nothing else
+    refers to it (`t[i] = nl.exp(x, mask=m)`), that instruction writes dst
+    directly, as on the device; otherwise the copy carries the producer's mask
+    so that only what the instruction wrote is copied."""
     dst = as_tile(dst, "assignment target")
     if is_tile(value):
         src = as_tile(value)
+        if anonymous and dst.tensor.trace._retarget(src, dst):
+            return
         try:
             broadcast_shapes(src.shape, dst.shape)
         except KernelError:
@@ -653,7 +694,11 @@ def assign(dst, value, dtype_check=True):
             src = _reshape_like(src, dst.shape)
         tr = dst.tensor.trace
         op = "dma" if (dst.memory in HBM_SPACES or src.memory in HBM_SPACES) else "tensor_copy"
-        tr.emit(op, [dst], [src])
+        prod = getattr(src.tensor, "_producer", None)
+        mask = None
+        if prod is not None and prod[1] is not None and tuple(src.shape) == prod[2] == prod[3] == tuple(dst.shape):
+            mask = prod[1]
+        tr.emit(op, [dst], [src], mask=mask)
     else:
         try:
             v = float(value)
@@ -708,3 +753,26 @@ def _probe_anon_refs():
 
 # +1: the extra frame (_Operand.__iadd__ -> _inplace); +1: Trace.tensors holds every tensor.
 _ANON_REFS = _probe_anon_refs() + 2
+
+
+def _probe_anon_set_refs():
+    seen = []
+
+    def inner(v):
+        seen.append(sys.getrefcount(v))
+
+    class _P:
+        def __setitem__(self, key, value):
+            inner(value)
+
+    class _Q:
+        pass
+
+    p = _P()
+    p[0] = _Q()
+    # inner's frame stands in for __setitem__'s own getrefcount call (same depth);
+    # +1: Trace.tensors holds every tensor.
+    return seen[0] - 1 + 1
+
+
+_ANON_SET_REFS = _probe_anon_set_refs()
