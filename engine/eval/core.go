@@ -113,6 +113,7 @@ type Evaluator struct {
 	Ctx     context.Context
 
 	inplace *inPlaceState // loop-carried updates done in place (while_inplace.go)
+	fusion  fusionCache   // blocked elementwise groups per computation (fusion_blocked.go)
 }
 
 // New returns an evaluator of m.
@@ -174,12 +175,29 @@ func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 		}
 	}
 	vals := make(map[*hlo.Instruction]Value, len(c.Instructions))
+	plan := ev.fusionPlanFor(c)
 	for _, in := range c.Instructions {
 		if err := ev.Ctx.Err(); err != nil {
 			return Value{}, err
 		}
 		var v Value
-		if in.Opcode == "parameter" {
+		if plan != nil && plan.interior[in] {
+			continue // computed block by block with its group
+		}
+		if g := plan.group(in); g != nil {
+			var err error
+			if v, err = runGroup(g, vals); err != nil {
+				return Value{}, &Error{c.Name, in.Name, in.Opcode, err}
+			}
+			for _, m := range g.all() {
+				for _, op := range m.Operands {
+					uses[op]--
+					if uses[op] == 0 && op != c.Root {
+						delete(vals, op)
+					}
+				}
+			}
+		} else if in.Opcode == "parameter" {
 			v = args[in.ParameterNumber]
 		} else {
 			opArgs := make([]Value, len(in.Operands))

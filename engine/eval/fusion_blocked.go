@@ -1,0 +1,511 @@
+package eval
+
+// Blocked evaluation of elementwise f32 work. Within one computation (the
+// entry of an unoptimized module, or an XLA `fusion` computation), a DAG of
+// f32 elementwise instructions of one shape whose interior values have no
+// user outside it (plus broadcasts feeding it, and a fast reduce over its
+// trailing dimensions consuming it) is evaluated block by block: each block
+// of a few thousand elements goes through every instruction while it is in
+// cache, the blocks run on all cores, and no full-size intermediate is ever
+// allocated. Each instruction's block is computed by the same kernel, with
+// the same subnormal flushing, as the instruction alone would compute it on
+// the whole array (the kernels are elementwise and position-independent), and
+// the reduce folds each row in the same left-to-right order, so the results
+// are bit for bit those of the op-by-op evaluation.
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"reflect"
+	"sync"
+
+	"goldtrace/engine/dtype"
+	"goldtrace/engine/hlo"
+	"goldtrace/engine/tensor"
+)
+
+// fuseBlock is the block length in elements: a few blocks of every member
+// stay in L1/L2.
+const fuseBlock = 2048
+
+// fusionDisabled turns the blocked evaluation off (GOLDTRACE_NO_FUSION=1), to
+// compare against the op-by-op evaluation.
+var fusionDisabled = os.Getenv("GOLDTRACE_NO_FUSION") == "1"
+
+type fuseKind uint8
+
+const (
+	fuseNone fuseKind = iota
+	fuseUnary
+	fuseSignBit // abs, negate: bit operations, no flushing
+	fuseBinary
+	fuseFMA
+	fuseBroadcast
+)
+
+// fusedGroup is one blocked DAG. members are in computation order; the last
+// one is the DAG's root. When reduce is set the group's value is the reduce
+// of the root, else the root's value.
+type fusedGroup struct {
+	members []*hlo.Instruction
+	kinds   []fuseKind
+	pos     map[*hlo.Instruction]int
+	dims    []int64
+	reduce  *hlo.Instruction
+	op      string // the reduce's fast reducer
+	// Broadcast geometry per member (nil for the others): the source
+	// stride of each result dimension (0 where broadcast).
+	bstrides [][]int64
+	// flushed marks members whose op flushes its result's subnormals.
+	flushed []bool
+}
+
+// out is the instruction whose value the group produces.
+func (g *fusedGroup) out() *hlo.Instruction {
+	if g.reduce != nil {
+		return g.reduce
+	}
+	return g.members[len(g.members)-1]
+}
+
+// fusionPlan is the grouping of one computation.
+type fusionPlan struct {
+	interior map[*hlo.Instruction]bool        // evaluated inside a group, never stored
+	groups   map[*hlo.Instruction]*fusedGroup // by the instruction that produces the group's value
+}
+
+type fusionCache struct {
+	mu    sync.Mutex
+	plans map[*hlo.Computation]*fusionPlan
+}
+
+// fusionPlanFor returns c's plan (cached), or nil when c has no group.
+func (ev *Evaluator) fusionPlanFor(c *hlo.Computation) *fusionPlan {
+	if fusionDisabled || ev.Options.Trace != nil || len(c.Instructions) < 2 {
+		return nil
+	}
+	ev.fusion.mu.Lock()
+	defer ev.fusion.mu.Unlock()
+	if p, ok := ev.fusion.plans[c]; ok {
+		return p
+	}
+	if ev.fusion.plans == nil {
+		ev.fusion.plans = map[*hlo.Computation]*fusionPlan{}
+	}
+	p := planFusion(c)
+	ev.fusion.plans[c] = p
+	return p
+}
+
+func isF32Array(s hlo.Shape) bool { return s.IsArray() && s.Elem == dtype.F32 }
+
+// fusibleKind classifies an instruction for blocked evaluation.
+func fusibleKind(in *hlo.Instruction) fuseKind {
+	if !isF32Array(in.Shape) || len(in.Shape.DynamicDims) > 0 {
+		return fuseNone
+	}
+	for _, op := range in.Operands {
+		if !isF32Array(op.Shape) {
+			return fuseNone
+		}
+		if in.Opcode != "broadcast" && !equalDims(op.Shape.Dims, in.Shape.Dims) {
+			return fuseNone
+		}
+	}
+	switch len(in.Operands) {
+	case 1:
+		switch in.Opcode {
+		case "abs", "negate":
+			return fuseSignBit
+		case "broadcast":
+			if len(in.Dimensions) != len(in.Operands[0].Shape.Dims) {
+				return fuseNone
+			}
+			for i, d := range in.Dimensions {
+				if d < 0 || int(d) >= len(in.Shape.Dims) || in.Shape.Dims[d] != in.Operands[0].Shape.Dims[i] {
+					return fuseNone
+				}
+			}
+			return fuseBroadcast
+		case "is-finite", "real", "imag":
+			return fuseNone
+		}
+		if registeredAs(in.Opcode, evalUnary) && unaryFloat[float32](in.Opcode, nil, nil) {
+			return fuseUnary
+		}
+	case 2:
+		if registeredAs(in.Opcode, evalBinary) && binaryFloat[float32](in.Opcode, nil, nil, nil) {
+			return fuseBinary
+		}
+	case 3:
+		if in.Opcode == "custom-call" && in.CustomCallTarget == FMATarget {
+			return fuseFMA
+		}
+	}
+	return fuseNone
+}
+
+// registeredAs reports whether opcode is evaluated by f (and so computes
+// what the blocked kernels compute).
+func registeredAs(opcode string, f OpFunc) bool {
+	g, ok := ops[opcode]
+	return ok && reflect.ValueOf(g).Pointer() == reflect.ValueOf(f).Pointer()
+}
+
+func errMissing(op *hlo.Instruction) error {
+	return fmt.Errorf("operand %%%s has no f32 array value", op.Name)
+}
+
+// runGroup evaluates g, turning a panic into an error as callOp does.
+func runGroup(g *fusedGroup, vals map[*hlo.Instruction]Value) (v Value, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			v, err = Value{}, fmt.Errorf("internal error: %v", r)
+		}
+	}()
+	return g.eval(vals)
+}
+
+// planFusion groups c's fusible instructions: walking backwards, an
+// instruction joins the group of its users when they all belong to one
+// group of its shape (a broadcast joins whatever shape its users have);
+// otherwise it starts a group as its root.
+func planFusion(c *hlo.Computation) *fusionPlan {
+	users := map[*hlo.Instruction][]*hlo.Instruction{}
+	for _, in := range c.Instructions {
+		for _, op := range in.Operands {
+			users[op] = append(users[op], in)
+		}
+	}
+	groupOf := map[*hlo.Instruction]*fusedGroup{}
+	var groups []*fusedGroup
+	for i := len(c.Instructions) - 1; i >= 0; i-- {
+		in := c.Instructions[i]
+		k := fusibleKind(in)
+		if k == fuseNone {
+			continue
+		}
+		var g *fusedGroup
+		if in != c.Root && len(users[in]) > 0 {
+			g = groupOf[users[in][0]]
+			for _, u := range users[in] {
+				if groupOf[u] != g || u.Opcode == "broadcast" {
+					g = nil
+					break
+				}
+			}
+			if g != nil && g.reduce == users[in][0] {
+				g = nil // the reduce is not a member
+			}
+			if g != nil && !equalDims(g.dims, in.Shape.Dims) {
+				g = nil
+			}
+		}
+		if g == nil {
+			g = &fusedGroup{dims: in.Shape.Dims, pos: map[*hlo.Instruction]int{}}
+			groups = append(groups, g)
+			if in != c.Root && len(users[in]) == 1 && k != fuseBroadcast {
+				if r := users[in][0]; fusibleReduce(r, in) {
+					g.reduce, g.op = r, fastReducer(r.ToApply())
+				}
+			}
+		}
+		g.members = append(g.members, in)
+		g.kinds = append(g.kinds, k)
+		groupOf[in] = g
+	}
+	p := &fusionPlan{interior: map[*hlo.Instruction]bool{}, groups: map[*hlo.Instruction]*fusedGroup{}}
+	for _, g := range groups {
+		n := len(g.members)
+		if n < 2 && g.reduce == nil {
+			continue
+		}
+		if n == 1 && g.kinds[0] == fuseBroadcast {
+			continue
+		}
+		// Members were collected backwards: put them in computation order.
+		for a, b := 0, n-1; a < b; a, b = a+1, b-1 {
+			g.members[a], g.members[b] = g.members[b], g.members[a]
+			g.kinds[a], g.kinds[b] = g.kinds[b], g.kinds[a]
+		}
+		g.bstrides = make([][]int64, n)
+		g.flushed = make([]bool, n)
+		for j, m := range g.members {
+			g.pos[m] = j
+			g.flushed[j] = g.kinds[j] == fuseBinary || g.kinds[j] == fuseUnary && !keepsSubnormals(m.Opcode)
+			if g.kinds[j] == fuseBroadcast {
+				src := tensor.Strides(m.Operands[0].Shape.Dims)
+				st := make([]int64, len(g.dims))
+				for i, d := range m.Dimensions {
+					st[d] = src[i]
+				}
+				g.bstrides[j] = st
+			}
+		}
+		for _, m := range g.members {
+			p.interior[m] = true
+		}
+		delete(p.interior, g.out())
+		p.groups[g.out()] = g
+	}
+	if len(p.groups) == 0 {
+		return nil
+	}
+	return p
+}
+
+// fusibleReduce reports whether reduce r of x can fold the blocks of x as
+// they are made: one f32 input, a fast reducer, the trailing dimensions
+// reduced (so each result element is one contiguous run), and an operand
+// large enough that the op-by-op reduce folds each run left to right
+// (reduce_order.go's tree order applies to small operands only).
+func fusibleReduce(r, x *hlo.Instruction) bool {
+	if r.Opcode != "reduce" || len(r.Operands) != 2 || r.Operands[0] != x || !isF32Array(r.Shape) {
+		return false
+	}
+	if init := r.Operands[1]; !isF32Array(init.Shape) || len(init.Shape.Dims) != 0 {
+		return false
+	}
+	switch fastReducer(r.ToApply()) {
+	case "add", "multiply", "maximum", "minimum":
+	default:
+		return false
+	}
+	rank := len(x.Shape.Dims)
+	for i, d := range r.Dimensions {
+		if d != int64(rank-len(r.Dimensions)+i) {
+			return false
+		}
+	}
+	return tensor.NumElements(x.Shape.Dims) >= ynnMinElements
+}
+
+// eval computes the group's value from the values of its outside operands.
+func (g *fusedGroup) eval(vals map[*hlo.Instruction]Value) (Value, error) {
+	n := len(g.members)
+	ext := make([][][]float32, n) // per member, per operand: the outside value, or nil
+	for j, m := range g.members {
+		ext[j] = make([][]float32, len(m.Operands))
+		for k, op := range m.Operands {
+			if _, in := g.pos[op]; in {
+				continue
+			}
+			v, ok := vals[op]
+			if !ok || v.T == nil || v.T.Type != dtype.F32 {
+				return Value{}, errMissing(op)
+			}
+			ext[j][k] = v.T.F32()
+		}
+	}
+	total := int(tensor.NumElements(g.dims))
+	if g.reduce == nil {
+		out := tensor.New(dtype.F32, g.dims)
+		o := out.F32()
+		blocks := (total + fuseBlock - 1) / fuseBlock
+		parallelForWork(blocks, total*n, func(lo, hi int) {
+			w := newFuseWorker(g)
+			for b := lo; b < hi; b++ {
+				s, e := b*fuseBlock, min((b+1)*fuseBlock, total)
+				w.block(g, ext, s, e, o[s:e])
+			}
+		})
+		return ArrayValue(out), nil
+	}
+	iv, ok := vals[g.reduce.Operands[1]]
+	if !ok || iv.T == nil {
+		return Value{}, errMissing(g.reduce.Operands[1])
+	}
+	i0 := iv.T.F32()[0]
+	rank := len(g.dims)
+	runLen := int(tensor.NumElements(g.dims[rank-len(g.reduce.Dimensions):]))
+	out := tensor.New(dtype.F32, g.reduce.Shape.Dims)
+	o := out.F32()
+	rows := len(o)
+	if runLen == 0 {
+		for i := range o {
+			o[i] = i0
+		}
+		return ArrayValue(out), nil
+	}
+	parallelForWork(rows, total*n, func(lo, hi int) {
+		w := newFuseWorker(g)
+		buf := make([]float32, fuseBlock)
+		if runLen <= fuseBlock {
+			per := fuseBlock / runLen
+			for r := lo; r < hi; r += per {
+				re := min(r+per, hi)
+				s, e := r*runLen, re*runLen
+				w.block(g, ext, s, e, buf[:e-s])
+				for k := r; k < re; k++ {
+					o[k] = foldFloat(g.op, i0, buf[(k-r)*runLen:(k-r+1)*runLen])
+				}
+			}
+			return
+		}
+		for r := lo; r < hi; r++ {
+			acc := i0
+			for s := r * runLen; s < (r+1)*runLen; s += fuseBlock {
+				e := min(s+fuseBlock, (r+1)*runLen)
+				w.block(g, ext, s, e, buf[:e-s])
+				acc = foldFloat(g.op, acc, buf[:e-s])
+			}
+			o[r] = acc
+		}
+	})
+	return ArrayValue(out), nil
+}
+
+// fuseWorker is one goroutine's block buffers.
+type fuseWorker struct {
+	bufs [][]float32 // per member
+	tmp  [3][]float32
+	idx  []int64
+}
+
+func newFuseWorker(g *fusedGroup) *fuseWorker {
+	w := &fuseWorker{bufs: make([][]float32, len(g.members)), idx: make([]int64, len(g.dims))}
+	for j := range g.members[:len(g.members)-1] {
+		w.bufs[j] = make([]float32, fuseBlock)
+	}
+	for i := range w.tmp {
+		w.tmp[i] = make([]float32, fuseBlock)
+	}
+	return w
+}
+
+// daz is the package's daz for one block, copying into tmp when needed.
+func dazInto(xs, tmp []float32) []float32 {
+	if i := firstSubnormal(xs); i >= 0 {
+		tmp = tmp[:len(xs)]
+		copy(tmp, xs)
+		ftz(tmp[i:])
+		return tmp
+	}
+	return xs
+}
+
+// block computes elements [s, e) of every member; the root's go to o.
+func (w *fuseWorker) block(g *fusedGroup, ext [][][]float32, s, e int, o []float32) {
+	n := len(g.members)
+	l := e - s
+	for j, m := range g.members {
+		dst := o
+		if j < n-1 {
+			dst = w.bufs[j][:l]
+		}
+		arg := func(k int) []float32 {
+			if x := ext[j][k]; x != nil {
+				if g.kinds[j] == fuseBroadcast {
+					return x
+				}
+				return x[s:e]
+			}
+			return w.bufs[g.pos[m.Operands[k]]][:l]
+		}
+		// daz reads operand k with subnormals flushed; a member's block that
+		// its own op already flushed is read as it is.
+		daz := func(k int, tmp []float32) []float32 {
+			x := arg(k)
+			if ext[j][k] == nil && g.flushed[g.pos[m.Operands[k]]] {
+				return x
+			}
+			return dazInto(x, tmp)
+		}
+		switch g.kinds[j] {
+		case fuseSignBit:
+			x := arg(0)
+			if m.Opcode == "abs" {
+				for i, v := range x {
+					dst[i] = math.Float32frombits(math.Float32bits(v) &^ (1 << 31))
+				}
+			} else {
+				for i, v := range x {
+					dst[i] = math.Float32frombits(math.Float32bits(v) ^ (1 << 31))
+				}
+			}
+		case fuseUnary:
+			x := arg(0)
+			keep := keepsSubnormals(m.Opcode)
+			if !keep {
+				x = daz(0, w.tmp[0])
+			}
+			unaryFloat(m.Opcode, x, dst)
+			if !keep {
+				ftz(dst)
+			}
+		case fuseBinary:
+			a, b := daz(0, w.tmp[0]), daz(1, w.tmp[1])
+			binaryFloat(m.Opcode, a, b, dst)
+			ftz(dst)
+		case fuseFMA:
+			a, b, c := arg(0), arg(1), arg(2)
+			for i := range dst {
+				dst[i] = fma32(a[i], b[i], c[i])
+			}
+		case fuseBroadcast:
+			w.broadcast(g.dims, g.bstrides[j], arg(0), s, dst)
+		}
+	}
+}
+
+// broadcast fills dst with elements [s, s+len(dst)) of the broadcast of src
+// (result dimensions dims, source strides st, 0 where broadcast).
+func (w *fuseWorker) broadcast(dims, st []int64, src []float32, s int, dst []float32) {
+	r := len(dims)
+	if r == 0 {
+		dst[0] = src[0]
+		return
+	}
+	rem := int64(s)
+	for d := r - 1; d >= 0; d-- {
+		w.idx[d] = rem % dims[d]
+		rem /= dims[d]
+	}
+	last, ls := dims[r-1], st[r-1]
+	for i := 0; i < len(dst); {
+		base := int64(0)
+		for d := 0; d < r-1; d++ {
+			base += w.idx[d] * st[d]
+		}
+		run := int(min(last-w.idx[r-1], int64(len(dst)-i)))
+		seg := dst[i : i+run]
+		if ls == 0 {
+			v := src[base]
+			for k := range seg {
+				seg[k] = v
+			}
+		} else {
+			off := base + w.idx[r-1]*ls
+			if ls == 1 {
+				copy(seg, src[off:off+int64(run)])
+			} else {
+				for k := range seg {
+					seg[k] = src[off+int64(k)*ls]
+				}
+			}
+		}
+		i += run
+		w.idx[r-1] += int64(run)
+		for d := r - 1; d > 0 && w.idx[d] == dims[d]; d-- {
+			w.idx[d] = 0
+			w.idx[d-1]++
+		}
+	}
+}
+
+// group returns the group whose value instruction in produces, or nil.
+func (p *fusionPlan) group(in *hlo.Instruction) *fusedGroup {
+	if p == nil {
+		return nil
+	}
+	return p.groups[in]
+}
+
+// all is the group's members and its reduce, if any.
+func (g *fusedGroup) all() []*hlo.Instruction {
+	if g.reduce == nil {
+		return g.members
+	}
+	return append(g.members[:len(g.members):len(g.members)], g.reduce)
+}

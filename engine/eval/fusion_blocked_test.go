@@ -1,0 +1,143 @@
+package eval
+
+import (
+	"fmt"
+	"math"
+	"math/rand"
+	"strings"
+	"testing"
+
+	"goldtrace/engine/dtype"
+	"goldtrace/engine/hlo"
+	"goldtrace/engine/tensor"
+)
+
+// randomF32 fills a tensor with normal values, subnormals of both signs,
+// zeros, infinities and NaNs.
+func randomF32(rng *rand.Rand, dims []int64) *tensor.Tensor {
+	t := tensor.New(dtype.F32, dims)
+	for i, v := range t.F32() {
+		_ = v
+		var x float32
+		switch rng.Intn(16) {
+		case 0:
+			x = math.Float32frombits(uint32(rng.Intn(0x7fffff)+1) | uint32(rng.Intn(2))<<31)
+		case 1:
+			x = float32(math.Copysign(0, float64(rng.Intn(2)*2-1)))
+		case 2:
+			x = float32(math.Inf(rng.Intn(2)*2 - 1))
+		case 3:
+			x = float32(math.NaN())
+		case 4:
+			x = float32(rng.NormFloat64() * 1e-37)
+		default:
+			x = float32(rng.NormFloat64() * 3)
+		}
+		t.F32()[i] = x
+	}
+	return t
+}
+
+// fusedVsOpByOp evaluates src with and without blocked fusion and requires
+// the same bits; it reports whether the plan fused something.
+func fusedVsOpByOp(t *testing.T, src string, args ...*tensor.Tensor) bool {
+	t.Helper()
+	m, err := hlo.ParseText([]byte(src), "test.hlo")
+	if err != nil {
+		t.Fatalf("parse: %v\n%s", err, src)
+	}
+	var vs []Value
+	for _, a := range args {
+		vs = append(vs, ArrayValue(a))
+	}
+	ev := New(m, Options{})
+	fused := ev.fusionPlanFor(m.Entry) != nil
+	got, err := ev.Run(vs)
+	if err != nil {
+		t.Fatalf("fused: %v\n%s", err, src)
+	}
+	fusionDisabled = true
+	want, err := New(m, Options{}).Run(vs)
+	fusionDisabled = false
+	if err != nil {
+		t.Fatalf("op by op: %v", err)
+	}
+	gl, wl := got.Leaves(), want.Leaves()
+	if len(gl) != len(wl) {
+		t.Fatalf("%d outputs, want %d", len(gl), len(wl))
+	}
+	for i := range gl {
+		if !equalDims(gl[i].Dims, wl[i].Dims) || string(gl[i].Data) != string(wl[i].Data) {
+			g, w := gl[i].F32(), wl[i].F32()
+			for k := range w {
+				if math.Float32bits(g[k]) != math.Float32bits(w[k]) {
+					t.Fatalf("output %d element %d: fused %v (%#x), op by op %v (%#x)\n%s", i, k, g[k], math.Float32bits(g[k]), w[k], math.Float32bits(w[k]), src)
+				}
+			}
+			t.Fatalf("output %d differs\n%s", i, src)
+		}
+	}
+	return fused
+}
+
+var fuseUnaryOps = []string{"tanh", "exponential", "negate", "abs", "log", "log-plus-one", "logistic", "sqrt",
+	"rsqrt", "sine", "cosine", "floor", "sign", "exponential-minus-one", "cbrt", "erf"}
+var fuseBinaryOps = []string{"add", "subtract", "multiply", "divide", "maximum", "minimum", "power", "atan2", "remainder"}
+
+// Random DAGs of elementwise f32 ops, with broadcasts of a row, a column
+// and a scalar, values used twice, an outside use of an inner value, and a
+// trailing reduce, fused against op by op.
+func TestFusionBlockedMatchesOpByOp(t *testing.T) {
+	rng := rand.New(rand.NewSource(12))
+	shapes := [][]int64{{3000}, {37, 129}, {5, 7, 300}, {64, 64}, {2, 4100}}
+	fused := 0
+	const trials = 80
+	for trial := 0; trial < trials; trial++ {
+		dims := shapes[trial%len(shapes)]
+		r := len(dims)
+		sh := "f32" + strings.ReplaceAll(fmt.Sprint(dims), " ", ",")
+		row := fmt.Sprintf("f32[%d]", dims[r-1])
+		var b strings.Builder
+		b.WriteString("HloModule m\nsum {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n")
+		b.WriteString("mx {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] maximum(a, b)\n}\nENTRY e {\n")
+		fmt.Fprintf(&b, "  p0 = %s parameter(0)\n  p1 = %s parameter(1)\n  p2 = %s parameter(2)\n  s0 = f32[] parameter(3)\n", sh, sh, row)
+		fmt.Fprintf(&b, "  v0 = %s broadcast(p2), dimensions={%d}\n  v1 = %s broadcast(s0), dimensions={}\n", sh, r-1, sh)
+		names := []string{"p0", "p1", "v0", "v1"}
+		steps := 3 + rng.Intn(8)
+		for i := 0; i < steps; i++ {
+			name := fmt.Sprintf("x%d", i)
+			pick := func() string { return names[len(names)-1-rng.Intn(min(len(names), 4))] }
+			switch k := rng.Intn(10); {
+			case k < 4:
+				fmt.Fprintf(&b, "  %s = %s %s(%s)\n", name, sh, fuseUnaryOps[rng.Intn(len(fuseUnaryOps))], pick())
+			case k < 9:
+				fmt.Fprintf(&b, "  %s = %s %s(%s, %s)\n", name, sh, fuseBinaryOps[rng.Intn(len(fuseBinaryOps))], pick(), pick())
+			default:
+				fmt.Fprintf(&b, "  %s = %s custom-call(%s, %s, %s), custom_call_target=\"%s\"\n", name, sh, pick(), pick(), pick(), FMATarget)
+			}
+			names = append(names, name)
+		}
+		last := names[len(names)-1]
+		side := names[4+rng.Intn(len(names)-4)]
+		switch trial % 3 {
+		case 0:
+			fmt.Fprintf(&b, "  ROOT t = (%s, %s) tuple(%s, %s)\n}\n", sh, sh, last, side)
+		case 1:
+			out := "f32" + strings.ReplaceAll(fmt.Sprint(dims[:r-1]), " ", ",")
+			fmt.Fprintf(&b, "  z = f32[] constant(0)\n  red = %s reduce(%s, z), dimensions={%d}, to_apply=sum\n", out, last, r-1)
+			fmt.Fprintf(&b, "  ROOT t = (%s, %s) tuple(red, %s)\n}\n", out, sh, side)
+		default:
+			all := make([]string, r)
+			for i := range all {
+				all[i] = fmt.Sprint(i)
+			}
+			fmt.Fprintf(&b, "  z = f32[] constant(-inf)\n  ROOT red = f32[] reduce(%s, z), dimensions={%s}, to_apply=mx\n}\n", last, strings.Join(all, ","))
+		}
+		if fusedVsOpByOp(t, b.String(), randomF32(rng, dims), randomF32(rng, dims), randomF32(rng, dims[r-1:]), randomF32(rng, nil)) {
+			fused++
+		}
+	}
+	if fused < trials/2 {
+		t.Errorf("only %d of %d modules had a fused group", fused, trials)
+	}
+}
