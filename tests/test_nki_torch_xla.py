@@ -237,7 +237,7 @@ def test_operand_order_check_catches_a_naive_order(dev, rng, monkeypatch):
 DTYPES = [(torch.bfloat16, ml_dtypes.bfloat16), (torch.float16, np.float16), (torch.float32, np.float32),
           (torch.int8, np.int8), (torch.int16, np.int16), (torch.int32, np.int32), (torch.uint8, np.uint8),
           (torch.bool, np.bool_), (torch.float8_e4m3fn, ml_dtypes.float8_e4m3fn),
-          (torch.float8_e5m2, ml_dtypes.float8_e5m2)]
+          (torch.float8_e5m2, ml_dtypes.float8_e5m2), (torch.uint16, np.uint16), (torch.uint32, np.uint32)]
 
 
 @pytest.mark.parametrize("tdt,ndt", DTYPES, ids=[str(t) for t, _ in DTYPES])
