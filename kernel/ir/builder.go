@@ -3,8 +3,6 @@ package ir
 import (
 	"fmt"
 
-	"google.golang.org/protobuf/encoding/protojson"
-
 	"goldtrace/kernel/ir/irpb"
 )
 
@@ -25,17 +23,15 @@ func NewBuilder(name string) *Builder {
 	return b
 }
 
-var batchDecoder = protojson.UnmarshalOptions{DiscardUnknown: false}
-
 // AppendJSON decodes a BuildBatch in protobuf JSON and applies its events in
 // order. It returns the ids of the tensors the batch declared and the variable
 // numbers of the loops it opened.
 func (b *Builder) AppendJSON(js []byte) (tensorIDs, loopVars []int32, err error) {
-	var batch irpb.BuildBatch
-	if err := batchDecoder.Unmarshal(js, &batch); err != nil {
+	batch, err := decodeEventBatch(js)
+	if err != nil {
 		return nil, nil, fmt.Errorf("kernel builder: malformed event batch: %v", err)
 	}
-	return b.Append(&batch)
+	return b.Append(batch)
 }
 
 // Append applies a batch of events.

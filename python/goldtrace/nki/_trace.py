@@ -466,6 +466,8 @@ class KTensor(_Operand):
         self.memory, self.role, self.name, self.mutable = memory, role, name, mutable
 
     def tile(self):
+        # Not cached on the tensor: a cached tile would hold a reference cycle,
+        # and the anonymous-temp detection counts references.
         r = len(self.shape)
         idx = [None] * r
         for u in range(r):
@@ -506,10 +508,14 @@ class Tile(_Operand):
         return self.tensor.memory
 
     def to_json(self):
+        js = self.__dict__.get("_json")
+        if js is not None:
+            return js
         out = {"tensor": self.tensor.id, "shape": list(self.shape), "index": [s.to_json() for s in self.index]}
         if self.dynamic:
             out["dynamic_dim"] = [d for d, _ in self.dynamic]
             out["dynamic"] = [t.to_json() for _, t in self.dynamic]
+        self._json = out
         return out
 
     def with_shape(self, shape, axis_map):
