@@ -115,7 +115,7 @@ var ops = map[string]opSpec{
 	"copy_predicated": {1, 1, 2, 2, map[string]attrSpec{"reverse_pred": opt(kBool)}, true},
 	"atomic_rmw":      {1, 1, 1, 1, map[string]attrSpec{"op": req(kALU)}, false},
 	"all_reduce": {1, 1, 1, 1, map[string]attrSpec{
-		"op": req(kALU), "replica_groups": opt(kInts),
+		"op": req(kALU), "replica_groups": opt(kInts), "group_size": opt(kInt),
 		"program_axes": opt(kInts), // the grid axes reduced over (what the tracer sends)
 	}, false},
 	"print": {0, 0, 1, 1, map[string]attrSpec{"prefix": opt(kStr)}, false},

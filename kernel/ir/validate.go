@@ -270,10 +270,10 @@ func (v *validator) stmts(body []*irpb.Stmt, dead bool) {
 }
 
 // srcDomain: opcodes whose domain (what masks and exprs range over) is the
-// src[0] tile, as the tracer emits them: the reductions and the ops whose
-// result is a summary of their input.
-var srcDomain = setOf("tensor_reduce", "tensor_partition_reduce", "tensor_scalar_reduce", "activation",
-	"range_select", "bn_stats", "bn_aggr", "max8", "nc_find_index8")
+// src[0] tile: the reductions and the ops whose result summarizes their
+// input (the simulator's table agrees; the other ops' dst[0] has src[0]'s shape).
+var srcDomain = setOf("tensor_reduce", "tensor_partition_reduce", "bn_stats", "bn_aggr", "max8",
+	"nc_find_index8", "nc_match_replace8")
 
 // domain is the instruction's iteration space: dst[0]'s tile unless the
 // opcode says otherwise.
