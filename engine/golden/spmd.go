@@ -51,6 +51,23 @@ func init() {
 		}
 		return args[0], nil
 	})
+	// Propagation hints of Shardy's round trip: the identity, or (a sharding
+	// group, which has no result) an empty tuple.
+	eval.RegisterCustomCall("xla.sdy.PropagationBarrier", func(ev *eval.Evaluator, in *hlo.Instruction, args []eval.Value) (eval.Value, error) {
+		if len(args) != 1 {
+			return eval.Value{}, fmt.Errorf("takes one operand, got %d", len(args))
+		}
+		return args[0], nil
+	})
+	eval.RegisterCustomCall("xla.sdy.ShardingGroup", func(ev *eval.Evaluator, in *hlo.Instruction, args []eval.Value) (eval.Value, error) {
+		if in.Shape.IsTuple() && len(in.Shape.Tuple) == 0 {
+			return eval.TupleValue(), nil
+		}
+		if len(args) == 1 {
+			return args[0], nil
+		}
+		return eval.Value{}, fmt.Errorf("a sharding group of shape %v", in.Shape)
+	})
 	for _, t := range []string{sdyGlobalToLoc, sdyLocToGlobal} {
 		eval.RegisterCustomCall(t, func(ev *eval.Evaluator, in *hlo.Instruction, args []eval.Value) (eval.Value, error) {
 			return eval.Value{}, eval.Unsupported("custom-call %q outside -S/--spmd (a shard_map region runs on global inputs with -S)", in.CustomCallTarget)
