@@ -74,7 +74,7 @@ func HintAttribute(name string) bool {
 func CheckAttributes(in *hlo.Instruction) error {
 	bad := func(attr, value, why string) error {
 		where := ""
-		if p, ok := in.AttrPos[attr]; ok {
+		if p, ok := in.AttrPosition(attr); ok {
 			where = " at " + p.String()
 		} else if in.SourcePos.Line > 0 {
 			where = " at " + in.SourcePos.String()

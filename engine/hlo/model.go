@@ -213,10 +213,26 @@ type Instruction struct {
 	IsComposite bool
 
 	// SourcePos is where the text gave the instruction's opcode and AttrPos
-	// where it gave each attribute (by name); both are empty for modules
-	// read from protos. Equal ignores them.
+	// where it gave each attribute, in order; both are empty for modules
+	// read from protos. Equal ignores them. See AttrPosition.
 	SourcePos Position
-	AttrPos   map[string]Position
+	AttrPos   []AttrPos
+}
+
+// AttrPos is where an attribute was written (in the instruction's file).
+type AttrPos struct {
+	Name         string
+	Line, Column int32
+}
+
+// AttrPosition returns where the text wrote attribute name, if it did.
+func (in *Instruction) AttrPosition(name string) (Position, bool) {
+	for _, a := range in.AttrPos {
+		if a.Name == name {
+			return Position{Filename: in.SourcePos.Filename, Line: int(a.Line), Column: int(a.Column)}, true
+		}
+	}
+	return Position{}, false
 }
 
 // Metadata is metadata={...}; fields we do not model are kept raw.

@@ -53,7 +53,8 @@ type parser struct {
 	instrs map[string]*Instruction
 	nested int // counter for names of nested (inline) instructions
 
-	lineStarts []int // offsets where lines begin, built on first use
+	lineStarts []int     // offsets where lines begin, built on first use
+	attrPos    []AttrPos // backing store of the instructions' AttrPos
 }
 
 // position is position(src, filename, off) in O(log n) after one scan of
@@ -530,12 +531,18 @@ func (p *parser) parseInstructionRhs(name string, shape *Shape, allowAttrs bool)
 	}
 	if allowAttrs {
 		seen := map[string]bool{}
+		// Attribute positions go to one growing slice shared by all
+		// instructions (one allocation per many instructions).
+		start := len(p.attrPos)
 		for p.tok == tComma {
 			if t, _ := p.peek(); t != tWord {
 				break
 			}
 			p.next()
 			p.parseAttr(in, seen)
+		}
+		if n := len(p.attrPos); n > start {
+			in.AttrPos = p.attrPos[start:n:n]
 		}
 	}
 	p.finishInstruction(in, opPos)
@@ -642,10 +649,8 @@ func (p *parser) parseAttr(in *Instruction, seen map[string]bool) {
 		p.errorf(pos, "duplicate attribute %q", name)
 	}
 	seen[name] = true
-	if in.AttrPos == nil {
-		in.AttrPos = map[string]Position{}
-	}
-	in.AttrPos[name] = p.position(pos)
+	at := p.position(pos)
+	p.attrPos = append(p.attrPos, AttrPos{Name: name, Line: int32(at.Line), Column: int32(at.Column)})
 	p.expect(tEqual, "'='")
 	gather := func() *GatherDimensionNumbers {
 		if in.GatherDims == nil {
