@@ -121,6 +121,19 @@ var ops = map[string]opSpec{
 	"print": {0, 0, 1, 1, map[string]attrSpec{"prefix": opt(kStr)}, false},
 }
 
+// requiredAttrs lists each opcode's required attributes, sorted.
+var requiredAttrs = map[string][]string{}
+
+func init() {
+	for name, spec := range ops {
+		for _, a := range sortedKeys(spec.attrs) {
+			if spec.attrs[a].required {
+				requiredAttrs[name] = append(requiredAttrs[name], a)
+			}
+		}
+	}
+}
+
 // OpNames lists the IR opcodes the validator and simulator know, sorted.
 func OpNames() []string {
 	out := make([]string, 0, len(ops))

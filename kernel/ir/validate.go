@@ -383,11 +383,18 @@ func (v *validator) engineMemory(in *irpb.Instruction, op, what string, a *irpb.
 // rules read is unusable.
 func (v *validator) attrs(in *irpb.Instruction, op string, spec opSpec) bool {
 	ok := true
-	names := make([]string, 0, len(in.Attrs))
-	for n := range in.Attrs {
-		names = append(names, n)
+	var names []string
+	if len(in.Attrs) > 1 {
+		names = make([]string, 0, len(in.Attrs))
+		for n := range in.Attrs {
+			names = append(names, n)
+		}
+		slices.Sort(names) // errors in a stable order
+	} else {
+		for n := range in.Attrs {
+			names = []string{n}
+		}
 	}
-	slices.Sort(names)
 	for _, n := range names {
 		a := in.Attrs[n]
 		s, known := spec.attrs[n]
@@ -400,8 +407,8 @@ func (v *validator) attrs(in *irpb.Instruction, op string, spec opSpec) bool {
 			ok = false
 		}
 	}
-	for _, n := range sortedKeys(spec.attrs) {
-		if spec.attrs[n].required && in.Attrs[n] == nil {
+	for _, n := range requiredAttrs[in.Op] {
+		if in.Attrs[n] == nil {
 			v.errf("attr-missing", in.Loc, op, "missing attribute %q", n)
 			ok = false
 		}
@@ -419,10 +426,8 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 func (v *validator) attrValue(in *irpb.Instruction, op, name string, a *irpb.Attr, s attrSpec) bool {
-	kindName := map[attrKind]string{kInt: "an integer", kNum: "a number", kStr: "a string", kBool: "a boolean", kInts: "a list of integers",
-		kALU: "an ALU op name", kCmp: "a comparison op name", kFunc: "an activation function name", kEnum: "one of " + strings.Join(s.values, ", ")}[s.kind]
 	bad := func() bool {
-		v.errf("attr-type", in.Loc, op, "attribute %q is %s, expected %s", name, attrString(a), kindName)
+		v.errf("attr-type", in.Loc, op, "attribute %q is %s, expected %s", name, attrString(a), s.kindName())
 		return false
 	}
 	switch s.kind {
@@ -463,11 +468,33 @@ func (v *validator) attrValue(in *irpb.Instruction, op, name string, a *irpb.Att
 			known = slices.Contains(s.values, sv.S)
 		}
 		if !known {
-			v.errf("attr-value", in.Loc, op, "attribute %q: unknown value %q (expected %s)", name, sv.S, kindName)
+			v.errf("attr-value", in.Loc, op, "attribute %q: unknown value %q (expected %s)", name, sv.S, s.kindName())
 			return false
 		}
 	}
 	return true
+}
+
+func (s attrSpec) kindName() string {
+	switch s.kind {
+	case kInt:
+		return "an integer"
+	case kNum:
+		return "a number"
+	case kStr:
+		return "a string"
+	case kBool:
+		return "a boolean"
+	case kInts:
+		return "a list of integers"
+	case kALU:
+		return "an ALU op name"
+	case kCmp:
+		return "a comparison op name"
+	case kFunc:
+		return "an activation function name"
+	}
+	return "one of " + strings.Join(s.values, ", ")
 }
 
 // checkTermsIn checks that an expression's tile axes exist in a tile of the
