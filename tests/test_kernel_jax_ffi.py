@@ -90,6 +90,22 @@ def test_kernel_calls_inside_jit_on_cpu_use_the_handler(rng):
     np.testing.assert_array_equal(got[1], pair(x, 3.0)[1])
 
 
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16", "int32"])
+def test_kernel_dtypes_through_the_handler(rng, dtype):
+    import ml_dtypes  # noqa: F401  (numpy knows bfloat16 through it)
+
+    dt = np.dtype(dtype)
+    x = (rng.standard_normal((128, 64)) * 8).astype(dt)
+    y = (rng.standard_normal((128, 64)) * 8).astype(dt)
+    add = nki.jit(_add)
+    got = np.asarray(jax.jit(lambda a, b: add(a, b))(x, y))
+    assert got.dtype == dt
+    # The engines compute in float32 and round to the destination dtype.
+    want = (x.astype(np.float32) + y.astype(np.float32)).astype(dt)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(got, add(x, y))
+
+
 def test_handler_errors_reach_jax_with_the_kernel_and_the_problem(rng):
     x, y = _inputs(rng, (16, 8))
     cfg = nki.jit(_add).dump_config(x, y).backend_config

@@ -117,7 +117,7 @@ func TestFFIExecuteErrors(t *testing.T) {
 }
 
 // A kernel called many times decodes once, also when the first calls race.
-func TestFFIKernelDecodedOnce(t *testing.T) {
+func TestFFIKernelDecodedOnceParallel(t *testing.T) {
 	cfg := encodeKernel(t, binaryKernel("ffi_cached", "subtract", 4, 4), nil)
 	a, b := make([]float32, 16), make([]float32, 16)
 	for i := range a {
