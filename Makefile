@@ -9,6 +9,9 @@ FUZZTIME ?= 20s
 # detector, limited to the tests that exercise the concurrent code.
 RACE_PKGS := ./engine/eval/ ./engine/golden/
 RACE_ARGS := -run 'Gemm|Parallel|Collective|Rendezvous|Device|Replica|Scalar'
+# The simulator runs program instances and loop iterations concurrently, and
+# kernel custom-calls are entered from XLA's and the evaluator's threads.
+KERNEL_RACE_PKGS := ./kernel/sim/ ./kernel/customcall/
 
 .PHONY: all deps install demo test gotest pytest bench fuzz proto clean
 
@@ -44,6 +47,7 @@ gotest:
 	$(REF_ENV) $(GO) test -count=1 ./...
 	$(REF_ENV) GOEXPERIMENT=simd $(GO) test -count=1 $(SIMD_PKGS)
 	$(REF_ENV) $(GO) test -count=1 -race $(RACE_ARGS) $(RACE_PKGS)
+	$(REF_ENV) $(GO) test -count=1 -race $(KERNEL_RACE_PKGS)
 
 pytest:
 	$(REF_ENV) $(PYTHON) -m pytest -q tests
@@ -52,6 +56,7 @@ test: install gotest pytest
 
 bench: install
 	$(PYTHON) bench/run.py
+	$(PYTHON) bench/kernels.py
 	$(PYTHON) bench/batch.py
 
 # Short fuzzing of every parser and decoder; FUZZTIME=10m for the long run.
