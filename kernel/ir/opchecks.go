@@ -350,6 +350,9 @@ func (v *validator) opRules(in *irpb.Instruction, op string) {
 		v.samePartition(in, op, dst(0), src(0), src(1))
 		v.needBroadcast(in, op, "src[0]", src(0), dst(0).Shape)
 		v.needBroadcast(in, op, "src[1]", src(1), dst(0).Shape)
+		if a, b := v.tensor(src(0).Tensor), v.tensor(dst(0).Tensor); a.Dtype != b.Dtype || a.Tf32 != b.Tf32 {
+			v.errf("op-dtype", in.Loc, op, "src %s is %s but dst %s is %s; a predicated copy does not convert", tensorLabel(a), dtypeName(a), tensorLabel(b), dtypeName(b))
+		}
 	case "atomic_rmw":
 		if !isHBM(v.mem(dst(0))) {
 			v.errf("engine-memory", in.Loc, op, "dst %s must be an HBM tensor", v.label(dst(0).Tensor))

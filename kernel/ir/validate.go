@@ -75,8 +75,9 @@ const enumerationBudget = 1 << 21
 //	    per-partition operands (P, 1)
 //	bitwise-dtype, tensor-scalar-op-class
 //	    bitvec ops on integer tiles only; tensor_scalar's two ops of one class
-//	bn-stats-free, op-shape
-//	    bn_stats free size <= 512; fixed result shapes (bn_stats, bn_aggr, max8, ...)
+//	bn-stats-free, op-shape, op-dtype
+//	    bn_stats free size <= 512; fixed result shapes (bn_stats, bn_aggr, max8, ...);
+//	    tensor_copy_predicated copies without converting (src and dst of one dtype)
 //	loop-scope, mask-axis
 //	    index expressions use only enclosing loops' variables; mask tile axes
 //	    exist in the domain

@@ -285,6 +285,22 @@ func validateCases() []vcase {
 			b.inst("dma", 14, accs(tile(s, sh(128, 64))), accs(tile(a, sh(128, 64))), attrs{"oob_mode": as("wrap")})
 			return b
 		}, rules: []string{"attr-value"}, want: `attribute "oob_mode": unknown value "wrap" (expected one of error, skip)`},
+		{name: "predicated copy dtypes", build: func() *kb {
+			b := newKernel("k")
+			x := b.sbuf("x", dtype.F32, 128, 64)
+			y := b.sbuf("y", dtype.BF16, 128, 64)
+			p := b.sbuf("p", dtype.U8, 128, 64)
+			b.inst("copy_predicated", 15, accs(tile(y, sh(128, 64))), accs(tile(x, sh(128, 64)), tile(p, sh(128, 64))), nil)
+			return b
+		}, rules: []string{"op-dtype"}, first: "kernel.py:15: tensor_copy_predicated: src t0 (x) is f32 but dst t1 (y) is bf16; a predicated copy does not convert (rule: op-dtype)"},
+		{name: "second source file", build: func() *kb {
+			b := newKernel("k")
+			b.k.Files = append(b.k.Files, "helpers.py")
+			x := b.sbuf("x", dtype.F32, 128, 64)
+			in := b.inst("memset", 7, accs(tile(x, sh(128, 64))), nil, attrs{"value": as("x")})
+			in.Loc.File = 1
+			return b
+		}, rules: []string{"attr-type"}, first: `helpers.py:7: memset: attribute "value" is "x", expected a number (rule: attr-type)`},
 		{name: "unsupported dtype", build: func() *kb {
 			b := newKernel("k")
 			b.sbuf("x", dtype.F64, 128, 4)
