@@ -33,10 +33,10 @@ func sdyTokens(src string) ([]sdyToken, error) {
 		switch {
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
 			i++
-		case c == '"':
+		case c == '"' || c == '\'':
 			j := i + 1
 			var b strings.Builder
-			for j < len(src) && src[j] != '"' {
+			for j < len(src) && src[j] != c {
 				if src[j] == '\\' && j+1 < len(src) {
 					j++
 				}
@@ -454,9 +454,15 @@ func parseTileSharding(text string) (*tileSharding, error) {
 	}
 	body := strings.TrimSpace(s[1 : len(s)-1])
 	if i := strings.Index(body, "metadata="); i >= 0 {
-		body = strings.TrimSpace(body[:i])
+		body = strings.TrimRight(strings.TrimSpace(body[:i]), ", ")
 	}
 	switch {
+	case strings.HasPrefix(body, "mesh[") || strings.HasPrefix(body, "maximal_mesh["):
+		ts, err := parseNamedSharding(body)
+		if err != nil {
+			return nil, fmt.Errorf("sharding %s: %v", text, err)
+		}
+		return ts, nil
 	case body == "replicated", strings.HasPrefix(body, "maximal"):
 		return &tileSharding{Replicated: true}, nil
 	case body == "manual":
@@ -549,4 +555,230 @@ func intList(s string) ([]int64, error) {
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+// parseNamedSharding parses the body of newer XLA's named sharding
+// (NamedSharding::ToString): mesh[...] (, device_ids=(...))? followed by
+// ", replicated", ", manual", or ", [{x}, {}]" with optional
+// replicated={...}; and maximal_mesh[device_id=N]. It returns the tile
+// assignment it amounts to.
+func parseNamedSharding(body string) (*tileSharding, error) {
+	p, err := newSdyParser(body)
+	if err != nil {
+		return nil, err
+	}
+	name, err := p.expect('w', "")
+	if err != nil {
+		return nil, err
+	}
+	if _, err := p.expect('[', ""); err != nil {
+		return nil, err
+	}
+	if name == "maximal_mesh" {
+		return &tileSharding{Replicated: true}, nil
+	}
+	if name != "mesh" {
+		return nil, fmt.Errorf("expected mesh[...], found %s", name)
+	}
+	m := &hlo.Mesh{Axes: []hlo.MeshAxis{}}
+	for !p.got(']') {
+		t := p.peek()
+		if t.kind != 's' && t.kind != 'w' {
+			return nil, fmt.Errorf("expected an axis name, found %q", t.text)
+		}
+		p.i++
+		if _, err := p.expect('=', ""); err != nil {
+			return nil, err
+		}
+		size, err := p.int()
+		if err != nil {
+			return nil, err
+		}
+		m.Axes = append(m.Axes, hlo.MeshAxis{Name: t.text, Size: size})
+		p.got(',')
+	}
+	if p.got(',') && p.is('w', "device_ids") {
+		p.i++
+		if _, err := p.expect('=', ""); err != nil {
+			return nil, err
+		}
+		if _, err := p.expect('(', ""); err != nil {
+			return nil, err
+		}
+		d := &hlo.DeviceIDs{}
+		ints := func(closer byte) ([]int64, error) {
+			out := []int64{}
+			for !p.got(closer) {
+				v, err := p.int()
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, v)
+				p.got(',')
+			}
+			return out, nil
+		}
+		if p.got('[') {
+			first, err := ints(']')
+			if err != nil {
+				return nil, err
+			}
+			d.ReshapeDims = first
+			if p.got('<') {
+				if _, err := p.expect('=', ""); err != nil {
+					return nil, err
+				}
+				if _, err := p.expect('[', ""); err != nil {
+					return nil, err
+				}
+				d.Dims = first
+				if d.ReshapeDims, err = ints(']'); err != nil {
+					return nil, err
+				}
+			}
+			if p.is('w', "T") {
+				p.i++
+				if _, err := p.expect('(', ""); err != nil {
+					return nil, err
+				}
+				if d.Transpose, err = ints(')'); err != nil {
+					return nil, err
+				}
+			}
+			if _, err := p.expect(')', ""); err != nil {
+				return nil, err
+			}
+		} else if d.List, err = ints(')'); err != nil {
+			return nil, err
+		}
+		m.DeviceIDs = d
+		p.got(',')
+	}
+	devs, err := m.Devices()
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case p.is('w', "replicated") && p.i+1 == len(p.toks):
+		return &tileSharding{Replicated: true}, nil
+	case p.is('w', "manual") && p.i+1 == len(p.toks):
+		return &tileSharding{Manual: true}, nil
+	case p.is('w', "unreduced"):
+		return nil, fmt.Errorf("unreduced shardings are not supported")
+	}
+	if _, err := p.expect('[', ""); err != nil {
+		return nil, err
+	}
+	var dims [][]hlo.AxisRef
+	for !p.got(']') {
+		if _, err := p.expect('{', ""); err != nil {
+			return nil, err
+		}
+		var refs []hlo.AxisRef
+		for !p.got('}') {
+			if p.got('?') {
+				p.got(',')
+				continue
+			}
+			t := p.peek()
+			if t.kind != 's' && t.kind != 'w' {
+				return nil, fmt.Errorf("expected an axis name, found %q", t.text)
+			}
+			p.i++
+			r := hlo.AxisRef{Name: t.text}
+			if p.got(':') {
+				if _, err := p.expect('(', ""); err != nil {
+					return nil, err
+				}
+				if r.PreSize, err = p.int(); err != nil {
+					return nil, err
+				}
+				if _, err := p.expect(')', ""); err != nil {
+					return nil, err
+				}
+				if r.Size, err = p.int(); err != nil {
+					return nil, err
+				}
+			}
+			if m.AxisIndex(r.Name) < 0 {
+				return nil, fmt.Errorf("axis %q is not in the mesh", r.Name)
+			}
+			refs = append(refs, r)
+			p.got(',')
+		}
+		dims = append(dims, refs)
+		p.got(',')
+	}
+	for p.got(',') {
+		kw, err := p.expect('w', "")
+		if err != nil {
+			return nil, err
+		}
+		if kw != "replicated" {
+			return nil, fmt.Errorf("%s axes are not supported", kw)
+		}
+		if _, err := p.expect('=', ""); err != nil {
+			return nil, err
+		}
+		if _, err := p.expect('{', ""); err != nil {
+			return nil, err
+		}
+		for !p.got('}') {
+			p.i++ // replicated axes only say who holds copies
+		}
+	}
+	if p.i != len(p.toks) {
+		return nil, fmt.Errorf("unexpected %q", p.peek().text)
+	}
+	var all []hlo.AxisRef
+	for _, refs := range dims {
+		all = append(all, refs...)
+	}
+	if err := (&hlo.MeshAxesReplicaGroups{Mesh: *m, Axes: all}).Validate(); err != nil {
+		return nil, err
+	}
+	// Each device's block: its coordinates in the dimensions' axes, mixed
+	// radix; devices holding the same block are its replicas.
+	ts := &tileSharding{DataRank: len(dims)}
+	for _, refs := range dims {
+		n := int64(1)
+		for _, r := range refs {
+			n *= refSize(m, r)
+		}
+		ts.Tiles = append(ts.Tiles, n)
+	}
+	blocks := int64(1)
+	for _, t := range ts.Tiles {
+		blocks *= t
+	}
+	reps := int64(len(devs)) / blocks
+	ts.Tiles = append(ts.Tiles, reps)
+	ts.Devices = make([]int64, len(devs))
+	seen := make([]int64, blocks)
+	for flat, dev := range devs {
+		coord := make([]int64, len(m.Axes))
+		for i, rest := len(m.Axes)-1, int64(flat); i >= 0; i-- {
+			coord[i] = rest % m.Axes[i].Size
+			rest /= m.Axes[i].Size
+		}
+		b := int64(0)
+		for d, refs := range dims {
+			v := int64(0)
+			for _, r := range refs {
+				ai := m.AxisIndex(r.Name)
+				c := coord[ai]
+				if r.Size != 0 {
+					c = c / (m.Axes[ai].Size / (r.PreSize * r.Size)) % r.Size
+				}
+				v = v*refSize(m, r) + c
+			}
+			b = b*ts.Tiles[d] + v
+		}
+		if seen[b] >= reps {
+			return nil, fmt.Errorf("the axes of the dimensions overlap")
+		}
+		ts.Devices[b*reps+seen[b]] = dev
+		seen[b]++
+	}
+	return ts, nil
 }

@@ -73,6 +73,42 @@ ENTRY main {
 }
 `
 
+// Newer XLA's named shardings on GSPMD markers (NamedSharding::ToString),
+// with bare and quoted names, a sub-axis and replicated axes.
+const gspmdNamedModule = `HloModule gspmd_named
+
+ENTRY main {
+  g = s32[4,8] parameter(0)
+  s = s32[4,8] custom-call(g), custom_call_target="Sharding", sharding={mesh['x'=2,'y'=4], [{'x'}, {'y':(1)2}], replicated={'y':(2)2}, metadata={op_name="a"}}
+  l = s32[2,4] custom-call(s), custom_call_target="SPMDFullToShardShape", sharding={mesh['x'=2,'y'=4], manual}
+  pid = u32[] partition-id()
+  pids = s32[] convert(pid)
+  pb = s32[2,4] broadcast(pids), dimensions={}
+  m = s32[2,4] add(l, pb)
+  ms = s32[2,4] custom-call(m), custom_call_target="Sharding", sharding={manual}
+  ROOT o = s32[2,16] custom-call(ms), custom_call_target="SPMDShardToFullShape", sharding={mesh[x=2,y=4], [{}, {y}]}
+}
+`
+
+// An uneven split: 10 elements over 4 devices in blocks of 3, the last
+// padded.
+const gspmdUnevenModule = `HloModule gspmd_uneven
+
+ENTRY main {
+  g = f32[10] parameter(0)
+  s = f32[10] custom-call(g), custom_call_target="Sharding", sharding={devices=[4]<=[4]}
+  l = f32[3] custom-call(s), custom_call_target="SPMDFullToShardShape", sharding={manual}
+  pid = u32[] partition-id()
+  one = u32[] constant(1)
+  k = u32[] add(pid, one)
+  kf = f32[] convert(k)
+  kb = f32[3] broadcast(kf), dimensions={}
+  m = f32[3] multiply(l, kb)
+  ms = f32[3] custom-call(m), custom_call_target="Sharding", sharding={manual}
+  ROOT o = f32[10] custom-call(ms), custom_call_target="SPMDShardToFullShape", sharding={devices=[4]<=[4]}
+}
+`
+
 func TestSPMDHandWrittenSpellings(t *testing.T) {
 	dir := t.TempDir()
 	python(t, dir, `
@@ -109,11 +145,29 @@ for j in range(2):
     i, jj = [(a, b) for a in range(2) for b in range(2) if dev[a][b] == d][0]
     res[:, 2 * j:2 * j + 2] = k[2 * i:2 * i + 2, 2 * jj:2 * jj + 2] * d
 save("gs_out.npy", res)
+
+q = rng.integers(-100, 100, size=(4, 8)).astype(np.int32)
+save("named_in.npy", q)
+# mesh x=2, y=4: device 4x + y. Input blocks: rows by x, columns (blocks of
+# 4) by the major half of y, y // 2; devices with y % 2 = 0, 1 hold copies.
+# Output [2,16]: columns (blocks of 4) by y; every x holds a copy, the first
+# (x = 0) supplies it.
+res = np.zeros((2, 16), np.int32)
+for y in range(4):
+    d = y  # x = 0
+    res[:, 4 * y:4 * y + 4] = q[0:2, 4 * (y // 2):4 * (y // 2) + 4] + d
+save("named_out.npy", res)
+
+u = rng.standard_normal(10).astype(np.float32)
+save("uneven_in.npy", u)
+save("uneven_out.npy", u * np.repeat(np.arange(1, 5, dtype=np.float32), 3)[:10])
 `)
 	cases := []struct{ name, src, in, want string }{
 		{"sdy_sub_axes", sdySubAxesModule, "sub_in.npy", "sub_out.npy"},
 		{"sdy_device_ids_inline_mesh", sdyDeviceIDsModule, "ids_in.npy", "ids_out.npy"},
 		{"gspmd_explicit_devices", gspmdExplicitModule, "gs_in.npy", "gs_out.npy"},
+		{"gspmd_named_shardings", gspmdNamedModule, "named_in.npy", "named_out.npy"},
+		{"gspmd_uneven", gspmdUnevenModule, "uneven_in.npy", "uneven_out.npy"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
