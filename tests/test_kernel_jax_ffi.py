@@ -127,7 +127,8 @@ def test_handler_errors_reach_jax_with_the_kernel_and_the_problem(rng):
 def test_goldens_of_the_exported_hlo_match_jit(rng):
     """The same function four ways: jax.jit on CPU (kernels through the FFI
     handler), goldens of its Neuron-form HLO as text and as proto, goldens of
-    its CPU-form HLO (typed-FFI dictionary backend_config), and numpy."""
+    its CPU-form HLO (typed-FFI dictionary backend_config: text, proto, and
+    XLA's optimized module), and numpy."""
     x, y = _inputs(rng)
     add, pair, acc = nki.jit(_add), nki.jit(_pair), nki.jit(_accumulate)
 
@@ -150,9 +151,14 @@ def test_goldens_of_the_exported_hlo_match_jit(rng):
     assert 'custom_call_target="AwsNeuronCustomNativeKernel"' in text and "goldtrace_nki_kernel" not in text
     assert "output_to_operand_aliasing" in text
     proto = lowered.compiler_ir("hlo").as_serialized_hlo_module_proto()
-    cpu_text = jax.jit(f).lower(x, y).as_text(dialect="hlo")
+    cpu = jax.jit(f).lower(x, y)
+    cpu_text = cpu.as_text(dialect="hlo")
     assert "backend_config={kernel = " in cpu_text
-    for what, module in [("neuron text", text), ("neuron proto", proto), ("cpu text", cpu_text)]:
+    cpu_proto = cpu.compiler_ir("hlo").as_serialized_hlo_module_proto()
+    cpu_optimized = cpu.compile().as_text()  # after XLA:CPU's passes
+    assert 'custom_call_target="goldtrace_nki_kernel"' in cpu_optimized
+    for what, module in [("neuron text", text), ("neuron proto", proto), ("cpu text", cpu_text),
+                         ("cpu proto", cpu_proto), ("cpu optimized", cpu_optimized)]:
         g = goldtrace.golden(module, x, y)
         assert len(g) == 2, what
         for i in range(2):
