@@ -20,7 +20,7 @@ from .. import _bridge
 from ..errors import InvalidArgumentError, UnsupportedError
 from . import _dtypes, _platform
 from . import typing as nt
-from ._kernel import Kernel, Placeholder, trace_kernel, tensor_spec, _is_torch_tensor
+from ._kernel import Kernel, Placeholder, arg_of, expand_args, trace_kernel, tensor_spec, _is_torch_tensor
 from .errors import KernelError
 
 KernelConfig = collections.namedtuple(
@@ -117,7 +117,7 @@ class FrameworkKernel(Kernel):
         """Per argument (shape, dtype) for tensors, (type, value) for constants;
         then the grid, the compile options and platform_target_is_fallback."""
         parts = []
-        for pname, v in bound.arguments.items():
+        for pname, v in expand_args(bound):
             spec = self._spec(v)
             if spec is not None:
                 parts.append((tuple(spec[0]), _dtypes.name_of(_dtypes.canonical(spec[1]))))
@@ -181,6 +181,16 @@ class FrameworkKernel(Kernel):
         mapped = inspect.BoundArguments(bound.signature, collections.OrderedDict(bound.arguments))
         constants = {}
         for pname, v in bound.arguments.items():
+            kind = bound.signature.parameters[pname].kind
+            if kind == inspect.Parameter.VAR_POSITIONAL:
+                items = []
+                for i, x in enumerate(v):
+                    spec = self._spec(x)
+                    items.append(Placeholder(spec[0], spec[1]) if spec is not None else x)
+                    if spec is None:
+                        constants[f"{pname}[{i}]"] = x
+                mapped.arguments[pname] = tuple(items)
+                continue
             spec = self._spec(v)
             if spec is not None:
                 mapped.arguments[pname] = Placeholder(spec[0], spec[1])

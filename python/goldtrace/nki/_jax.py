@@ -164,15 +164,6 @@ def _primitive():
         return p
 
 
-def _batched_call(kernel, args, kwargs):
-    import jax
-
-    bound = kernel.bind(args, kwargs)
-    cfg = kernel.dump_config_with_boundargs(bound)
-    operands = [bound.arguments[n] for n in cfg.input_names]
-    return cfg, operands
-
-
 def call(kernel, args, kwargs):
     """Call kernel on JAX arrays (inside or outside jax.jit)."""
     import jax.numpy as jnp
@@ -180,8 +171,10 @@ def call(kernel, args, kwargs):
     bound = kernel.bind(args, kwargs)
     cfg = kernel.dump_config_with_boundargs(bound)
     operands = []
+    from ._kernel import arg_of
+
     for name in cfg.input_names:
-        v = bound.arguments[name]
+        v = arg_of(bound, name)
         operands.append(jnp.asarray(v))
     outs = _primitive().bind(*operands, config_id=_config_id(cfg))
     if not cfg.kernel_return:

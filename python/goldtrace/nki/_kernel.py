@@ -62,6 +62,28 @@ class Traced:
         return kernel_text(self.handle)
 
 
+def arg_of(bound, name):
+    """The bound value of a traced parameter name ("a", or "args[2]" for *args)."""
+    if name.endswith("]") and "[" in name:
+        base, idx = name[:-1].split("[", 1)
+        return bound.arguments[base][int(idx)]
+    return bound.arguments[name]
+
+
+def expand_args(bound):
+    """(name, value) of every argument, *args expanded as name[i]."""
+    out = []
+    for pname, v in bound.arguments.items():
+        kind = bound.signature.parameters[pname].kind
+        if kind == inspect.Parameter.VAR_POSITIONAL:
+            out.extend((f"{pname}[{i}]", x) for i, x in enumerate(v))
+        elif kind == inspect.Parameter.VAR_KEYWORD:
+            out.extend(sorted(v.items()))
+        else:
+            out.append((pname, v))
+    return out
+
+
 def kernel_text(handle):
     out = _bridge.ffi.new("char **")
     _bridge.call(_bridge.lib.gt_kernel_format, handle, out)
@@ -120,7 +142,21 @@ def trace_kernel(func, bound, grid, name=None, options=None, spec_of=tensor_spec
     with tr:
         for pname, value in bound.arguments.items():
             param = bound.signature.parameters[pname]
-            if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+            if param.kind == param.VAR_POSITIONAL:
+                # *args: each tensor among them is a parameter named args[i].
+                items = []
+                for i, v in enumerate(value):
+                    spec = spec_of(v)
+                    if spec is None:
+                        items.append(v)
+                        continue
+                    t = tr.declare(spec[0] if spec[0] else (1,), _dtypes.canonical(spec[1]), SHARED_HBM, PARAM, name=f"{pname}[{i}]")
+                    inputs.append(t)
+                    param_names.append(f"{pname}[{i}]")
+                    items.append(t)
+                call_args[pname] = tuple(items)
+                continue
+            if param.kind == param.VAR_KEYWORD:
                 call_args[pname] = value
                 continue
             spec = spec_of(value)
@@ -274,7 +310,7 @@ class Kernel:
 
     def specialize_numpy(self, bound):
         key = []
-        for pname, v in bound.arguments.items():
+        for pname, v in expand_args(bound):
             spec = tensor_spec(v)
             if spec is not None:
                 key.append((pname, tuple(spec[0]), str(spec[1])))
@@ -305,14 +341,15 @@ class Kernel:
         traced = self.specialize_numpy(bound)
         arrays = []
         for pname in traced.param_names:
-            a = bound.arguments[pname]
+            a = arg_of(bound, pname)
             if isinstance(a, Placeholder) or nt.is_placeholder(a):
                 raise InvalidArgumentError(f"{self.func.__name__}: argument {pname!r} is a shape-only placeholder; pass data to run the kernel")
             arrays.append(np.asarray(a))
         outs = simulate(traced, arrays)
         if traced.old_style:
             for (oname, _, _, pidx), res in zip(traced.outputs, outs):
-                np.copyto(bound.arguments[traced.param_names[pidx]], res.astype(bound.arguments[traced.param_names[pidx]].dtype, copy=False))
+                dst = arg_of(bound, traced.param_names[pidx])
+                np.copyto(dst, res.astype(dst.dtype, copy=False))
             return None
         return outs[0] if len(outs) == 1 and not _returns_sequence(traced) else tuple(outs)
 
