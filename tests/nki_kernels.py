@@ -310,3 +310,61 @@ def layernorm_nl(x, gamma, eps):
         y = (xt - mean) * nl.rsqrt(var + eps) * g
         nl.store(out[t * 128 + ip, jf], value=y, mask=m)
     return out
+
+
+@nki.trace
+def _online_softmax_step(q_t, k_blk, v_blk, m_buf, l_buf, o_buf, step, q_idx, causal, blk):
+    """One K/V block of flash attention for one 128-query tile: running max m,
+    running sum l and unnormalised output o live in block-dimension buffers
+    indexed by the step."""
+    ip = nl.arange(128)[:, None]
+    jf = nl.arange(blk)[None, :]
+    idf = nl.arange(q_t.shape[0])[None, :]
+    live = (q_idx * 128 + 127 >= step * blk) if causal else None  # any key of this block visible?
+    s_psum = nl.zeros((128, blk), nl.float32, buffer=nl.psum)
+    s_psum[ip, jf] += nisa.nc_matmul(q_t, k_blk, mask=live)
+    if causal:
+        s = nisa.affine_select(q_idx * 128 + ip >= step * blk + jf, s_psum[ip, jf], -9984.0, dtype=nl.float32, mask=live)
+    else:
+        s = nl.copy(s_psum, dtype=nl.float32)
+    m_blk = nisa.tensor_reduce(np.max, s, axis=(1,), keepdims=True, mask=live)
+    m_new = nl.maximum(m_buf[step, ip, 0], m_blk, mask=live)
+    p = nisa.activation(nl.exp, s, bias=nl.multiply(m_new, -1.0, mask=live), mask=live)
+    alpha = nl.exp(nl.subtract(m_buf[step, ip, 0], m_new, mask=live), mask=live)
+    psum_blk = nl.sum(p, axis=1, keepdims=True, mask=live)
+    l_buf[step + 1, ip, 0] = nl.add(nl.multiply(l_buf[step, ip, 0], alpha, mask=live), psum_blk, mask=live)
+    pT = nisa.nc_transpose(p, mask=live)
+    pT_sb = nl.copy(pT, mask=live)
+    pv = nl.zeros((128, q_t.shape[0]), nl.float32, buffer=nl.psum)
+    pv[ip, idf] += nisa.nc_matmul(pT_sb, v_blk, mask=live)
+    o_buf[step + 1, ip, idf] = nl.add(nl.multiply(o_buf[step, ip, idf], alpha, mask=live), pv, mask=live)
+    m_buf[step + 1, ip, 0] = nl.copy(m_new, mask=live)
+    if causal:
+        dead = q_idx * 128 + 127 < step * blk
+        m_buf[step + 1, ip, 0] = nl.copy(m_buf[step, ip, 0], mask=dead)
+        l_buf[step + 1, ip, 0] = nl.copy(l_buf[step, ip, 0], mask=dead)
+        o_buf[step + 1, ip, idf] = nl.copy(o_buf[step, ip, idf], mask=dead)
+
+
+@nki.jit
+def flash_attention(q, k, v, causal=False):
+    """softmax(q.T k / sqrt(d)) v per (batch, head) program instance, K/V in
+    blocks of 128 with an online softmax. q, k: (B, H, d, S); v: (B, H, S, d)."""
+    B, H, d, S = q.shape
+    blk = 128
+    nblk = S // blk
+    out = nl.ndarray((B, H, S, d), dtype=q.dtype, buffer=nl.shared_hbm)
+    b = nl.program_id(0)
+    h = nl.program_id(1)
+    for qi in nl.affine_range(S // 128):
+        q_t = nl.multiply(nl.load(q[b, h, :, qi * 128:(qi + 1) * 128]), 1.0 / np.sqrt(d), dtype=nl.float32)
+        m_buf = nl.full((nblk + 1, nl.par_dim(128), 1), -3.0e38, dtype=nl.float32)
+        l_buf = nl.zeros((nblk + 1, nl.par_dim(128), 1), dtype=nl.float32)
+        o_buf = nl.zeros((nblk + 1, nl.par_dim(128), d), dtype=nl.float32)
+        for step in nl.sequential_range(nblk):
+            k_blk = nl.load(k[b, h, :, step * blk:(step + 1) * blk], dtype=nl.float32)
+            v_blk = nl.load(v[b, h, step * blk:(step + 1) * blk, :], dtype=nl.float32)
+            _online_softmax_step(q_t, k_blk, v_blk, m_buf, l_buf, o_buf, step=step, q_idx=qi, causal=causal, blk=blk)
+        res = nl.divide(o_buf[nblk], l_buf[nblk], dtype=q.dtype)
+        nl.store(out[b, h, qi * 128:(qi + 1) * 128, :], value=res)
+    return out

@@ -331,3 +331,16 @@ def test_layernorm_nl_ragged_rows():
     x, g = rand(200, 96), rand(96)
     want = (x - x.mean(1, keepdims=True)) / np.sqrt(x.var(1, keepdims=True) + 1e-5) * g
     f32_close(K.layernorm_nl(x, g, 1e-5), want, rtol=2e-4, atol=2e-4)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_flash_attention_online_softmax(causal):
+    B, H, d, S = 1, 2, 64, 384
+    q, k, v = rand(B, H, d, S), rand(B, H, d, S), rand(B, H, S, d)
+    s = np.einsum("bhdq,bhdk->bhqk", q.astype(np.float64), k) / np.sqrt(d)
+    if causal:
+        s = np.where(np.tril(np.ones((S, S), bool)), s, -np.inf)
+    e = np.exp(s - s.max(-1, keepdims=True))
+    want = np.einsum("bhqk,bhkd->bhqd", e / e.sum(-1, keepdims=True), v)
+    got = K.flash_attention[B, H](q, k, v, causal=causal)
+    np.testing.assert_allclose(got, want, rtol=2e-4, atol=2e-5)
