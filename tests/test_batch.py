@@ -232,6 +232,43 @@ def test_manifest_local(tmp_path, cli):
     assert gt_batch(manifest, workers=2, progress=False)["skipped"] == 12
 
 
+def test_plain_directory_of_modules(tmp_path, cli):
+    jax = pytest.importorskip("jax")
+    d = tmp_path / "mods"
+    d.mkdir()
+    text_a, xs_a, want_a = bm.module(0)
+    (d / "a.hlo").write_text(text_a)
+    for i, x in enumerate(xs_a):
+        goldtrace.save_npy(d / f"a.in{i}.npy", x)
+    (d / "b.hlo.txt").write_text(bm.module(3)[0])  # synthesized inputs
+    x = np.linspace(-2, 2, 12, dtype=np.float32).reshape(3, 4)
+    lowered = jax.jit(lambda v: jax.numpy.tanh(v) * 2).lower(x)
+    (d / "c.pb").write_bytes(lowered.compiler_ir("hlo").as_serialized_hlo_module_proto())
+    goldtrace.save_npy(d / "c.input0.npy", x)
+    sub = d / "one"
+    sub.mkdir()
+    (sub / "only.hlo").write_text(text_a)
+    for i, v in enumerate(xs_a):
+        goldtrace.save_npy(sub / f"input{i}.npy", v)
+
+    s = gt_batch(str(d), workers=2, progress=False)
+    assert sorted(r["id"] for r in s["results"]) == ["a", "b", "c", "one"] and s["passed"] == 4, s.table()
+    cases = {"a": (d / "a.hlo", [d / f"a.in{i}.npy" for i in range(len(xs_a))], d / "a"),
+             "b": (d / "b.hlo.txt", [], d / "b"),
+             "c": (d / "c.pb", [d / "c.input0.npy"], d / "c"),
+             "one": (sub / "only.hlo", [sub / f"input{i}.npy" for i in range(len(xs_a))], sub)}
+    for jid, (mod, ins, out) in cases.items():
+        ref = str(tmp_path / "ref" / jid)
+        res = _cli_ref(cli, str(mod), [str(p) for p in ins], ref)
+        assert res.returncode == 0, res.stderr
+        _assert_same_files(ref, str(out), jid)
+    np.testing.assert_array_equal(goldtrace.load_npy(d / "a" / "value_output0.npy"), want_a[0])
+    np.testing.assert_allclose(goldtrace.load_npy(d / "c" / "value_output0.npy"), np.asarray(jax.jit(
+        lambda v: jax.numpy.tanh(v) * 2)(x)), rtol=0, atol=0)
+    # The per-module output directories are not searched as inputs of the tree.
+    assert gt_batch(str(d), workers=2, progress=False)["skipped"] == 4
+
+
 def test_manifest_errors_name_the_line(tmp_path):
     m = tmp_path / "jobs.jsonl"
     m.write_text('{"module": "a.hlo"}\n{"module": "b.hlo", "options": {"upcast": true}}\n')
@@ -285,6 +322,50 @@ def test_sigterm_then_restart_finishes_the_rest(tmp_path, cli):
         ref = str(tmp_path / "ref" / rel)
         assert _cli_ref(cli, os.path.join(d, "model.hlo"), _inputs_of(d), ref).returncode == 0
         _assert_same_files(ref, d, rel)
+
+
+def test_dead_worker_fails_its_job_alone(tmp_path):
+    import multiprocessing
+    import threading
+
+    root = str(tmp_path / "slow")
+    n = 6
+    bm.write_tree(root, n, per_nc=n, make=lambda k: (bm.slow_module(k, 30000), [np.ones(64, np.float32)], None))
+    killed = []
+
+    def kill_one():
+        deadline = time.time() + 120
+        while time.time() < deadline:
+            ws = [p for p in multiprocessing.active_children() if p.name.startswith("goldtrace-batch-")]
+            if ws:
+                time.sleep(0.5)  # it has a job by now: the driver hands them out on start
+                os.kill(ws[0].pid, signal.SIGKILL)
+                killed.append(ws[0].pid)
+                return
+            time.sleep(0.01)
+
+    t = threading.Thread(target=kill_one)
+    t.start()
+    s = gt_batch(root, workers=2, progress=False)
+    t.join()
+    assert killed
+    crashed = [r for r in s["results"] if r["status"] == "failed"]
+    assert len(crashed) == 1 and crashed[0]["class"] == "crashed" and "signal 9" in crashed[0]["message"], crashed
+    assert s["passed"] == n - 1
+    d = os.path.join(root, crashed[0]["id"])
+    assert not glob.glob(os.path.join(d, "value_output*")) and not glob.glob(os.path.join(d, ".infergoldens-tmp-*"))
+    # A crash is not a verdict on the module: the next run retries it.
+    s2 = gt_batch(root, workers=2, progress=False)
+    assert s2["passed"] == 1 and s2["skipped"] == n - 1
+
+
+def test_progress_bar_counts(tmp_path, capsys):
+    root = str(tmp_path / "t")
+    bm.write_tree(root, 6)
+    gt_batch(root, workers=1, progress=True)
+    gt_batch(root, workers=1, progress=True)
+    err = capsys.readouterr().err
+    assert "6/6" in err and "done=6" in err and "skipped=6" in err and "job/s" in err
 
 
 def test_memory_limit(tmp_path):

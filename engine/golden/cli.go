@@ -35,6 +35,9 @@ Exit codes:
   5   evaluation error, including unsupported opcodes and custom-call targets
   6   the outputs could not be written (nothing partial is left behind)
   70  internal error (a bug; please report it)
+
+Many modules at once (a tree or a manifest, resumable, local or on Dask):
+infergoldens batch --help (the Python package's runner).
 `
 
 // Main is the infergoldens command line: it parses args (without the program

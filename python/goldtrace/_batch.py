@@ -44,6 +44,8 @@ SUMMARY_FILE = "summary.json"
 # A worker process's own memory (Python, numpy, the Go runtime), counted
 # against the limit once per worker; measured about 90 MB, rounded up.
 WORKER_BASE_BYTES = 160 << 20
+# Jobs handed to one local worker at a time (see _LocalPool.run).
+PREFETCH = 2
 # Batch exit codes: all jobs passed or were skipped; some failed; bad
 # arguments or manifest; interrupted (128 + SIGTERM).
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 143
@@ -375,8 +377,11 @@ class _Worker:
                                 name=f"goldtrace-batch-{n}")
         self.proc.start()
         child.close()
-        self.job = None
-        self.est = 0
+        self.jobs = collections.deque()  # sent, not answered yet; the first one is running
+
+    @property
+    def job(self):
+        return self.jobs[0] if self.jobs else None
 
     def stop(self, kill=False):
         if kill:
@@ -430,8 +435,8 @@ class _LocalPool:
             w.stop(kill=interrupted or w.job is None)
         if interrupted:
             for w in self.pool:
-                if w.job is not None:
-                    jobmod.clean_partial(w.job["output_dir"], w.job["options"])
+                for j in w.jobs:
+                    jobmod.clean_partial(j["output_dir"], j["options"])
         shutil.rmtree(self.logdir, ignore_errors=True)
 
     def run(self, jobs, on_result):
@@ -451,47 +456,55 @@ class _LocalPool:
                 pending.append(j)
         pool = self.pool
         used = 0
-        while pending or any(w.job for w in pool):
+        # A worker holds up to PREFETCH jobs, so it starts the next one without
+        # waiting for the driver; a queued job's estimate counts as running
+        # (never more memory than allowed), and only small jobs queue.
+        small = budget // (4 * self.n * PREFETCH)
+        while pending or any(w.jobs for w in pool):
             for w in pool:
-                if w.job is not None or not pending:
-                    continue
-                # The first pending job that fits; the next one to fit when it
-                # does not (a large job waits for memory, small ones go on).
-                pick = next((j for j in pending if used + estimates[j["id"]] <= budget), None)
-                if pick is None:
-                    break
-                pending.remove(pick)
-                w.job, w.est = pick, estimates[pick["id"]]
-                used += w.est
-                w.conn.send(pick)
-            busy = [w for w in pool if w.job is not None]
+                while pending and len(w.jobs) < PREFETCH:
+                    if w.jobs and estimates[w.jobs[-1]["id"]] > small:
+                        break
+                    # The first pending job that fits; the next one to fit when
+                    # it does not (a large job waits for memory, small ones go on).
+                    pick = next((j for j in pending if used + estimates[j["id"]] <= budget
+                                 and (not w.jobs or estimates[j["id"]] <= small)), None)
+                    if pick is None:
+                        break
+                    pending.remove(pick)
+                    w.jobs.append(pick)
+                    used += estimates[pick["id"]]
+                    w.conn.send(pick)
+            busy = [w for w in pool if w.jobs]
             ready = _mp_wait([w.conn for w in busy] + [w.proc.sentinel for w in busy])
             for w in busy:
                 res = None
                 if w.conn in ready:
                     try:
-                        res = w.conn.recv()
+                        while w.jobs and w.conn.poll():
+                            res = w.conn.recv()
+                            used -= estimates[w.jobs.popleft()["id"]]
+                            on_result(res)
+                        if res is not None:
+                            continue
                     except (EOFError, OSError):
                         res = None
-                if res is None and (w.proc.sentinel in ready or w.conn in ready):
+                if w.proc.sentinel in ready or w.conn in ready:
                     w.proc.join(1)
                     if w.proc.is_alive():
                         continue
                     words = "; ".join(w.last_words())
                     how = f"signal {-w.proc.exitcode}" if (w.proc.exitcode or 0) < 0 else f"code {w.proc.exitcode}"
+                    dead = w.jobs.popleft()
                     res = jobmod.record_failure(
-                        w.job, None, CRASHED, f"the worker process died ({how}) running this job"
+                        dead, None, CRASHED, f"the worker process died ({how}) running this job"
                         + (f": {words}" if words else ""), 0.0)
-                    jobmod.clean_partial(w.job["output_dir"], w.job["options"])
-                    used -= w.est
+                    jobmod.clean_partial(dead["output_dir"], dead["options"])
+                    for j in reversed(w.jobs):  # queued behind it: not started, back to the queue
+                        pending.appendleft(j)
+                    used -= sum(estimates[j["id"]] for j in [dead, *w.jobs])
                     pool[pool.index(w)] = self._new()
                     on_result(res)
-                    continue
-                if res is None:
-                    continue
-                used -= w.est
-                w.job, w.est = None, 0
-                on_result(res)
 
 
 # ---- Dask ----
