@@ -38,8 +38,8 @@ func TestMatmulBF16RoundingExact(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	K, M, N := int64(256), int64(128), int64(512)
 	k := matmulKernel(K, M, N, dtype.BF16, dtype.BF16)
-	a := randTensor(r, dtype.BF16, -8, 8, K, M)
-	bm := randTensor(r, dtype.BF16, -8, 8, K, N)
+	a := intValued(randTensor(r, dtype.BF16, -8, 8, K, M))
+	bm := intValued(randTensor(r, dtype.BF16, -8, 8, K, N))
 	got := run(t, k, a, bm)[0]
 	want := npRef(t, "r0 = (a0.astype(np.float32).T @ a1.astype(np.float32)).astype(ml_dtypes.bfloat16)", []*tensor.Tensor{a, bm}, dtype.BF16)[0]
 	same(t, "matmul bf16 exact", got, want, 0)
@@ -411,4 +411,15 @@ func TestInputChecks(t *testing.T) {
 	if !IsInvalidKernel(err) {
 		t.Fatalf("want an input count error, got %v", err)
 	}
+}
+
+// intValued rounds a float tensor's values to integers (exact in its dtype
+// for small magnitudes).
+func intValued(t *tensor.Tensor) *tensor.Tensor {
+	v := values(t)
+	for i := range v {
+		v[i] = math.Round(v[i])
+	}
+	dtype.EncodeF64(t.Type, v, t.Data)
+	return t
 }

@@ -10,6 +10,7 @@ import (
 func (in *instance) execBlock(ss []stmt) error {
 	for _, s := range ss {
 		if s.inst != nil {
+			clearUpper()
 			if err := s.inst.run(in, s.inst); err != nil {
 				return err
 			}

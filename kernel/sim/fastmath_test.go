@@ -34,3 +34,37 @@ func TestExpF32MatchesMath(t *testing.T) {
 		}
 	}
 }
+
+// The vector exp (simd builds) rounds like expF32 but for rare boundary
+// cases, and handles NaN, ±Inf, overflow and underflow the same way.
+func TestExpRowVecMatchesScalar(t *testing.T) {
+	r := rand.New(rand.NewPCG(2, 2))
+	n := 1 << 16
+	x := make([]float64, n)
+	for i := range x {
+		x[i] = float64(float32(-120 + 220*r.Float64()))
+		if i%3 == 0 {
+			x[i] = float64(float32(-4 + 8*r.Float64()))
+		}
+	}
+	x[0], x[1], x[2], x[3] = math.NaN(), math.Inf(1), math.Inf(-1), 88.72284
+	for _, sb := range [][2]float64{{1, 0}, {0.75, -0.5}} {
+		out := make([]float64, n)
+		done := expRowVec(out, x, sb[0], sb[1])
+		diff := 0
+		for i := 0; i < done; i++ {
+			z := float64(float32(x[i])*float32(sb[0]) + float32(sb[1]))
+			want := float64(float32(expF32(z)))
+			if out[i] != want && !(math.IsNaN(out[i]) && math.IsNaN(want)) {
+				if math.Abs(out[i]-want) > 1.2e-7*math.Abs(want) || math.IsNaN(out[i]) || math.IsNaN(want) {
+					t.Fatalf("exp(%v*%v+%v): vector %v, scalar %v", x[i], sb[0], sb[1], out[i], want)
+				}
+				diff++
+			}
+		}
+		if diff > 5 {
+			t.Fatalf("%d of %d vector results round differently", diff, done)
+		}
+		t.Logf("vector path handled %d of %d, %d rounding differences", done, n, diff)
+	}
+}

@@ -489,13 +489,18 @@ func activationFused(fn string, out []float64, x, bias, scale opnd, n int) bool 
 			}
 			continue
 		}
+		j0 := 0
+		if fn == "exp" {
+			j0 = expRowVec(os, xs, float64(s), float64(b))
+		}
 		if s == 1 {
-			for j, v := range xs {
-				os[j] = float64(float32(f(float64(float32(v) + b))))
+			for j := j0; j < len(xs); j++ {
+				os[j] = float64(float32(f(float64(float32(xs[j]) + b))))
 			}
 			continue
 		}
-		for j, v := range xs {
+		for j := j0; j < len(xs); j++ {
+			v := xs[j]
 			os[j] = float64(float32(f(float64(float32(v)*s + b))))
 		}
 	}
@@ -1188,6 +1193,7 @@ func runMatmul(in *instance, ci *cinst) error {
 	}
 	// result (M,N) = stationary(K,M).T @ moving(K,N); st holds stationary.T.
 	eval.GemmF32(1, a.m, a.n, a.k, sf, a.k, 1, mf, a.n, 1, cf, a.accumulate)
+	clearUpper()
 	for i, x := range cf {
 		res[i] = float64(x)
 	}
