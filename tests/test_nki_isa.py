@@ -295,3 +295,24 @@ def test_mod_alloc_placements_alias_like_the_device():
 
     x, y = rand(128, 64), rand(128, 64)
     np.testing.assert_array_equal(k(x, y), y)
+
+
+def test_select_reduce():
+    x, y = rand(128, 32), rand(128, 32)
+
+    @nki.jit
+    def k(a, b):
+        o = nl.ndarray((128, 32), dtype=nl.float32, buffer=nl.shared_hbm)
+        r = nl.ndarray((128, 1), dtype=nl.float32, buffer=nl.shared_hbm)
+        ta, tb = nl.load(a), nl.load(b)
+        d = nl.ndarray((128, 32), dtype=nl.float32)
+        red = nl.ndarray((128, 1), dtype=nl.float32)
+        nisa.select_reduce(dst=d, predicate=nl.greater(ta, tb), on_true=ta, on_false=-5.0, reduce_res=red)
+        nl.store(o, value=d)
+        nl.store(r, value=red)
+        return o, r
+
+    o, r = k(x, y)
+    want = np.where(x > y, x, np.float32(-5.0))
+    np.testing.assert_array_equal(o, want)
+    np.testing.assert_array_equal(r, want.max(axis=1, keepdims=True))

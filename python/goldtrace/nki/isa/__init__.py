@@ -303,11 +303,23 @@ def range_select(*, on_true_tile, comp_op0, comp_op1, bound0, bound1, reduce_cmd
     return out
 
 
-def select_reduce(*args, **kwargs):
-    """Not in the legacy public stubs at the documented commit."""
-    from ..errors import KernelUnsupportedError
-
-    raise KernelUnsupportedError(f"{user_location()}: nisa.select_reduce is not supported by goldtrace yet")
+def select_reduce(dst, predicate, on_true, on_false, reduce_res=None, reduce_cmd=reduce_cmd.idle, reduce_op=np.amax,
+                  reverse_pred=False, mask=None, **kwargs):
+    """dst = where(predicate, on_true, on_false) (reverse_pred: where not); with reduce_res, also
+    the max along the free axes into reduce_res (P,1)."""
+    tr = require("select_reduce")
+    d = as_tile(dst, "dst")
+    src = [as_tile(predicate, "predicate"), as_tile(on_true, "on_true")]
+    attrs = {"reverse_pred": bool(reverse_pred)}
+    if is_tile(on_false):
+        src.append(as_tile(on_false, "on_false"))
+    else:
+        attrs["false_value"] = float(on_false)
+    dsts = [d]
+    if reduce_res is not None:
+        dsts.append(as_tile(reduce_res, "reduce_res"))
+        attrs["reduce_op"] = "maximum" if reduce_op in (np.amax, np.max, nl.max, np.maximum) else nl.op_name(reduce_op)
+    tr.emit("select_reduce", dsts, src, attrs, mask=mask)
 
 
 def bn_stats(data, *, mask=None, dtype=None, **kwargs):
