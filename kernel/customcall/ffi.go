@@ -17,7 +17,10 @@ import (
 // which answers the metadata handshake and hands the EXECUTE stage, through
 // capi's gtFFIExecute, to ExecuteFFI here. The kernel travels as the string attribute `kernel`
 // (the base64 backend_config); operands are the kernel's parameters
-// (optionally followed by its constant_values), results its outputs.
+// (optionally followed by its constant_values), results its outputs. An
+// XLA_FFI_Buffer carries no layout: buffers are read as row-major, which is
+// what jax.ffi's lowerings ask for (operand_layouts / result_layouts
+// default to row-major).
 
 // FFI error codes ExecuteFFI reports (absl status codes, as XLA_FFI_Error_Code).
 const (
