@@ -154,3 +154,25 @@ func TestFFIKernelDecodedOnceParallel(t *testing.T) {
 		t.Fatalf("1000 calls decoded the config %d times, want 1", n)
 	}
 }
+
+// BenchmarkFFIExecute is one cached call of a small kernel; BenchmarkFFIDecode
+// the decode a cache miss adds (config.Decode and ir.Validate).
+func BenchmarkFFIExecute(b *testing.B) {
+	cfg := encodeKernel(b, binaryKernel("bench_add", "add", 128, 64), nil)
+	x, y, out := make([]float32, 128*64), make([]float32, 128*64), make([]float32, 128*64)
+	args, rets := []Buffer{f32Buf(x, 128, 64), f32Buf(y, 128, 64)}, []Buffer{f32Buf(out, 128, 64)}
+	for b.Loop() {
+		if _, err := ExecuteFFI(cfg, args, rets); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkFFIDecode(b *testing.B) {
+	cfg := encodeKernel(b, binaryKernel("bench_add", "add", 128, 64), nil)
+	for b.Loop() {
+		if _, err := decodeKernel(cfg); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
