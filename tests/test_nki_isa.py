@@ -316,3 +316,29 @@ def test_select_reduce():
     want = np.where(x > y, x, np.float32(-5.0))
     np.testing.assert_array_equal(o, want)
     np.testing.assert_array_equal(r, want.max(axis=1, keepdims=True))
+
+
+def test_gather_flattened_and_dynamic_row_gather():
+    x = rand(128, 64)
+    idx = RNG.integers(0, 64, (128, 16)).astype(np.int32)
+
+    @nki.jit
+    def k(a, i):
+        o = nl.ndarray((128, 16), dtype=nl.float32, buffer=nl.shared_hbm)
+        nl.store(o, value=nl.gather_flattened(nl.load(a), nl.load(i)))
+        return o
+
+    np.testing.assert_array_equal(k(x, idx), np.take_along_axis(x, idx, axis=1))
+
+    table = rand(1000, 32)
+    rows = RNG.integers(0, 1000, (128, 1)).astype(np.int32)
+
+    @nki.jit
+    def lookup(t, r):
+        o = nl.ndarray((128, 32), dtype=nl.float32, buffer=nl.shared_hbm)
+        ids = nl.load(r)
+        iy = nl.arange(32)[None, :]
+        nl.store(o, value=nl.load(t[ids, iy]))
+        return o
+
+    np.testing.assert_array_equal(lookup(table, rows), table[rows[:, 0]])

@@ -611,7 +611,9 @@ def index(t, key):
     new_axes = []  # per base dim: Sym over the new tile's axes
     dynamic = []
     if advanced:
-        sym_shapes = [k.shape for k in key if isinstance(k, Sym)]
+        # Data-dependent indices (tiles of integers) shape the access like arange
+        # expressions do: the tile's shape is part of the broadcast.
+        sym_shapes = [k.shape for k in key if isinstance(k, Sym)] + [as_tile(k).shape for k in key if is_tile(k)]
         has_slice = any(isinstance(k, (slice, DynSlice)) and k != slice(None) for k in key)
         full_slices = [d for d, k in enumerate([k for k in key if k is not None]) if isinstance(k, slice) and k == slice(None)]
         if has_slice:

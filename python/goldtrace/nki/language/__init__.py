@@ -727,7 +727,28 @@ def loop_reduce(x, op, loop_indices, *, dtype=None, mask=None, **kwargs):
 
 
 def gather_flattened(data, indices, *, mask=None, dtype=None, **kwargs):
-    raise KernelUnsupportedError(f"{user_location()}: nl.gather_flattened is not supported by goldtrace yet")
+    """out[p, j] = data[p, indices[p, j]] over the flattened free axis of a 2-D tile (per partition)."""
+    tr = require("gather_flattened")
+    d, ix = as_tile(data, "data"), as_tile(indices, "indices")
+    if len(d.shape) != 2 or len(ix.shape) != 2 or ix.shape[0] != d.shape[0]:
+        raise KernelUnsupportedError(
+            f"{user_location()}: gather_flattened supports a 2-D data tile and a (P, J) index tile with the same partitions; "
+            f"got {list(d.shape)} and {list(ix.shape)}")
+    if not _dtypes.is_int(ix.dtype):
+        raise KernelError(f"{user_location()}: gather_flattened indices must be integers, got {_dtypes.name_of(ix.dtype)}")
+    # The data tile read at (p, index[p, j]): a dynamic index on its free dimension.
+    src_idx = [d.index[0], Sym(0)]
+    dyn_dim = [k for k, e in enumerate(d.index) if (TILE_AXIS, 1) in e.terms]
+    if len(dyn_dim) != 1 or d.index[dyn_dim[0]].terms[(TILE_AXIS, 1)] != 1:
+        raise KernelUnsupportedError(f"{user_location()}: gather_flattened needs a unit-stride free axis in its data tile")
+    idx = []
+    for k, e in enumerate(d.index):
+        terms = {kk: c for kk, c in e.terms.items() if kk != (TILE_AXIS, 1)}
+        idx.append(Sym(e.const, terms, ()))
+    src = Tile(d.tensor, ix.shape, idx, list(d.dynamic) + [(dyn_dim[0], ix)])
+    out = _result(ix.shape, dtype or d.dtype)
+    tr.emit("tensor_copy", [out.tile()], [src], mask=mask, engine="gpsimd")
+    return out
 
 
 def op_name(op):
