@@ -457,6 +457,7 @@ _INSTR = re.compile(r"^\s*(?:ROOT\s+)?%?([\w.\-]+)\s*=\s*(.+?)\s+([a-z][\w\-]*)\
 _NAME = re.compile(r"%?([A-Za-z_][\w.\-]*)")
 _HEADER_INT = re.compile(r"\b(replica_count|num_partitions)=(\d+)")
 _ALIASING_OPS = {"tuple", "get-tuple-element", "bitcast", "parameter"}
+_JOB_SLACK = 8 << 20
 
 
 def shape_bytes(text, upcast=False):
@@ -479,11 +480,13 @@ def estimate_peak_bytes(hlo_text, options=None):
     process: per computation, the largest sum of values alive at once in
     program order (the evaluator drops a value after its last use); the entry
     computation's peak plus the largest of the others' (a call nests one at a
-    time), parameters counted once as inputs, times the emulated devices, and
-    doubled for operator temporaries and the output files."""
+    time) plus the parameters, doubled (the Go heap grows to twice its live
+    data before collecting), plus twice the largest value computed in f32
+    (low-precision ops compute in f32; an output is serialized whole), all
+    times the emulated devices, plus a few MB for the module and the runtime."""
     options = options or {}
     upcast = bool(options.get("upcast-all-to-fp32"))
-    peaks, entry_peak, params = [], 0, 0
+    peaks, entry_peak, params, largest = [], 0, 0, 0
     comp, is_entry = None, False
     header = hlo_text[:4096].split("\n", 1)[0]
 
@@ -526,6 +529,8 @@ def estimate_peak_bytes(hlo_text, options=None):
         name, shape, opcode, rest = m.groups()
         order, sizes, _ = comp
         b = 0 if opcode in _ALIASING_OPS else shape_bytes(shape, upcast)
+        if opcode not in ("tuple", "get-tuple-element"):
+            largest = max(largest, shape_bytes(shape, upcast=True))
         if opcode == "parameter":
             nb = shape_bytes(shape, upcast)
             if is_entry:
@@ -548,7 +553,7 @@ def estimate_peak_bytes(hlo_text, options=None):
         devices = max(1, counts.get("replica_count", 1)) * max(1, counts.get("num_partitions", 1))
     elif e > 0:
         devices = e
-    return 2 * devices * (params + entry_peak + max(peaks, default=0))
+    return devices * (2 * (params + entry_peak + max(peaks, default=0)) + 2 * largest) + _JOB_SLACK
 
 
 def module_text(spec):
