@@ -324,12 +324,7 @@ func firstSubnormal[F float](xs []F) int {
 	}
 	var z F
 	if unsafe.Sizeof(z) == 4 {
-		for i, b := range unsafe.Slice((*uint32)(unsafe.Pointer(&xs[0])), len(xs)) {
-			if b&0x7fffffff-1 < 0x007fffff {
-				return i
-			}
-		}
-		return -1
+		return firstSubnormalBits32(unsafe.Slice((*uint32)(unsafe.Pointer(&xs[0])), len(xs)))
 	}
 	for i, b := range unsafe.Slice((*uint64)(unsafe.Pointer(&xs[0])), len(xs)) {
 		if b&0x7fffffffffffffff-1 < 0x000fffffffffffff {
@@ -346,11 +341,7 @@ func ftz[F float](xs []F) {
 	}
 	var z F
 	if unsafe.Sizeof(z) == 4 {
-		for i, b := range unsafe.Slice((*uint32)(unsafe.Pointer(&xs[0])), len(xs)) {
-			if b&0x7fffffff-1 < 0x007fffff {
-				xs[i] = F(math.Float32frombits(b & 0x80000000))
-			}
-		}
+		ftzBits32(unsafe.Slice((*uint32)(unsafe.Pointer(&xs[0])), len(xs)))
 		return
 	}
 	for i, b := range unsafe.Slice((*uint64)(unsafe.Pointer(&xs[0])), len(xs)) {
