@@ -154,6 +154,9 @@ func evalConvolution(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, e
 func convolve[T number](par int, p *convPlan, ldims, rdims []int64, lhs, rhs []T) []T {
 	x := permuteTo(lhs, ldims, p.lhsPerm) // [N, S, C]
 	k := permuteTo(rhs, rdims, p.rhsPerm) // [W, cg, O]
+	if out, ok := convolveBlocked(par, p, x, k); ok {
+		return permuteTo(out, p.outDims, p.outPerm)
+	}
 	out := make([]T, p.nb*p.p*p.o)        // [nb, P, O]
 	rows, depth := p.nb*p.p, p.w*p.cg
 	a := make([]T, rows*depth)

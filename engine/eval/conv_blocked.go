@@ -1,0 +1,126 @@
+package eval
+
+// Streaming im2col. convolve's GEMM over the whole [nb*P, W*cg] im2col
+// matrix is run instead on blocks of its rows, each built just before it is
+// multiplied, on all cores: no full-size im2col matrix, and the gather is
+// parallel too. Every element of C is still the same K-ordered sum: the
+// packed kernels add each kc-deep slice of the contraction into C in order
+// whatever the row count or tile position, and gonum's loops accumulate
+// along k into C directly. The one thing that depends on the operands as a
+// whole is the choice between them (gonum only for finite operands), so
+// with gonum in play the blocks are used only when the whole input is
+// finite, which makes every block's choice the whole matrix's.
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// dynamicFor runs body on up to par goroutines; each takes work items from
+// next (a shared counter, so a goroutine on a busy core takes fewer) until
+// it returns n or more. A panic in a worker reaches the caller.
+func dynamicFor(par, n int, body func(next func() int)) {
+	var ctr atomic.Int64
+	next := func() int { return int(ctr.Add(1) - 1) }
+	par = min(par, n)
+	if par <= 1 {
+		body(next)
+		return
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var perr any
+	for i := 0; i < par; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() {
+				if r := recover(); r != nil {
+					mu.Lock()
+					perr = r
+					mu.Unlock()
+				}
+			}()
+			body(next)
+		}()
+	}
+	wg.Wait()
+	if perr != nil {
+		panic(perr)
+	}
+}
+
+// convStreaming selects convolveBlocked (tests turn it off to compare).
+var convStreaming = true
+
+// convBlockElems is about the size of one im2col block (in elements).
+const convBlockElems = 1 << 17
+
+// convolveBlocked is convolve by row blocks; ok is false when it does not
+// apply (complex, or gonum with a non-finite input) and convolve must run
+// the whole matrix.
+func convolveBlocked[T number](par int, p *convPlan, x, k []T) (out []T, ok bool) {
+	if !convStreaming {
+		return nil, false
+	}
+	switch xs := any(x).(type) {
+	case []complex128:
+		return nil, false
+	case []float32:
+		if floatsOnBLAS && !allFinite(xs) {
+			return nil, false
+		}
+	case []float64:
+		if floatsOnBLAS && !allFinite(xs) {
+			return nil, false
+		}
+	}
+	rows, depth := p.nb*p.p, p.w*p.cg
+	rb := max(4, convBlockElems/max(depth, 1)/4*4) // a multiple of every kernel's tile height
+	blocks := (rows + rb - 1) / rb
+	out = make([]T, rows*p.o) // [nb, P, O]
+	b := make([]T, depth*p.og)
+	for q := 0; q < p.groups; q++ {
+		n0, c0 := 0, q*p.cg
+		if p.batchGroups {
+			n0, c0 = q*p.nb, 0
+		}
+		for r := 0; r < depth; r++ {
+			copy(b[r*p.og:(r+1)*p.og], k[r*p.o+q*p.og:])
+		}
+		dynamicFor(par, blocks, func(next func() int) {
+			a := make([]T, rb*depth)
+			var c []T
+			if p.groups > 1 {
+				c = make([]T, rb*p.og)
+			}
+			for blk := next(); blk < blocks; blk = next() {
+				r0, r1 := blk*rb, min((blk+1)*rb, rows)
+				for r := r0; r < r1; r++ {
+					n, pos := r/p.p, r%p.p
+					img := x[(n0+n)*p.inSpatial*p.c:]
+					row := a[(r-r0)*depth : (r-r0+1)*depth]
+					for w, off := range p.tab[pos*p.w : (pos+1)*p.w] {
+						dst := row[w*p.cg : (w+1)*p.cg]
+						if off < 0 {
+							clear(dst)
+							continue
+						}
+						copy(dst, img[int(off)*p.c+c0:])
+					}
+				}
+				if p.groups == 1 {
+					gemm(1, 1, r1-r0, p.og, depth, a[:(r1-r0)*depth], b, out[r0*p.o:r1*p.o])
+					continue
+				}
+				cb := c[:(r1-r0)*p.og]
+				clear(cb)
+				gemm(1, 1, r1-r0, p.og, depth, a[:(r1-r0)*depth], b, cb)
+				for r := r0; r < r1; r++ {
+					copy(out[r*p.o+q*p.og:r*p.o+(q+1)*p.og], cb[(r-r0)*p.og:(r-r0+1)*p.og])
+				}
+			}
+		})
+	}
+	return out, true
+}
