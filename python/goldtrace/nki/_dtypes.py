@@ -31,8 +31,26 @@ SUPPORTED |= {np.dtype(ml_dtypes.bfloat16), np.dtype(ml_dtypes.float8_e4m3fn), n
               np.dtype(ml_dtypes.float8_e4m3)}
 
 
+_CANON = {}
+
+
 def canonical(dtype):
     """np.dtype of a kernel dtype (tfloat32 stays the marker); KernelError if unknown."""
+    try:
+        hit = _CANON.get(dtype)
+    except TypeError:
+        hit = None
+    if hit is not None:
+        return hit
+    dt = _canonical(dtype)
+    try:
+        _CANON[dtype] = dt
+    except TypeError:
+        pass
+    return dt
+
+
+def _canonical(dtype):
     if dtype is tfloat32 or isinstance(dtype, _TF32):
         return tfloat32
     if isinstance(dtype, str) and dtype in _ALIASES:

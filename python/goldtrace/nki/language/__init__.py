@@ -83,6 +83,8 @@ class tile_size:
 
 
 def _shape(shape):
+    if type(shape) is tuple and builtins.all(type(s) is int for s in shape):
+        return shape
     if isinstance(shape, (int, np.integer)):
         shape = (shape,)
     try:
