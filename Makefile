@@ -31,6 +31,7 @@ install: deps
 
 demo: install
 	$(PYTHON) examples/demo.py
+	$(PYTHON) examples/kernel_demo.py
 
 # The tests build their references with the interpreter make was given, and
 # a missing reference (no jax, numpy or ml_dtypes) fails them instead of
