@@ -448,10 +448,15 @@ def test_parse_size():
         batchmod.parse_size("lots")
 
 
+DASK_WORKER_MEMORY = 400e6
+
+
 @pytest.fixture(scope="module")
 def dask_client():
     distributed = pytest.importorskip("distributed")
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+    # Each worker declares 400 MB of the MEMORY resource the runner claims per job.
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=2, processes=True, dashboard_address=None,
+                                       resources={"MEMORY": DASK_WORKER_MEMORY},
                                        env={"PYTHONPATH": PKG_PARENT + os.pathsep + os.environ.get("PYTHONPATH", "")})
     client = distributed.Client(cluster)
     yield client
@@ -481,3 +486,28 @@ def test_dask_tree_and_manifest(tree, tmp_path, cli, dask_client):
         _assert_same_files(ref, o, jid)
     summary = json.load(open(mdir / "summary.json"))
     assert summary["passed"] == 12 and summary["failed_by_class"] == {"input": 1}
+
+
+def test_dask_memory_resource(tmp_path, dask_client):
+    # Two jobs of ~232 MB estimated peak each: one at a time per worker (400 MB
+    # of MEMORY), never two on one worker although each has two threads; a
+    # job estimated over any worker's MEMORY fails at once instead of waiting.
+    big = ("HloModule big\n\nENTRY main {\n  a = f32[3000,3000] parameter(0)\n"
+           "  ROOT r = f32[3000,3000] negate(a)\n}\n")
+    est = jobmod.estimate_peak_bytes(big)
+    assert DASK_WORKER_MEMORY / 2 < est < DASK_WORKER_MEMORY
+    jobs = []
+    for k, text in enumerate([big] * 4 + [big.replace("3000,3000", "9000,9000")]):
+        d = tmp_path / f"j{k}"
+        d.mkdir()
+        (d / "m.hlo").write_text(text)
+        jobs.append({"module": str(d / "m.hlo"), "output_dir": str(d)})
+    s = gt_batch(jobs, client=dask_client, progress=False, summary_path=False)
+    by = {r["id"].split(":")[0]: r for r in s["results"]}
+    assert by["4"]["status"] == "failed" and by["4"]["class"] == "memory" and "MEMORY" in by["4"]["message"]
+    assert [by[str(k)]["status"] for k in range(4)] == ["passed"] * 4
+    spans = sorted((by[str(k)]["started"], by[str(k)]["finished"]) for k in range(4))
+    # At most two (one per worker) ran at any moment.
+    for i, (st, _) in enumerate(spans):
+        assert sum(1 for s0, f0 in spans if s0 <= st < f0) <= 2
+

@@ -35,7 +35,7 @@ import traceback
 from multiprocessing.connection import wait as _mp_wait
 
 from . import _batchjob as jobmod
-from ._batchjob import (CRASHED, DONE_MARKER, ERROR_RECORD, EXIT_CLASSES, MEMORY, OptionError, is_url, join,
+from ._batchjob import (CRASHED, DONE_MARKER, ERROR_RECORD, MEMORY, OptionError, is_url, join,
                         local_path, normalize_options)
 
 MODULE_SUFFIXES = (".hlo.txt", ".hlo", ".pb")
@@ -509,15 +509,34 @@ class _LocalPool:
 
 # ---- Dask ----
 
-def _run_dask(jobs, client, on_result, on_start):
+DASK_MEMORY_RESOURCE = "MEMORY"
+
+
+def _run_dask(jobs, client, on_result):
+    """One task per job. When every worker declares a MEMORY resource (bytes;
+    `dask worker --resources MEMORY=8e9`), each task claims its job's estimated
+    peak, so Dask runs together only what fits; a job larger than every
+    worker's MEMORY fails as `memory` instead of waiting forever."""
     from distributed import as_completed
 
+    workers = client.scheduler_info().get("workers", {})
+    mems = [w.get("resources", {}).get(DASK_MEMORY_RESOURCE) for w in workers.values()]
+    limit = max(mems) if mems and all(m is not None for m in mems) else None
     futures = {}
-    for j in jobs:
-        fut = client.submit(jobmod.run_job, j, key=f"goldtrace-job-{len(futures)}-{os.getpid()}-{time.time_ns()}",
-                            pure=False, retries=0)
+    for n, j in enumerate(jobs):
+        kw = {}
+        if limit is not None:
+            text = jobmod.module_text(j)
+            est = 0 if text is None else jobmod.estimate_peak_bytes(text, j["options"])
+            if est > limit:
+                on_result(jobmod.record_failure(
+                    j, None, MEMORY, f"estimated peak memory {_fmt_bytes(est)} exceeds every Dask worker's "
+                    f"{DASK_MEMORY_RESOURCE} resource (at most {_fmt_bytes(limit)})", 0.0))
+                continue
+            kw["resources"] = {DASK_MEMORY_RESOURCE: est}
+        fut = client.submit(jobmod.run_job, j, key=f"goldtrace-job-{n}-{os.getpid()}-{time.time_ns()}",
+                            pure=False, retries=0, **kw)
         futures[fut] = j
-        on_start(j)
     try:
         for fut in as_completed(list(futures)):
             j = futures[fut]
@@ -685,7 +704,7 @@ def _batch(source, t0, make_pool, output_dir, options, retry_failed, client, sch
 
                 client = own_client = Client(scheduler)
             if client is not None:
-                _run_dask(to_run, client, on_result, lambda j: None)
+                _run_dask(to_run, client, on_result)
             else:
                 pool = make_pool()
                 pool.run(to_run, on_result)
