@@ -20,9 +20,13 @@ import (
 	"syscall"
 
 	"goldtrace/engine/golden"
+	"goldtrace/kernel/customcall"
 )
 
 func main() {
+	// Kernel custom-calls (AwsNeuronCustomNativeKernel, ...) run in the simulator,
+	// as they do under the Python CLI and goldtrace.golden.
+	customcall.Register()
 	if len(os.Args) > 1 && os.Args[1] == "batch" {
 		os.Exit(batch(os.Args[1:]))
 	}

@@ -40,7 +40,9 @@ var enumAttrs = map[string]map[string]bool{
 	"transpose_a":       set("NO_TRANSPOSE", "TRANSPOSE", "ADJOINT"),
 	"kind":              set("kLoop", "kInput", "kOutput", "kCustom", "kScatter"),
 	"operand_precision": set("default", "high", "highest", "DEFAULT", "HIGH", "HIGHEST"),
-	"api_version": set("API_VERSION_ORIGINAL", "API_VERSION_STATUS_RETURNING",
+	// UNSPECIFIED: what torch-xla's default and the Neuron FrameworkKernel docstring print;
+	// the evaluator's handlers do not depend on the calling convention.
+	"api_version": set("API_VERSION_UNSPECIFIED", "API_VERSION_ORIGINAL", "API_VERSION_STATUS_RETURNING",
 		"API_VERSION_STATUS_RETURNING_UNIFIED", "API_VERSION_TYPED_FFI"),
 	"rng_algorithm":        set("rng_default", "rng_three_fry", "rng_philox"),
 	"custom_call_schedule": set("SCHEDULE_NONE", "SCHEDULE_LATEST", "SCHEDULE_EARLIEST"),
