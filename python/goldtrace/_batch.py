@@ -300,17 +300,19 @@ def _plan(jobs, retry_failed):
             if not retry_failed:
                 run.append(j)
             continue
-        hashes = jobmod.job_hashes(j)
-        if marker is not None and jobmod.marker_valid(j, marker, hashes):
-            done.append({"id": j["id"], "module": j["module"], "output_dir": j["output_dir"], "status": "skipped",
-                         "seconds": 0.0})
-        elif error is not None and error.get("hashes") == hashes and error.get("class") not in (CRASHED, MEMORY):
-            if retry_failed:
+        if error is not None:
+            # A failure is rerun with retry_failed, when its module, inputs or
+            # options changed, or when it was no verdict on the module (a dead
+            # worker, not enough memory); else it stands, reported again.
+            if retry_failed or error.get("class") in (CRASHED, MEMORY) or error.get("hashes") != jobmod.job_hashes(j):
                 run.append(j)
             else:
                 done.append({"id": j["id"], "module": j["module"], "output_dir": j["output_dir"], "status": "failed",
                              "exit_code": error.get("exit_code"), "class": error.get("class", "internal"),
                              "message": error.get("message", ""), "seconds": 0.0, "previous": True})
+        elif jobmod.marker_valid(j, marker, jobmod.job_hashes(j)):
+            done.append({"id": j["id"], "module": j["module"], "output_dir": j["output_dir"], "status": "skipped",
+                         "seconds": 0.0})
         elif not retry_failed:
             run.append(j)  # changed module, inputs or options, or an incomplete marker
     return run, done
