@@ -54,6 +54,9 @@ func legalize(m *hlo.Module, opts Options) (*hlo.Module, error) {
 			return nil, fmt.Errorf("after upcasting to f32: %w", err)
 		}
 	}
+	if opts.SPMD {
+		hoistSdyCallAttrs(m) // before calls are inlined (spmd.go)
+	}
 	// What XLA:CPU's optimizer changes in float results (xla_rewrites.go).
 	if err := xlaRewrites(m); err != nil {
 		return nil, fmt.Errorf("applying XLA:CPU's rewrites: %w", err)

@@ -187,8 +187,20 @@ func (o *outliner) outlineOne(c *hlo.Computation) (bool, error) {
 			break
 		}
 	}
+	// A region without inputs (shard_map of a function of no arguments)
+	// has no entry marker: it is its exit marker and what that computes
+	// from device ids and constants.
+	var exitOnly *hlo.Instruction
 	if first == nil {
-		return false, nil
+		for _, in := range c.Instructions {
+			if isExitMarker(in) {
+				exitOnly = in
+				break
+			}
+		}
+		if exitOnly == nil {
+			return false, nil
+		}
 	}
 	users := map[*hlo.Instruction][]*hlo.Instruction{}
 	for _, in := range c.Instructions {
@@ -198,10 +210,17 @@ func (o *outliner) outlineOne(c *hlo.Computation) (bool, error) {
 	}
 	// The region: everything reachable from the entries, up to the exits;
 	// entries feeding region instructions join.
-	entries := map[*hlo.Instruction]bool{first: true}
+	entries := map[*hlo.Instruction]bool{}
 	region := map[*hlo.Instruction]bool{}
 	exits := map[*hlo.Instruction]bool{}
-	work := []*hlo.Instruction{first}
+	var work []*hlo.Instruction
+	if first != nil {
+		entries[first] = true
+		work = append(work, first)
+	} else {
+		exits[exitOnly] = true
+		first = exitOnly // names the region in messages
+	}
 	for len(work) > 0 {
 		x := work[len(work)-1]
 		work = work[:len(work)-1]
@@ -236,9 +255,10 @@ func (o *outliner) outlineOne(c *hlo.Computation) (bool, error) {
 			}
 		}
 	}
+	pulledMemo := map[*hlo.Instruction]bool{}
 	for e := range exits {
 		for _, op := range e.Operands {
-			if !region[op] && !entries[op] {
+			if !region[op] && !entries[op] && !deviceLocal(op, pulledMemo) {
 				return false, fmt.Errorf("exit marker %%%s reads %%%s from outside its manual region", e.Name, op.Name)
 			}
 		}
@@ -337,6 +357,9 @@ func (o *outliner) outlineOne(c *hlo.Computation) (bool, error) {
 	for k, e := range exitList {
 		spec.Exits[k].Results = nil
 		for _, op := range e.Operands {
+			if clone[op] == nil {
+				pull(op) // device-local, computed per device
+			}
 			spec.Exits[k].Results = append(spec.Exits[k].Results, len(results))
 			results = append(results, clone[op])
 		}
@@ -447,7 +470,8 @@ func topoOrder(list []*hlo.Instruction) []*hlo.Instruction {
 // spec works out the devices and the block placements of a region.
 func (o *outliner) spec(entries, exits []*hlo.Instruction) (*manualSpec, error) {
 	spec := &manualSpec{}
-	shardy := entries[0].CustomCallTarget == sdyGlobalToLoc
+	all := append(slices.Clone(entries), exits...)
+	shardy := all[0].CustomCallTarget == sdyGlobalToLoc || all[0].CustomCallTarget == sdyLocToGlobal
 	for _, x := range append(slices.Clone(entries), exits...) {
 		if (x.CustomCallTarget == sdyGlobalToLoc || x.CustomCallTarget == sdyLocToGlobal) != shardy {
 			return nil, fmt.Errorf("manual region mixes Shardy and GSPMD markers (%%%s)", x.Name)
@@ -467,8 +491,9 @@ func arrayLeaves(s hlo.Shape) ([]hlo.Shape, bool) {
 }
 
 func (o *outliner) sdySpec(spec *manualSpec, entries, exits []*hlo.Instruction) (*manualSpec, error) {
+	name := append(slices.Clone(entries), exits...)[0].Name
 	if o.meshes == nil {
-		return nil, fmt.Errorf("%%%s: the module has no xla.sdy.meshes frontend attribute", entries[0].Name)
+		return nil, fmt.Errorf("%%%s: the module has no xla.sdy.meshes frontend attribute", name)
 	}
 	var mesh *hlo.Mesh
 	var manual []string
@@ -509,7 +534,7 @@ func (o *outliner) sdySpec(spec *manualSpec, entries, exits []*hlo.Instruction) 
 		marks = append(marks, marker{x, attr, sh})
 	}
 	if mesh == nil {
-		return nil, fmt.Errorf("%%%s: no sharding names the region's mesh", entries[0].Name)
+		return nil, fmt.Errorf("%%%s: no sharding names the region's mesh", name)
 	}
 	devs, err := mesh.Devices()
 	if err != nil {
@@ -909,6 +934,64 @@ func copyBlock(local, global *tensor.Tensor, blk, dims []int64, toGlobal bool) {
 		}
 		if d < 0 {
 			return
+		}
+	}
+}
+
+// hoistSdyCallAttrs moves the shardings that older Shardy exports put on the
+// call to xla.sdy.manual_computation_body (xla.sdy.in_shardings,
+// out_shardings, manual_axes) onto the region's markers, where newer
+// exports put them and where the outliner reads them (XLA's
+// shard_map_import.cc accepts both). It runs before calls are inlined.
+func hoistSdyCallAttrs(m *hlo.Module) {
+	for _, c := range m.Computations {
+		users := map[*hlo.Instruction][]*hlo.Instruction{}
+		for _, in := range c.Instructions {
+			for _, op := range in.Operands {
+				users[op] = append(users[op], in)
+			}
+		}
+		for _, call := range c.Instructions {
+			if call.Opcode != "call" || len(call.Called) != 1 || !strings.Contains(call.Called[0].Name, "manual_computation_body") {
+				continue
+			}
+			fa := call.FrontendAttrs
+			if fa["xla.sdy.manual_axes"] == "" {
+				continue
+			}
+			set := func(x *hlo.Instruction, key string) {
+				if x.FrontendAttrs[key] != "" {
+					return
+				}
+				attrs := map[string]string{}
+				for k, v := range x.FrontendAttrs {
+					attrs[k] = v
+				}
+				attrs[key] = fa[key]
+				attrs["xla.sdy.manual_axes"] = fa["xla.sdy.manual_axes"]
+				x.FrontendAttrs = attrs
+			}
+			for _, op := range call.Operands {
+				if op.Opcode == "get-tuple-element" {
+					op = op.Operands[0]
+				}
+				if op.CustomCallTarget == sdyGlobalToLoc && op.Opcode == "custom-call" {
+					set(op, "xla.sdy.in_shardings")
+				}
+			}
+			var outs []*hlo.Instruction
+			for _, u := range users[call] {
+				if u.Opcode == "get-tuple-element" {
+					outs = append(outs, users[u]...)
+				} else {
+					outs = append(outs, u)
+				}
+			}
+			for _, u := range outs {
+				if u.Opcode == "custom-call" && u.CustomCallTarget == sdyLocToGlobal {
+					set(u, "xla.sdy.out_shardings")
+				}
+			}
 		}
 	}
 }

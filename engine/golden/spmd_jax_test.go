@@ -101,6 +101,7 @@ def train(w, x, y):
 case("jit_train_step", jax.jit(train, in_shardings=({"a": NamedSharding(mesh2, P(None, "y")), "b": NamedSharding(mesh2, P("y", None))},
      NamedSharding(mesh2, P("x", None)), NamedSharding(mesh2, P("x", None)))),
      {"a": f32(6, 8), "b": f32(8, 2)}, f32(16, 6), f32(16, 2))
+case("sm_no_inputs", sm(lambda: (lx.axis_index("x") * 10 + jnp.arange(2))[None], mesh1, (), P("x")), compiled=False)
 jax.config.update("jax_use_shardy_partitioner", False)
 case("gspmd_sm_psum", sm(lambda a: lx.psum(a, "y") + lx.axis_index("x").astype(np.float32), mesh2, P("x", "y"), P("x")), f32(8, 8))
 with open("manifest.json", "w") as fh: json.dump(manifest, fh)

@@ -33,6 +33,29 @@ ENTRY main {
 }
 `
 
+// The older Shardy export: shardings and manual axes on the call of the
+// body rather than on the markers.
+const sdyOldPathModule = `HloModule old_path, frontend_attributes={xla.sdy.meshes={mesh = #sdy.mesh<["x"=4]>}}
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+
+xla.sdy.manual_computation_body.7 {
+  p = f32[2,2] parameter(0)
+  ROOT r = f32[2,2] all-reduce(p), channel_id=1, replica_groups=[2,2]<=[4], use_global_device_ids=true, to_apply=add
+}
+
+ENTRY main {
+  g = f32[4,4] parameter(0)
+  l = f32[2,2] custom-call(g), custom_call_target="xla.sdy.GlobalToLocalShape"
+  c = f32[2,2] call(l), to_apply=xla.sdy.manual_computation_body.7, frontend_attributes={xla.sdy.in_shardings="#sdy.sharding_per_value<[<@mesh, [{\"x\":(1)2}, {\"x\":(2)2}]>]>",xla.sdy.manual_axes="#sdy<manual_axes{\"x\"}>",xla.sdy.out_shardings="#sdy.sharding_per_value<[<@mesh, [{\"x\":(1)2}, {\"x\":(2)2}]>]>"}
+  ROOT o = f32[4,4] custom-call(c), custom_call_target="xla.sdy.LocalToGlobalShape"
+}
+`
+
 // A mesh with explicit device ids, an inline mesh in the sharding, bare
 // axis names in the collective's mesh-axes groups with device_ids, and a
 // sharding that leaves an axis replicated.
@@ -164,6 +187,7 @@ save("uneven_out.npy", u * np.repeat(np.arange(1, 5, dtype=np.float32), 3)[:10])
 `)
 	cases := []struct{ name, src, in, want string }{
 		{"sdy_sub_axes", sdySubAxesModule, "sub_in.npy", "sub_out.npy"},
+		{"sdy_old_export_path", sdyOldPathModule, "sub_in.npy", "sub_out.npy"},
 		{"sdy_device_ids_inline_mesh", sdyDeviceIDsModule, "ids_in.npy", "ids_out.npy"},
 		{"gspmd_explicit_devices", gspmdExplicitModule, "gs_in.npy", "gs_out.npy"},
 		{"gspmd_named_shardings", gspmdNamedModule, "named_in.npy", "named_out.npy"},
