@@ -8,6 +8,7 @@ Tensor ids and loop variables are numbered in declaration order on both
 sides, so no call needs an answer back.
 """
 
+import gc
 import json
 import math
 import sys
@@ -105,10 +106,16 @@ class Trace:
         if stack is None:
             stack = _local.stack = []
         stack.append(self)
+        # Tracing allocates many small acyclic objects (events, symbols); the
+        # cyclic collector's passes over them cost more than the tracing itself.
+        self._gc_was_enabled = gc.isenabled()
+        gc.disable()
         return self
 
     def __exit__(self, *exc):
         _local.stack.pop()
+        if self._gc_was_enabled:
+            gc.enable()
         return False
 
     def close(self):
