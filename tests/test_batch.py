@@ -359,6 +359,19 @@ def test_dead_worker_fails_its_job_alone(tmp_path):
     assert s2["passed"] == 1 and s2["skipped"] == n - 1
 
 
+def test_script_without_main_guard(tmp_path):
+    # Spawned workers must not re-run the calling script (it would batch again in each).
+    bm.write_tree(str(tmp_path / "t"), 4)
+    script = tmp_path / "run.py"
+    script.write_text("import goldtrace, os\n"
+                      "open(os.path.join(os.path.dirname(__file__), 'runs.txt'), 'a').write('x')\n"
+                      "s = goldtrace.batch(os.path.join(os.path.dirname(__file__), 't'), workers=2, progress=False)\n"
+                      "print(s['passed'])\n")
+    res = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=_env(), timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "4" and (tmp_path / "runs.txt").read_text() == "x"
+
+
 def test_progress_bar_counts(tmp_path, capsys):
     root = str(tmp_path / "t")
     bm.write_tree(root, 6)

@@ -371,13 +371,34 @@ def _worker_main(conn, log_path):
         conn.send(res)
 
 
+class _main_hidden:
+    """Start a spawned worker without re-running the caller's __main__ in it
+    (spawn imports the main script by its path or module name unless it has
+    neither): a script that calls goldtrace.batch without an
+    `if __name__ == "__main__":` guard must not run again in every worker. The
+    workers need nothing from it: their target lives in this module."""
+
+    def __enter__(self):
+        self.main = sys.modules.get("__main__")
+        self.saved = {k: self.main.__dict__[k] for k in ("__file__", "__spec__") if k in self.main.__dict__}
+        if "__file__" in self.saved:
+            del self.main.__file__
+        self.main.__spec__ = None
+
+    def __exit__(self, *exc):
+        self.main.__dict__.pop("__spec__", None)
+        self.main.__dict__.update(self.saved)
+        return False
+
+
 class _Worker:
     def __init__(self, ctx, logdir, n):
         self.log = os.path.join(logdir, f"worker{n}.log")
         self.conn, child = ctx.Pipe()
         self.proc = ctx.Process(target=_worker_main, args=(child, self.log), daemon=True,
                                 name=f"goldtrace-batch-{n}")
-        self.proc.start()
+        with _main_hidden():
+            self.proc.start()
         child.close()
         self.jobs = collections.deque()  # sent, not answered yet; the first one is running
 
