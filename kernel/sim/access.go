@@ -584,3 +584,35 @@ func roundInt(t dtype.Type, x float64) float64 {
 	}
 	return x
 }
+
+// gatherF32 is gather into float32 (values of dtypes up to 32 bits; wide
+// integers round to float32 as the engines read them).
+func (in *instance) gatherF32(v view, dom []int, out []float32) {
+	st := v.st
+	if v.offs != nil || st.mem != nil {
+		tmp := make([]float64, len(out))
+		in.gather(v, dom, tmp)
+		for i, x := range tmp {
+			out[i] = float32(x)
+		}
+		return
+	}
+	vals := st.vals
+	bs := bcastStrides(v.shape, v.str, dom)
+	rows(dom, [][]int{bs}, []int{v.base}, func(o, inner []int, n, pos int) {
+		s := inner[0]
+		dst := out[pos : pos+n]
+		if s == 1 {
+			src := vals[o[0] : o[0]+n]
+			for j, x := range src {
+				dst[j] = float32(x)
+			}
+			return
+		}
+		p := o[0]
+		for j := range dst {
+			dst[j] = float32(vals[p])
+			p += s
+		}
+	})
+}

@@ -121,40 +121,47 @@ func TestTensorTensorOpsVsNumpy(t *testing.T) {
 	cases := []struct{ op, np string }{
 		{"add", "a0 + a1"}, {"subtract", "a0 - a1"}, {"multiply", "a0 * a1"}, {"divide", "a0 / a1"},
 		{"maximum", "np.maximum(a0, a1)"}, {"minimum", "np.minimum(a0, a1)"},
-		{"power", "np.power(np.abs(a0), a1)"},
-		{"greater", "(a0 > a1).astype(np.float32)"}, {"less_equal", "(a0 <= a1).astype(np.float32)"},
-		{"equal", "(a0 == a1).astype(np.float32)"}, {"not_equal", "(a0 != a1).astype(np.float32)"},
+		{"power", "(np.abs(a0).astype(np.float64) ** a1.astype(np.float64)).astype(np.float32)"},
+		{"greater", "(a0 > a1)"}, {"less_equal", "(a0 <= a1)"},
+		{"equal", "(a0 == a1)"}, {"not_equal", "(a0 != a1)"},
 		{"fmod", "np.fmod(a0, a1)"}, {"mod", "np.mod(a0, a1)"}, {"abs_diff", "np.abs(a0 - a1)"},
-		{"logical_and", "np.logical_and(a0 != 0, a1 != 0).astype(np.float32)"},
+		{"logical_and", "np.logical_and(a0 != 0, a1 != 0)"},
 	}
-	for _, c := range cases {
-		for _, out := range []dtype.Type{dtype.F32, dtype.BF16} {
-			k := elementwise([]int64{64, 96}, []dtype.Type{dtype.F32, dtype.F32}, out, func(b *kb, s []int32, d int32) {
-				first := s[0]
-				if c.op == "power" {
-					first = b.sbuf("absx", dtype.F32, 64, 96)
-					b.alloc(first)
-					b.op("activation", dts(b.full(first)), dts(b.full(s[0])), attrs{"func": S("abs")})
-				}
-				b.op("tensor_tensor", dts(b.full(d)), dts(b.full(first), b.full(s[1])), attrs{"op": S(c.op)})
-			})
-			x := randTensor(r, dtype.F32, -4, 4, 64, 96)
-			y := randTensor(r, dtype.F32, -4, 4, 64, 96)
-			if c.op == "equal" || c.op == "not_equal" {
-				copy(y.Data[:1024], x.Data[:1024])
-			}
-			got := run(t, k, x, y)[0]
-			tol := 0.0
-			if c.op == "power" {
-				tol = 1e-6 // numpy's f32 pow is not correctly rounded
-			}
-			want := npRef(t, "r0 = ("+c.np+").astype(np.float32)", []*tensor.Tensor{x, y}, out)[0]
-			if c.op == "power" && out == dtype.BF16 {
-				want = npRef(t, "r0 = np.power(np.abs(a0).astype(np.float64), a1.astype(np.float64)).astype(np.float32)", []*tensor.Tensor{x, y}, out)[0]
-				tol = 0
-			}
-			same(t, c.op+"->"+out.String(), got, want, tol)
+	// one kernel: every op into an f32 and a bf16 output
+	b := newK("ew")
+	x := b.param("x", dtype.F32, 64, 96)
+	y := b.param("y", dtype.F32, 64, 96)
+	s := loadAll(b, x, y)
+	absx := b.sbuf("absx", dtype.F32, 64, 96)
+	b.alloc(absx)
+	b.op("activation", dts(b.full(absx)), dts(b.full(s[0])), attrs{"func": S("abs")})
+	var code strings.Builder
+	var outs []dtype.Type
+	var stores []func()
+	for i, c := range cases {
+		first := s[0]
+		if c.op == "power" {
+			first = absx
 		}
+		for j, out := range []dtype.Type{dtype.F32, dtype.BF16} {
+			d, st := storeTo(b, fmt.Sprintf("%s_%d", c.op, j), out, 64, 96)
+			b.op("tensor_tensor", dts(b.full(d)), dts(b.full(first), b.full(s[1])), attrs{"op": S(c.op)})
+			stores = append(stores, st)
+			fmt.Fprintf(&code, "r%d = np.asarray(%s).astype(np.float32)\n", 2*i+j, c.np)
+			outs = append(outs, out)
+		}
+	}
+	for _, st := range stores {
+		st()
+	}
+	xv := randTensor(r, dtype.F32, -4, 4, 64, 96)
+	yv := randTensor(r, dtype.F32, -4, 4, 64, 96)
+	copy(yv.Data[:1024], xv.Data[:1024]) // some equal pairs
+	got := run(t, b.kernel(), xv, yv)
+	want := npRef(t, code.String(), []*tensor.Tensor{xv, yv}, outs...)
+	for i := range want {
+		// power: the reference is float64 pow rounded once, as the engine's
+		same(t, cases[i/2].op+"->"+outs[i].String(), got[i], want[i], 0)
 	}
 }
 
@@ -186,45 +193,60 @@ func TestActivationFunctionsVsNumpy(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 14))
 	// f(x*scale + bias) with a (P,1) bias tile and a scalar scale; numpy
 	// reference in float64 rounded to f32, compared within 2 f32 ulps.
-	fns := map[string]string{
-		"exp": "np.exp(z)", "log": "np.log(np.abs(z)+1)", "tanh": "np.tanh(z)", "sigmoid": "1/(1+np.exp(-z))",
-		"relu": "np.maximum(z, 0)", "square": "z*z", "abs": "np.abs(z)", "sqrt": "np.sqrt(np.abs(z))",
-		"sin": "np.sin(z)", "arctan": "np.arctan(z)", "silu": "z/(1+np.exp(-z))", "softplus": "np.log1p(np.exp(z))",
-		"gelu_apprx_tanh": "0.5*z*(1+np.tanh(np.sqrt(2/np.pi)*(z+0.044715*z**3)))", "reciprocal": "1/z",
-		"erf": "np.vectorize(__import__('math').erf)(z)", "sign": "np.sign(z)", "floor": "np.floor(z)",
+	// log and sqrt take |z|+1 / |z| (computed by the kernel first).
+	fns := []struct{ fn, np string }{
+		{"exp", "np.exp(z)"}, {"log", "np.log(np.abs(z)+1)"}, {"tanh", "np.tanh(z)"}, {"sigmoid", "1/(1+np.exp(-z))"},
+		{"relu", "np.maximum(z, 0)"}, {"square", "z*z"}, {"abs", "np.abs(z)"}, {"sqrt", "np.sqrt(np.abs(z))"},
+		{"sin", "np.sin(z)"}, {"arctan", "np.arctan(z)"}, {"silu", "z/(1+np.exp(-z))"}, {"softplus", "np.log1p(np.exp(z))"},
+		{"gelu_apprx_tanh", "0.5*z*(1+np.tanh(np.sqrt(2/np.pi)*(z+0.044715*z**3)))"}, {"reciprocal", "1/z"},
+		{"erf", "np.vectorize(__import__('math').erf)(z)"}, {"sign", "np.sign(z)"}, {"floor", "np.floor(z)"},
+		{"gelu", "0.5*z*(1+np.vectorize(__import__('math').erf)(z/np.sqrt(2)))"}, {"rsqrt", "1/np.sqrt(np.abs(z))"},
+		{"cos", "np.cos(z)"}, {"negative", "-z"}, {"ceil", "np.ceil(z)"}, {"trunc", "np.trunc(z)"},
 	}
-	for fn, expr := range fns {
-		pre := fn == "log" || fn == "sqrt"
-		k := elementwise([]int64{128, 64}, []dtype.Type{dtype.F32, dtype.F32}, dtype.F32, func(b *kb, s []int32, d int32) {
-			bias := b.sbuf("bias", dtype.F32, 128, 1)
-			b.alloc(bias)
-			b.op("tensor_copy", dts(b.full(bias)), dts(b.tile(s[1], []int64{128, 1})), nil)
-			z := d
-			if pre {
-				z = b.sbuf("z", dtype.F32, 128, 64)
-				b.alloc(z)
-			}
-			b.op("activation", dts(b.full(z)), dts(b.full(s[0]), b.full(bias)), attrs{"func": S("identity"), "has_bias": B(true), "scale": F(0.75)})
-			if pre {
-				f2 := "abs"
-				b.op("activation", dts(b.full(z)), dts(b.full(z)), attrs{"func": S(f2)})
-				if fn == "log" {
-					b.op("tensor_scalar", dts(b.full(z)), dts(b.full(z)), attrs{"op0": S("add"), "scalar0": F(1)})
-				}
-				b.op("activation", dts(b.full(d)), dts(b.full(z)), attrs{"func": S(fn)})
-				return
-			}
-			// recompute directly with func: d = fn(x*0.75 + bias)
-			b.op("activation", dts(b.full(d)), dts(b.full(s[0]), b.full(bias)), attrs{"func": S(fn), "has_bias": B(true), "scale": F(0.75)})
-		})
-		x := randTensor(r, dtype.F32, -3, 3, 128, 64)
-		bias := randTensor(r, dtype.F32, -1, 1, 128, 64)
-		got := run(t, k, x, bias)[0]
-		want := npRef(t, `
-x = a0.astype(np.float32); b = a1[:, :1].astype(np.float32)
-z = ((x * np.float32(0.75)) + b).astype(np.float64)
-r0 = (`+expr+`).astype(np.float32)`, []*tensor.Tensor{x, bias}, dtype.F32)[0]
-		same(t, "activation "+fn, got, want, 3e-7)
+	b := newK("act")
+	x := b.param("x", dtype.F32, 128, 64)
+	bp := b.param("bias", dtype.F32, 128, 64)
+	s := loadAll(b, x, bp)
+	bias := b.sbuf("bias_col", dtype.F32, 128, 1)
+	b.alloc(bias)
+	b.op("tensor_copy", dts(b.full(bias)), dts(b.tile(s[1], []int64{128, 1})), nil)
+	z := b.sbuf("z", dtype.F32, 128, 64)
+	b.alloc(z)
+	b.op("activation", dts(b.full(z)), dts(b.full(s[0]), b.full(bias)), attrs{"func": S("identity"), "has_bias": B(true), "scale": F(0.75)})
+	az := b.sbuf("absz", dtype.F32, 128, 64)
+	b.alloc(az)
+	b.op("activation", dts(b.full(az)), dts(b.full(z)), attrs{"func": S("abs")})
+	az1 := b.sbuf("absz1", dtype.F32, 128, 64)
+	b.alloc(az1)
+	b.op("tensor_scalar", dts(b.full(az1)), dts(b.full(az)), attrs{"op0": S("add"), "scalar0": F(1)})
+	var code strings.Builder
+	code.WriteString("x = a0.astype(np.float32); b = a1[:, :1].astype(np.float32)\nz = ((x * np.float32(0.75)) + b).astype(np.float64)\n")
+	var stores []func()
+	var outs []dtype.Type
+	for i, f := range fns {
+		d, st := storeTo(b, f.fn, dtype.F32, 128, 64)
+		switch f.fn {
+		case "log":
+			b.op("activation", dts(b.full(d)), dts(b.full(az1)), attrs{"func": S(f.fn)})
+		case "sqrt", "rsqrt":
+			b.op("activation", dts(b.full(d)), dts(b.full(az)), attrs{"func": S(f.fn)})
+		default:
+			// d = fn(x*0.75 + bias) in one instruction
+			b.op("activation", dts(b.full(d)), dts(b.full(s[0]), b.full(bias)), attrs{"func": S(f.fn), "has_bias": B(true), "scale": F(0.75)})
+		}
+		stores = append(stores, st)
+		fmt.Fprintf(&code, "r%d = (%s).astype(np.float32)\n", i, f.np)
+		outs = append(outs, dtype.F32)
+	}
+	for _, st := range stores {
+		st()
+	}
+	xv := randTensor(r, dtype.F32, -3, 3, 128, 64)
+	bv := randTensor(r, dtype.F32, -1, 1, 128, 64)
+	got := run(t, b.kernel(), xv, bv)
+	want := npRef(t, code.String(), []*tensor.Tensor{xv, bv}, outs...)
+	for i, f := range fns {
+		same(t, "activation "+f.fn, got[i], want[i], 3e-7)
 	}
 }
 

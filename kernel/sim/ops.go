@@ -187,23 +187,33 @@ func runDMA(in *instance, ci *cinst) error {
 	same := src.dt == dst.dt
 	if aux.rmw == nil && len(ci.mask) == 0 && aux.bcast {
 		// whole-tile copy: storage to storage when both are contiguous
-		x, xv, err := in.operand(ci, 0, dom, 0)
+		xv, err := in.resolve(ci, src, nil, ci.skipOOB())
 		if err != nil {
 			return err
 		}
-		if xv.offs == nil && x.full != nil {
+		if xv.offs == nil {
 			d, err := in.dst(ci, xv)
 			if err != nil {
 				return err
 			}
-			if same {
-				copy(d.out, x.full)
+			if contiguous(xv, dom) {
+				x := xv.st.vals[xv.base : xv.base+prod(dom)]
+				if same {
+					copy(d.out, x)
+				} else {
+					for i, v := range x {
+						d.out[i] = float64(float32(v))
+					}
+				}
 			} else {
-				for i, v := range x.full {
-					d.out[i] = float64(float32(v))
+				in.gather(xv, dom, d.out)
+				if !same {
+					for i, v := range d.out {
+						d.out[i] = float64(float32(v))
+					}
 				}
 			}
-			return in.commit(ci, d, same || dst.dt == 11)
+			return in.commit(ci, d, same || dst.dt == dtype.F32)
 		}
 	}
 	var buf []float64
@@ -1163,41 +1173,49 @@ func runMatmul(in *instance, ci *cinst) error {
 	if err != nil {
 		return err
 	}
-	st := in.buf.get(0, a.k*a.m)
+	// stationary (K,M) is read transposed as A (M,K), moving (K,N) as B.
+	sf := in.buf.f32(0, a.k*a.m)
 	if sv.offs == nil {
 		tv := sv
 		tv.shape = []int{a.m, a.k}
 		tv.str = []int{sv.str[1], sv.str[0]}
-		in.gather(tv, tv.shape, st)
+		in.gatherF32(tv, tv.shape, sf)
 	} else {
 		tmp := make([]float64, a.k*a.m)
 		in.gather(sv, ci.src[0].shape, tmp)
+		st := make([]float64, a.k*a.m)
 		permute(tmp, ci.src[0].shape, []int{1, 0}, st)
+		toF32(sf, st)
 	}
-	mo := in.buf.get(1, a.k*a.n)
-	in.gather(mv, ci.src[1].shape, mo)
-	sf := in.buf.f32(0, a.k*a.m)
 	mf := in.buf.f32(1, a.k*a.n)
-	cf := in.buf.f32(2, a.m*a.n)
-	toF32(sf, st)
-	toF32(mf, mo)
+	in.gatherF32(mv, ci.src[1].shape, mf)
 	d := ci.dst[0]
-	res := in.buf.get(2, a.m*a.n)
-	if a.accumulate {
-		dv, err := in.resolve(ci, d, &maskCtx{preds: ci.mask, axisMap: identityMap(2)}, false)
-		if err != nil {
-			return err
-		}
-		in.gather(dv, d.shape, res)
-		toF32(cf, res)
+	cf := in.buf.f32(2, a.m*a.n)
+	var dmc *maskCtx
+	if len(ci.mask) > 0 {
+		dmc = &maskCtx{preds: ci.mask, axisMap: identityMap(2)}
 	}
-	// result (M,N) = stationary(K,M).T @ moving(K,N); st holds stationary.T.
+	dv, err := in.resolve(ci, d, dmc, false)
+	if err != nil {
+		return err
+	}
+	if a.accumulate {
+		in.gatherF32(dv, d.shape, cf)
+	}
 	eval.GemmF32(1, a.m, a.n, a.k, sf, a.k, 1, mf, a.n, 1, cf, a.accumulate)
 	clearUpper()
+	if len(ci.mask) == 0 && d.dt == dtype.F32 && contiguous(dv, d.shape) {
+		out := dv.st.vals[dv.base : dv.base+d.n]
+		for i, x := range cf {
+			out[i] = float64(x)
+		}
+		return nil
+	}
+	res := in.buf.get(2, a.m*a.n)
 	for i, x := range cf {
 		res[i] = float64(x)
 	}
-	return in.writeAccX(ci, d, identityMap(2), res, nil, d.dt == 11)
+	return in.writeAccX(ci, d, identityMap(2), res, nil, d.dt == dtype.F32)
 }
 
 // ---- select ---------------------------------------------------------------
