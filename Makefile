@@ -39,7 +39,7 @@ demo: install
 REF_ENV := GOLDTRACE_PYTHON="$(PYTHON)" GOLDTRACE_REQUIRE_REFERENCE=1
 # Packages whose code differs under GOEXPERIMENT=simd (what the Python package
 # ships when the toolchain allows): every one of their tests reruns there.
-SIMD_PKGS := ./engine/eval/ ./engine/golden/
+SIMD_PKGS := ./engine/eval/ ./engine/golden/ ./kernel/sim/
 
 # The portable build runs every test, the SIMD build every test of SIMD_PKGS.
 gotest:
