@@ -280,6 +280,8 @@ def test_manifest_errors_name_the_line(tmp_path):
     m.write_text('{"module": "a.hlo", "output_dir": "o"}\n{"module": "b.hlo", "output_dir": "o"}\n')
     with pytest.raises(batchmod.BatchError, match="both write into"):
         gt_batch(str(m))
+    with pytest.raises(batchmod.BatchError, match="nowhere: no such directory or manifest file"):
+        gt_batch(str(tmp_path / "nowhere"))
     m.write_text('{"module": "a.hlo", "options": {"input": "x.npy"}}\n')
     res = subprocess.run([sys.executable, "-m", "goldtrace.cli", "batch", str(m)], capture_output=True, text=True, env=_env())
     assert res.returncode == 2 and "jobs.jsonl:1" in res.stderr and "job fields" in res.stderr

@@ -190,7 +190,7 @@ def read_manifest(path, options=None):
     defaults = normalize_options(options)
     data = jobmod.read_bytes(path)
     if data is None:
-        raise BatchError(f"manifest {path}: no such file")
+        raise BatchError(f"{path}: no such directory or manifest file")
     base = os.path.dirname(local_path(path)) if not is_url(path) else str(path).rsplit("/", 1)[0]
     jobs, ids = [], collections.Counter()
 
@@ -811,6 +811,9 @@ def main(argv=None):
     except BatchError as exc:
         print(f"infergoldens batch: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except (Interrupted, KeyboardInterrupt):
+        print("infergoldens batch: interrupted before any job ran", file=sys.stderr)
+        return EXIT_INTERRUPTED
     print(summary.table())
     if "summary_path" in summary:
         print(f"  summary: {summary['summary_path']}")
