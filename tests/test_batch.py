@@ -526,3 +526,35 @@ def test_dask_memory_resource(tmp_path, dask_client):
     for i, (st, _) in enumerate(spans):
         assert sum(1 for s0, f0 in spans if s0 <= st < f0) <= 2
 
+
+
+def test_dask_sigterm_then_restart(tmp_path, dask_client):
+    root = str(tmp_path / "slow")
+    n = 24
+    jobs = bm.write_tree(root, n, per_nc=12, make=lambda k: (bm.slow_module(k, 20000),
+                                                              [np.linspace(-1, 1, 64, dtype=np.float32) - k], None))
+    cmd = [sys.executable, "-m", "goldtrace.cli", "batch", root, "--scheduler", dask_client.scheduler.address,
+           "--no-progress"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env())
+    deadline = time.time() + 300
+    while len(_markers(root)) < n // 4 and proc.poll() is None and time.time() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, (out, err)
+    # Tasks already running on the workers finish (Dask cannot stop them);
+    # wait for the cluster to go idle before looking.
+    deadline = time.time() + 120
+    while sum(len(v) for v in dask_client.processing().values()) and time.time() < deadline:
+        time.sleep(0.1)
+    time.sleep(0.5)
+    done = _markers(root)
+    assert n // 4 <= len(done) < n, len(done)
+    for rel, (d, _) in jobs.items():
+        outs = glob.glob(os.path.join(d, "value_output*"))
+        assert glob.glob(os.path.join(d, ".infergoldens-tmp-*")) == []
+        assert (outs != []) == (rel in done), f"{rel}: outputs without a done-marker, or a marker without outputs"
+    s = gt_batch(root, client=dask_client, progress=False)
+    assert s["skipped"] == len(done) and s["passed"] == n - len(done) and s["failed"] == 0
+    after = _markers(root)
+    assert all(after[k] == done[k] for k in done), "a finished job was redone"
