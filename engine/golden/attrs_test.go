@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"goldtrace/engine/dtype"
+	"goldtrace/engine/tensor"
 )
 
 // TestUnknownAttributesFail runs the CLI on modules that each carry one
@@ -55,4 +58,33 @@ func TestUnknownAttributesFail(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestHintAttributesRun: attributes that cannot change a result do not stop
+// a run, and the result is what the module computes without them.
+func TestHintAttributesRun(t *testing.T) {
+	m := parse(t, `HloModule m
+ENTRY main {
+  x = f32[4] parameter(0), parameter_replication={false}, origin={{"x"}}
+  e = f32[4] exponential(x), result_accuracy={mode=default}, statistics={visualizing_index=1,stat-index-0=0.5}
+  s = f32[4] custom-call(e), custom_call_target="Sharding", custom_call_schedule=SCHEDULE_LATEST, sharding={replicated}, frontend_attributes={_xla_stream_annotation="1"}
+  ROOT n = f32[4] negate(s), metadata={op_name="n" source_line=3}, backend_config={"outer_dimension_partitions":[]}
+}`)
+	x := tensor.New(dtype.F32, []int64{4})
+	copy(x.F32(), []float32{0, 1, -1, 2})
+	res, err := Run(m, []*tensor.Tensor{x}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := parse(t, `HloModule m
+ENTRY main {
+  x = f32[4] parameter(0)
+  e = f32[4] exponential(x)
+  ROOT n = f32[4] negate(e)
+}`)
+	want, err := Run(plain, []*tensor.Tensor{x}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameTensor(t, "output", res.Outputs[0], want.Outputs[0])
 }
