@@ -19,8 +19,8 @@ import numpy as np
 from .. import _bridge
 from ..errors import InvalidArgumentError
 from . import _dtypes
-from ._sym import TILE_AXIS, Mask, Pred, Sym, broadcast_shapes
-from .errors import KernelError, user_frame, user_location
+from ._sym import LOOP_VAR, PROGRAM_ID, TILE_AXIS, Mask, Pred, Sym, broadcast_shapes
+from .errors import KernelError, KernelUnsupportedError, user_frame, user_location
 
 _local = threading.local()
 
@@ -399,9 +399,11 @@ class _Operand:
         tr = v.tensor.trace
         if (opname == "add" and isinstance(o, KTensor) and sys.getrefcount(o) <= _ANON_REFS
                 and tr._fold_matmul_accumulate(v, o)):
-            return _InPlaceResult(v)
+            return self if isinstance(self, KTensor) else _InPlaceResult(v)
         self._ops()._binary(opname, v, o, v.dtype, None, out=v)
-        return _InPlaceResult(v)
+        # `name += x` rebinds name to what this returns: a tensor stays itself;
+        # `t[idx] += x` passes the result to t.__setitem__, which skips it.
+        return self if isinstance(self, KTensor) else _InPlaceResult(v)
 
     def __bool__(self):
         raise KernelError(f"{user_location()}: a tile has no Python truth value (its contents are only known when the kernel runs)")
@@ -434,9 +436,15 @@ class _Operand:
         assign(index(self.tile(), key), value, anonymous=anonymous)
 
     # numpy-ish conveniences kernels use
-    def reshape(self, *shape):
+    def reshape(self, *shape, **kwargs):
         from . import language
 
+        if "shape" in kwargs:  # t.reshape(shape=(...))
+            if shape:
+                raise KernelError(f"{user_location()}: reshape got the shape both positionally and as shape=")
+            shape = (kwargs.pop("shape"),)
+        if kwargs:
+            raise KernelError(f"{user_location()}: reshape got unexpected keyword arguments {sorted(kwargs)}")
         return language._reshape(self, shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape)
 
     def broadcast_to(self, shape):
@@ -450,8 +458,9 @@ class _Operand:
         return self._ops().copy(self, dtype=dtype)
 
 
-class _InPlaceResult:
-    """Marks `view += x` so the following __setitem__ is a no-op."""
+class _InPlaceResult(_Operand):
+    """Marks `view += x` so the following __setitem__ is a no-op; otherwise it
+    is the view itself (a named view `v += x` keeps working as a tile)."""
 
     def __init__(self, tile):
         self.tile_ = tile
@@ -537,6 +546,111 @@ class Tile(_Operand):
 
     def __repr__(self):
         return f"<tile of {self.tensor.name} {list(self.shape)} {_dtypes.name_of(self.dtype)}>"
+
+
+class ReshapeView(Tile):
+    """`t.reshape(shape)` of a whole HBM tensor whose reshape changes more than
+    size-1 axes: the same row-major elements seen with another shape. Its index
+    is in the view's own coordinates; each access made through it is mapped back
+    to the tensor's dimensions (the flat row-major offset written in the
+    tensor's mixed radix), which must stay affine: an access whose index
+    expressions cannot be split that way is refused."""
+
+    def __init__(self, tensor, shape):
+        shape = tuple(int(s) for s in shape)
+        super().__init__(tensor, shape, [Sym.axis(k, shape) for k in range(len(shape))])
+
+    def tile(self):
+        return self.resolve(self.index, self.shape, [])
+
+    def __getitem__(self, key):
+        return index(self, key)
+
+    def resolve(self, idx, shape, dynamic):
+        """The Tile of the tensor that view index idx (Syms over tile axes of
+        `shape`) denotes."""
+        if dynamic:
+            raise KernelUnsupportedError(
+                f"{user_location()}: data-dependent indexing of a reshaped tensor "
+                f"({list(self.tensor.shape)} viewed as {list(self.shape)}) is not supported; index the tensor itself")
+        vstr = _row_strides(self.shape)
+        flat = Sym(0)
+        for d, s in enumerate(idx):
+            flat = flat + s * vstr[d]
+        old = _split_flat(flat, self.tensor.shape, shape, self.tensor.trace)
+        if old is None:
+            raise KernelUnsupportedError(
+                f"{user_location()}: this access to {self.tensor.name} {list(self.tensor.shape)} reshaped to "
+                f"{list(self.shape)} does not map to affine indices of the tensor's own dimensions (it crosses a "
+                "merged dimension); index the tensor with its own shape, or split the access")
+        return Tile(self.tensor, shape, old)
+
+    def __repr__(self):
+        return f"<{self.tensor.name} {list(self.tensor.shape)} viewed as {list(self.shape)}>"
+
+
+def _row_strides(shape):
+    st = [1] * len(shape)
+    for d in range(len(shape) - 2, -1, -1):
+        st[d] = st[d + 1] * int(shape[d + 1])
+    return st
+
+
+def _var_range(kind, ident, tile_shape, trace):
+    """(lo, hi) of a variable, or None if unknown."""
+    if kind == TILE_AXIS:
+        return (0, int(tile_shape[ident]) - 1)
+    if kind == LOOP_VAR:
+        for var, start, stop, step in trace.loop_ranges:
+            if var == ident:
+                n = len(range(start, stop, step))
+                return (start, start + step * max(n - 1, 0))
+        return None
+    if kind == PROGRAM_ID:
+        g = trace.grid[ident] if ident < len(trace.grid) else 1
+        return (0, g - 1)
+    return None
+
+
+def _split_flat(flat, shape, tile_shape, trace):
+    """Write the affine flat row-major offset `flat` as per-dimension affine
+    indices of a tensor of `shape` (mixed radix, no carries between digits), or
+    None when that is not possible. The outermost dimension may overflow (the
+    bounds rule then judges the access, as it would the flat offset)."""
+    n = len(shape)
+    st = _row_strides(shape)
+    const = flat.const
+    digits = []
+    for d in range(n):
+        if d == 0:
+            q = const // st[0]
+        else:
+            q = (const // st[d]) % int(shape[d])
+        digits.append(q)
+    rest = const - sum(q * st[d] for d, q in enumerate(digits))
+    if rest != 0:
+        return None
+    terms = [dict() for _ in range(n)]
+    lo = list(digits)
+    hi = list(digits)
+    for (kind, ident), c in flat.terms.items():
+        if c == 0:
+            continue
+        r = _var_range(kind, ident, tile_shape, trace)
+        if r is None:
+            return None
+        d = next((d for d in range(n) if c % st[d] == 0), None)
+        if d is None:
+            return None
+        k = c // st[d]
+        terms[d][(kind, ident)] = k
+        a, b = k * r[0], k * r[1]
+        lo[d] += min(a, b)
+        hi[d] += max(a, b)
+    for d in range(1, n):
+        if lo[d] < 0 or hi[d] >= int(shape[d]):
+            return None
+    return [Sym(digits[d], terms[d], ()) for d in range(n)]
 
 
 def as_tile(x, what="operand"):
@@ -678,6 +792,8 @@ def index(t, key):
         out_shape = tuple(out_shape)
     # Compose with t's own index: base dim j of t is axis j of the new tile space.
     idx = [s.substitute(new_axes) for s in t.index]
+    if isinstance(t, ReshapeView):
+        return t.resolve(idx, out_shape, dynamic)
     dyn = list(t.dynamic)
     for dim, dt in dynamic:
         # A dynamic index on view dim `dim` lands on the tensor dim the view maps it to.

@@ -580,7 +580,11 @@ _register("identity", copy)
 
 
 def static_cast(x, dtype, **kwargs):
-    """Convert a tile to dtype."""
+    """Convert a tile to dtype. Outside a kernel, on host arrays (numpy, lists,
+    scalars), it converts them with numpy / ml_dtypes, as test harnesses do to
+    build inputs of a kernel dtype."""
+    if current() is None and not is_tile(x):
+        return np.asarray(x).astype(_dtypes.storage(_dtypes.canonical(dtype)))
     return copy(x, dtype=dtype)
 
 
@@ -618,16 +622,35 @@ def expand_dims(data, axis, **kwargs):
 
 
 def _reshape(x, shape):
-    t = as_tile(x)
-    shape = _shape(shape)
-    from .._trace import _squeeze
+    from .._trace import ReshapeView, _squeeze
 
+    shape = _shape(shape)
+    if isinstance(x, ReshapeView):
+        if int(np.prod(shape)) != int(np.prod(x.tensor.shape)):
+            raise KernelError(f"{user_location()}: cannot reshape {list(x.shape)} ({int(np.prod(x.shape))} elements) to {list(shape)}")
+        return ReshapeView(x.tensor, shape)
+    t = as_tile(x)
     if _squeeze(shape) == _squeeze(t.shape):
         return _reshape_like(t, shape)
+    if t.memory in HBM_SPACES and _is_whole(t) and t.tensor.perm is None:
+        if int(np.prod(shape)) != int(np.prod(t.shape)):
+            raise KernelError(f"{user_location()}: cannot reshape {list(t.shape)} ({int(np.prod(t.shape))} elements) to {list(shape)}")
+        return ReshapeView(t.tensor, shape)
     raise KernelUnsupportedError(
-        f"{user_location()}: reshape {list(t.shape)} -> {list(shape)} changes more than size-1 axes; goldtrace supports "
-        "reshapes that add or remove size-1 axes (index the tensor instead)"
+        f"{user_location()}: reshape {list(t.shape)} -> {list(shape)} changes more than size-1 axes of an on-chip tile or of part of a tensor; goldtrace supports "
+        "those only for reshapes that add or remove size-1 axes (whole HBM tensors reshape freely; index the tensor instead)"
     )
+
+
+def _is_whole(t):
+    """t is its tensor's whole tile in row-major order."""
+    if tuple(t.shape) != tuple(t.tensor.shape) or t.dynamic:
+        return False
+    for k, s in enumerate(t.index):
+        want = {(TILE_AXIS, k): 1} if t.shape[k] > 1 else {}
+        if s.const != 0 or {kk: c for kk, c in s.terms.items() if c} != want:
+            return False
+    return True
 
 
 def transpose(x, *, dtype=None, mask=None, **kwargs):

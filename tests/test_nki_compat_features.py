@@ -1,0 +1,163 @@
+"""Language features public NKI kernels rely on, each in goldtrace's own small
+kernels, checked against numpy (the compatibility sweep's regression tests)."""
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from goldtrace import nki
+import goldtrace.nki.isa as nisa
+import goldtrace.nki.language as nl
+from goldtrace.nki.errors import KernelUnsupportedError
+
+RNG = np.random.default_rng(11)
+
+
+def rand(*shape, dtype=np.float32):
+    return RNG.standard_normal(shape).astype(dtype)
+
+
+# ---- nl.static_cast on host arrays (test harnesses build inputs with it) ----
+
+
+def test_static_cast_outside_a_kernel_converts_host_arrays():
+    x = RNG.random((3, 5))
+    got = nl.static_cast(x, nl.bfloat16)
+    assert got.dtype == np.dtype(ml_dtypes.bfloat16)
+    np.testing.assert_array_equal(got, x.astype(ml_dtypes.bfloat16))
+    back = nl.static_cast(got, np.float32)
+    assert back.dtype == np.float32
+    np.testing.assert_array_equal(back, x.astype(ml_dtypes.bfloat16).astype(np.float32))
+    assert nl.static_cast([1.7, -2.2], nl.int32).tolist() == [1, -2]
+
+
+# ---- `name += x` on a whole tensor keeps the name a tensor ----
+
+
+@nki.jit
+def _accumulate_then_slice(x):
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    acc = nl.zeros(x.shape, dtype=nl.float32, buffer=nl.sbuf)
+    for _ in nl.affine_range(3):
+        t = nl.load(x)
+        acc += t
+    half = x.shape[0] // 2
+    # acc is still indexable after `acc += ...`
+    nl.store(out[0:half, :], value=acc[0:half, :])
+    nl.store(out[half:x.shape[0], :], value=acc[half:x.shape[0], :] * 2.0)
+    return out
+
+
+def test_inplace_add_on_a_tensor_name_keeps_it_indexable():
+    x = rand(8, 16)
+    got = _accumulate_then_slice(x)
+    want = 3 * x
+    want[4:] *= 2
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+@nki.jit
+def _view_inplace(x):
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    t = nl.load(x)
+    v = t[:, 0:4]
+    v += 1.0
+    v[...] = v * 3.0  # the rebound name is still a view of t
+    nl.store(out, value=t)
+    return out
+
+
+def test_inplace_add_on_a_named_view_keeps_it_a_view():
+    x = rand(4, 8)
+    want = x.copy()
+    want[:, :4] = (want[:, :4] + 1.0) * 3.0
+    np.testing.assert_allclose(_view_inplace(x), want, rtol=1e-6)
+
+
+# ---- reshape of whole HBM tensors (merging and splitting dimensions) ----
+
+
+@nki.jit
+def _gather_rows_of_merged(x, rows):
+    # x: (B, H, W, C) viewed as (B, H*W, C); rows: a compile-time tuple
+    B, H, W, C = x.shape
+    v = x.reshape(shape=(B, H * W, C))
+    out = nl.ndarray((B, len(rows), C), dtype=x.dtype, buffer=nl.shared_hbm)
+    o = out.reshape((B, len(rows), C))
+    ib = nl.arange(B)[:, None]
+    ic = nl.arange(C)[None, :]
+    for i in nl.static_range(len(rows)):
+        t = nl.load(v[ib, rows[i], ic])
+        nl.store(o[ib, i, ic], value=t)
+    return out
+
+
+def test_reshape_merging_dims_indexed_by_constants():
+    x = rand(2, 5, 3, 8)
+    rows = (0, 14, 7, 3, 3, 9)
+    got = _gather_rows_of_merged(x, rows)
+    np.testing.assert_array_equal(got, x.reshape(2, 15, 8)[:, rows, :])
+
+
+@nki.jit
+def _split_and_sum(x):
+    # x: (P, A*B) viewed as (P, A, B); sum over B with tiles of the view
+    P, F = x.shape
+    A = 4
+    v = x.reshape((P, A, F // A))
+    out = nl.ndarray((P, A), dtype=x.dtype, buffer=nl.shared_hbm)
+    for a in nl.affine_range(A):
+        t = nl.load(v[:, a, :])
+        nl.store(out[:, a], value=nl.sum(t, axis=1))
+    return out
+
+
+def test_reshape_splitting_a_dim_inside_a_loop():
+    x = rand(16, 24)
+    np.testing.assert_allclose(_split_and_sum(x), x.reshape(16, 4, 6).sum(axis=2), rtol=1e-5, atol=1e-5)
+
+
+@nki.jit
+def _store_through_split_view(x):
+    # write (P, F) tiles into an output (P, F // 8, 8) viewed as... itself split
+    # further: (P, F // 8, 2, 4), one (P, 2, 4) block per step
+    P, F = x.shape
+    out = nl.ndarray((P, F // 8, 8), dtype=x.dtype, buffer=nl.shared_hbm)
+    v = out.reshape((P, F // 8, 2, 4))
+    for j in nl.affine_range(F // 8):
+        t = nl.load(x[:, nl.ds(j * 8, 8)])
+        blk = nl.ndarray((P, 2, 4), dtype=x.dtype, buffer=nl.sbuf)
+        for h in nl.affine_range(2):
+            blk[:, h, :] = nl.exp(t[:, nl.ds(h * 4, 4)])
+        nl.store(v[:, j, :, :], value=blk)
+    return out
+
+
+def test_reshape_split_view_of_an_output_in_loops():
+    x = rand(8, 32)
+    np.testing.assert_allclose(_store_through_split_view(x), np.exp(x).reshape(8, 4, 8), rtol=1e-6)
+
+
+@nki.jit
+def _merged_arange(x):
+    B, H, W = x.shape
+    v = x.reshape((B, H * W))
+    out = nl.ndarray((B, H * W), dtype=x.dtype, buffer=nl.shared_hbm)
+    nl.store(out, value=nl.load(v))
+    return out
+
+
+def test_reshape_access_across_a_merged_dim_is_refused_clearly():
+    with pytest.raises(KernelUnsupportedError, match=r"reshaped to \[2, 12\].*merged dimension"):
+        _merged_arange(rand(2, 3, 4))
+
+
+def test_reshape_with_wrong_element_count_is_an_error():
+    @nki.jit
+    def bad(x):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        x.reshape((5, 5))
+        return out
+
+    with pytest.raises(nki.errors.KernelError, match="cannot reshape"):
+        bad(rand(4, 6))
