@@ -161,3 +161,26 @@ def test_reshape_with_wrong_element_count_is_an_error():
 
     with pytest.raises(nki.errors.KernelError, match="cannot reshape"):
         bad(rand(4, 6))
+
+
+# ---- all_reduce over some program axes only ----
+
+
+@nki.jit
+def _allreduce_axes(x, axes):
+    # x: (G0, G1, 4, 8); instance (i, j) contributes x[i, j] and writes the
+    # reduction over `axes` to out[i, j]
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    i, j = nl.program_id(0), nl.program_id(1)
+    t = nl.load(x[i, j, :, :])
+    r = nl.all_reduce(t, op=nl.add, program_axes=axes)
+    nl.store(out[i, j, :, :], value=r)
+    return out
+
+
+@pytest.mark.parametrize("axes,np_axes", [(0, (0,)), (1, (1,)), ((0, 1), (0, 1)), (None, (0, 1))])
+def test_all_reduce_program_axes_groups_instances(axes, np_axes):
+    x = rand(2, 3, 4, 8)
+    got = _allreduce_axes[2, 3](x, axes)
+    want = np.broadcast_to(x.sum(axis=np_axes, keepdims=True), x.shape)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)

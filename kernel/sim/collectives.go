@@ -71,12 +71,15 @@ func (c *collectives) exchange(lin int, data []float64) ([][]float64, error) {
 type allReduceAux struct {
 	op    *binop
 	group map[int][]int // instance -> its group's members, in order
+	axes  []int         // program_axes: reduce over these grid axes only (nil: all)
 }
 
 // prepAllReduce: op:s; replica_groups:ints is the flattened list of groups
 // of program instances (linear ids, row-major over the grid) and
 // group_size:i their size; without replica_groups all instances form one
-// group. Every instance must belong to exactly one group.
+// group. Every instance must belong to exactly one group. Without
+// replica_groups, program_axes:ints (grid axes) restricts each reduction to
+// the instances that differ only along those axes.
 func prepAllReduce(ci *cinst) error {
 	s, err := ci.str("op", "add")
 	if err != nil {
@@ -112,6 +115,18 @@ func prepAllReduce(ci *cinst) error {
 			}
 		}
 	}
+	if a.group == nil {
+		ax, ok, err := ci.ints("program_axes")
+		if err != nil {
+			return err
+		}
+		if ok {
+			a.axes = []int{}
+			for _, x := range ax {
+				a.axes = append(a.axes, int(x))
+			}
+		}
+	}
 	if ci.src[0].n != ci.dst[0].n {
 		return fmt.Errorf("src tile %v and dst tile %v differ in size", ci.src[0].shape, ci.dst[0].shape)
 	}
@@ -133,6 +148,12 @@ func runAllReduce(in *instance, ci *cinst) error {
 		m, ok := a.group[in.lin]
 		if !ok {
 			return ci.errf("runtime", "program instance %d is in no replica group", in.lin)
+		}
+		members = m
+	} else if a.axes != nil {
+		m, err := axisGroup(in, ci, a.axes)
+		if err != nil {
+			return err
 		}
 		members = m
 	} else {
@@ -166,4 +187,37 @@ func runAllReduce(in *instance, ci *cinst) error {
 		}
 	}
 	return in.writeDst(ci, res)
+}
+
+// axisGroup lists the instances (linear ids, ascending) whose program ids equal
+// in's on every grid axis outside axes.
+func axisGroup(in *instance, ci *cinst, axes []int) ([]int, error) {
+	grid := in.r.p.k.Grid
+	along := make([]bool, len(grid))
+	for _, x := range axes {
+		if x < 0 || x >= len(grid) {
+			return nil, ci.errf("invalid", "all_reduce program_axes %v: axis %d is not an axis of the launch grid %v", axes, x, grid)
+		}
+		along[x] = true
+	}
+	var members []int
+	pid := make([]int64, len(grid))
+	for lin := 0; lin < int(in.r.p.numInstances); lin++ {
+		rem := int64(lin)
+		for d := len(grid) - 1; d >= 0; d-- {
+			pid[d] = rem % grid[d]
+			rem /= grid[d]
+		}
+		same := true
+		for d := range grid {
+			if !along[d] && pid[d] != in.pid[d] {
+				same = false
+				break
+			}
+		}
+		if same {
+			members = append(members, lin)
+		}
+	}
+	return members, nil
 }
