@@ -396,6 +396,25 @@ func (in *instance) gather(v view, dom []int, out []float64) {
 		return
 	}
 	bs := bcastStrides(v.shape, v.str, dom)
+	if st.f32 != nil {
+		f := st.f32
+		rows(dom, [][]int{bs}, []int{v.base}, func(o, inner []int, n, pos int) {
+			s := inner[0]
+			dst := out[pos : pos+n]
+			if s == 1 {
+				for j, x := range f[o[0] : o[0]+n] {
+					dst[j] = float64(x)
+				}
+				return
+			}
+			p := o[0]
+			for j := range dst {
+				dst[j] = float64(f[p])
+				p += s
+			}
+		})
+		return
+	}
 	if st.mem == nil {
 		vals := st.vals
 		rows(dom, [][]int{bs}, []int{v.base}, func(o, inner []int, n, pos int) {
@@ -441,6 +460,9 @@ func rowStrides(shape []int) []int {
 // load reads one element at offset off (private: element index; physical:
 // byte address).
 func (st *storage) load(off int) float64 {
+	if st.f32 != nil {
+		return float64(st.f32[off])
+	}
 	if st.mem == nil {
 		return st.vals[off]
 	}
@@ -461,6 +483,10 @@ func (st *storage) load(off int) float64 {
 
 // storeRounded writes x (already rounded to st.dt) at off.
 func (st *storage) storeRounded(off int, x float64) {
+	if st.f32 != nil {
+		st.f32[off] = float32(x)
+		return
+	}
 	if st.mem == nil {
 		st.vals[off] = x
 		return
@@ -500,7 +526,27 @@ func (in *instance) scatterExact(v view, vals []float64, keep []bool) {
 		}
 		return
 	}
-	if st.mem == nil && keep == nil {
+	if st.f32 != nil && keep == nil {
+		f := st.f32
+		rows(v.shape, [][]int{v.str}, []int{v.base}, func(o, inner []int, n, pos int) {
+			s := inner[0]
+			src := vals[pos : pos+n]
+			if s == 1 {
+				d := f[o[0] : o[0]+n]
+				for j, x := range src {
+					d[j] = float32(x)
+				}
+				return
+			}
+			p := o[0]
+			for _, x := range src {
+				f[p] = float32(x)
+				p += s
+			}
+		})
+		return
+	}
+	if st.vals != nil && keep == nil {
 		dst := st.vals
 		rows(v.shape, [][]int{v.str}, []int{v.base}, func(o, inner []int, n, pos int) {
 			s := inner[0]
@@ -589,7 +635,7 @@ func roundInt(t dtype.Type, x float64) float64 {
 // integers round to float32 as the engines read them).
 func (in *instance) gatherF32(v view, dom []int, out []float32) {
 	st := v.st
-	if v.offs != nil || st.mem != nil {
+	if v.offs != nil || st.vals == nil {
 		tmp := make([]float64, len(out))
 		in.gather(v, dom, tmp)
 		for i, x := range tmp {

@@ -18,7 +18,7 @@ func scalarOpnd(x float64) opnd { return opnd{scalar: x, isScalar: true} }
 // contiguous reports whether a view broadcast to dom walks storage
 // row-major without gaps (so it is vals[base : base+prod(dom)]).
 func contiguous(v view, dom []int) bool {
-	if v.offs != nil || v.st.mem != nil {
+	if v.offs != nil || v.st.vals == nil {
 		return false
 	}
 	bs := bcastStrides(v.shape, v.str, dom)
@@ -171,3 +171,19 @@ func (op *binop) apply(out []float64, a, b opnd, n int) {
 }
 
 func fullOpnd(x []float64) opnd { return opnd{full: x} }
+
+// contiguousF32 is contiguous for float32 storage.
+func contiguousF32(v view, dom []int) bool {
+	if v.offs != nil || v.st.f32 == nil {
+		return false
+	}
+	bs := bcastStrides(v.shape, v.str, dom)
+	want := 1
+	for k := len(dom) - 1; k >= 0; k-- {
+		if dom[k] != 1 && bs[k] != want {
+			return false
+		}
+		want *= dom[k]
+	}
+	return true
+}

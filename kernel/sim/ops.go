@@ -53,6 +53,13 @@ func runAlloc(in *instance, ci *cinst) error {
 	id := ci.dst[0].tensor
 	st := in.stores[id]
 	t := ci.dst[0].t
+	if st.f32 != nil {
+		nan := float32(math.NaN())
+		for i := range st.f32 {
+			st.f32[i] = nan
+		}
+		return nil
+	}
 	if st.mem == nil {
 		s := sentinel(st.dt)
 		for i := range st.vals {
@@ -198,6 +205,15 @@ func runDMA(in *instance, ci *cinst) error {
 			}
 			if contiguous(xv, dom) {
 				x := xv.st.vals[xv.base : xv.base+prod(dom)]
+				if same && !d.direct {
+					// e.g. a store into an f32 output: convert on the way
+					dv, err := in.resolve(ci, dst, nil, ci.skipOOB())
+					if err != nil {
+						return err
+					}
+					in.scatterExact(dv, x, nil)
+					return nil
+				}
 				if same {
 					copy(d.out, x)
 				} else {
@@ -1198,6 +1214,18 @@ func runMatmul(in *instance, ci *cinst) error {
 	dv, err := in.resolve(ci, d, dmc, false)
 	if err != nil {
 		return err
+	}
+	if len(ci.mask) == 0 && contiguousF32(dv, d.shape) {
+		// accumulate straight into the PSUM tile's float32 storage
+		c := dv.st.f32[dv.base : dv.base+d.n]
+		eval.GemmF32(1, a.m, a.n, a.k, sf, a.k, 1, mf, a.n, 1, c, a.accumulate)
+		clearUpper()
+		if d.dt != dtype.F32 {
+			for i, x := range c {
+				c[i] = float32(roundTo(d.dt, float64(x)))
+			}
+		}
+		return nil
 	}
 	if a.accumulate {
 		in.gatherF32(dv, d.shape, cf)

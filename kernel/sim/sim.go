@@ -111,7 +111,9 @@ func sentinel(t dtype.Type) float64 {
 type storage struct {
 	dt   dtype.Type
 	vals []float64
+	f32  []float32 // f32 HBM tensors: the tensor's own bytes (element offsets)
 	mem  []byte
+	out  *tensor.Tensor // the tensor f32 points into, returned as is
 	// phys: the physical memory's partition stride and the tensor's base
 	// (partition_offset*partStride + byte_offset) before per-iteration offsets.
 	partStride int
@@ -174,8 +176,18 @@ func (p *program) run(inputs []*tensor.Tensor, opts Options) ([]*tensor.Tensor, 
 		if shared[id] != nil {
 			return nil, &Error{Rule: "input", Msg: fmt.Sprintf("tensor %s is listed twice in inputs", t.Name)}
 		}
-		st := &storage{dt: dt, vals: make([]float64, in.NumElements())}
-		decodeVals(dt, in.Data, st.vals)
+		var st *storage
+		switch {
+		case dt == dtype.F32 && !t.Mutable && len(in.Data) > 0:
+			// read in place: an immutable parameter is never written
+			st = &storage{dt: dt, f32: f32View(in.Data)}
+		case dt == dtype.F32 && len(in.Data) > 0:
+			c := in.Clone()
+			st = &storage{dt: dt, f32: f32View(c.Data), out: c}
+		default:
+			st = &storage{dt: dt, vals: make([]float64, in.NumElements())}
+			decodeVals(dt, in.Data, st.vals)
+		}
 		shared[id] = st
 	}
 	for id, t := range k.Tensors {
@@ -187,6 +199,15 @@ func (p *program) run(inputs []*tensor.Tensor, opts Options) ([]*tensor.Tensor, 
 			st := &storage{dt: dtype.Type(t.Dtype), vals: make([]float64, tensor.NumElements(t.Shape))}
 			dtype.DecodeF64(st.dt, t.Data, st.vals)
 			shared[id] = st
+		case t.Memory == irpb.Memory_SHARED_HBM && dtype.Type(t.Dtype) == dtype.F32 && tensor.NumElements(t.Shape) > 0:
+			// f32 outputs live in the returned tensor's bytes
+			o := tensor.New(dtype.F32, t.Shape)
+			f := f32View(o.Data)
+			nan := float32(math.NaN())
+			for i := range f {
+				f[i] = nan
+			}
+			shared[id] = &storage{dt: dtype.F32, f32: f, out: o}
 		case t.Memory == irpb.Memory_SHARED_HBM:
 			shared[id] = newPrivate(dtype.Type(t.Dtype), tensor.NumElements(t.Shape))
 		}
@@ -233,14 +254,28 @@ func (p *program) run(inputs []*tensor.Tensor, opts Options) ([]*tensor.Tensor, 
 		return nil, err
 	}
 	outs := make([]*tensor.Tensor, len(k.Outputs))
+	seen := map[*storage]bool{}
 	for i, id := range k.Outputs {
 		t := k.Tensors[id]
 		st := shared[id]
 		if st == nil {
 			return nil, &Error{Rule: "invalid", Msg: fmt.Sprintf("output %d (%s) is not in shared HBM", i, t.Name)}
 		}
+		if st.out != nil {
+			if seen[st] {
+				outs[i] = st.out.Clone()
+			} else {
+				outs[i] = st.out
+			}
+			seen[st] = true
+			continue
+		}
 		o := tensor.New(st.dt, t.Shape)
-		encodeVals(st.dt, st.vals, o.Data)
+		if st.f32 != nil {
+			copy(o.Data, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(st.f32))), 4*len(st.f32)))
+		} else {
+			encodeVals(st.dt, st.vals, o.Data)
+		}
 		outs[i] = o
 	}
 	return outs, nil
@@ -366,6 +401,15 @@ func (in *instance) freshStorage(id int32) *storage {
 		}
 		return st
 	}
+	if t.Memory == irpb.Memory_PSUM && dt.IsFloat() {
+		// PSUM accumulators keep float32 storage: matmul accumulates in place
+		f := make([]float32, tensor.NumElements(t.Shape))
+		nan := float32(math.NaN())
+		for i := range f {
+			f[i] = nan
+		}
+		return &storage{dt: dt, f32: f}
+	}
 	return newPrivate(dt, tensor.NumElements(t.Shape))
 }
 
@@ -423,4 +467,8 @@ func encodeVals(t dtype.Type, src []float64, dst []byte) {
 	default:
 		dtype.EncodeF64(t, src, dst)
 	}
+}
+
+func f32View(b []byte) []float32 {
+	return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/4)
 }
