@@ -184,3 +184,72 @@ def test_all_reduce_program_axes_groups_instances(axes, np_axes):
     got = _allreduce_axes[2, 3](x, axes)
     want = np.broadcast_to(x.sum(axis=np_axes, keepdims=True), x.shape)
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+# ---- a data-dependent index plus an affine offset: `offs[0, i] + iy` ----
+
+
+@nki.jit
+def _gather_pairs(src, offs):
+    # out[:, 2*i : 2*i+2] = src[:, offs[i] : offs[i]+2]
+    P, F = src.shape
+    n = offs.shape[1]
+    out = nl.ndarray((P, 2 * n), dtype=src.dtype, buffer=nl.shared_hbm)
+    s = nl.load(src)
+    o = nl.load(offs)
+    res = nl.ndarray((P, 2 * n), dtype=src.dtype, buffer=nl.sbuf)
+    ip, iw = nl.mgrid[0:P, 0:2]
+    for i in nl.affine_range(n):
+        res[ip, 2 * i + iw] = nisa.tensor_copy_dynamic_src(s[ip, o[0, i] + iw])
+    nl.store(out, value=res)
+    return out
+
+
+def test_dynamic_index_plus_affine_offset():
+    src = rand(16, 40)
+    offs = np.array([[3, 0, 37, 11, 20]], dtype=np.int32)
+    want = np.concatenate([src[:, k:k + 2] for k in offs[0]], axis=1)
+    np.testing.assert_array_equal(_gather_pairs(src, offs), want)
+
+
+# ---- allocation callbacks (nki.compiler sbuf/psum .alloc(func)) ----
+
+
+def _psum_at(bank, part, addr):
+    def f(idx, pdim_size, fdim_size):
+        assert idx == () and pdim_size == 32 and fdim_size == 64 * 4
+        return (bank, part, addr)
+    return f
+
+
+@nki.jit
+def _matmul_in_placed_psum(a, b):
+    import goldtrace.nki.compiler as ncc
+    out = nl.ndarray((32, 64), dtype=np.float32, buffer=nl.shared_hbm)
+    at = nl.load(a)
+    bt = nl.load(b)
+    acc = nl.ndarray((nl.par_dim(32), 64), dtype=np.float32, buffer=ncc.psum.alloc(_psum_at(3, 0, 512)))
+    acc[...] = nisa.nc_matmul(at, bt)
+    sb = nl.ndarray((nl.par_dim(32), 64), dtype=np.float32, buffer=ncc.sbuf.alloc(lambda idx, p, f: (0, 4096)))
+    sb[...] = nl.copy(acc)
+    nl.store(out, value=sb)
+    return out
+
+
+def test_psum_and_sbuf_allocation_callbacks():
+    a, b = rand(16, 32), rand(16, 64)
+    np.testing.assert_allclose(_matmul_in_placed_psum(a, b), a.T @ b, rtol=1e-5, atol=1e-5)
+
+
+# ---- refused features name themselves and the kernel line ----
+
+
+def test_tensor_pointers_are_refused_with_the_kernel_line():
+    @nki.jit
+    def uses_ptr(x):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        p = x.ptr + 4
+        return out
+
+    with pytest.raises(KernelUnsupportedError, match=r"test_nki_compat_features\.py:\d+: tensor pointers"):
+        uses_ptr(rand(4, 4))

@@ -309,9 +309,13 @@ class _Operand:
         return language
 
     def __add__(self, o):
+        if isinstance(o, Sym) and (o.terms or o.shape):
+            return DynIndex(self, o)  # `offsets[0, i] + iy` inside an index
         return self._ops().add(self, o)
 
     def __radd__(self, o):
+        if isinstance(o, Sym) and (o.terms or o.shape):
+            return DynIndex(self, o)
         return self._ops().add(o, self)
 
     def __sub__(self, o):
@@ -425,6 +429,14 @@ class _Operand:
     @property
     def buffer(self):
         return self.tile().tensor.memory
+
+    @property
+    def ptr(self):
+        # The pre-release pointer style (`t.ptr + offset` loaded as a flat
+        # address) has no counterpart in the documented language.
+        raise KernelUnsupportedError(
+            f"{user_location()}: tensor pointers (`.ptr`, pointer arithmetic) are not supported; "
+            "index the tensor instead (t[i, j] with nl.arange / slices)")
 
     def __getitem__(self, key):
         return index(self.tile(), key)
@@ -667,6 +679,29 @@ def is_tile(x):
 # indexing
 
 
+class DynIndex:
+    """An index expression `tile + affine`: a data-dependent index (the
+    integer tile's values) plus an affine part (arange / loop variables)."""
+
+    def __init__(self, tile, sym):
+        self.tile_, self.sym = tile, sym
+
+    def __add__(self, o):
+        if isinstance(o, (int, np.integer, Sym)):
+            return DynIndex(self.tile_, self.sym + o)
+        raise KernelError(f"{user_location()}: a data-dependent index can only be offset by integers or index expressions")
+
+    __radd__ = __add__
+
+    def __sub__(self, o):
+        if isinstance(o, (int, np.integer, Sym)):
+            return DynIndex(self.tile_, self.sym - o)
+        raise KernelError(f"{user_location()}: a data-dependent index can only be offset by integers or index expressions")
+
+    def __bool__(self):
+        raise KernelError(f"{user_location()}: an index expression has no Python truth value")
+
+
 class DynSlice:
     """nl.ds(start, size): a slice of `size` elements from a (symbolic) start."""
 
@@ -728,13 +763,14 @@ def index(t, key):
         raise KernelError(f"{user_location()}: too many indices ({n_real}) for a tile of rank {len(base_shape)} {list(base_shape)}")
     key = key + (slice(None),) * (len(base_shape) - n_real)
 
-    advanced = any((isinstance(k, Sym) and k.shape) or is_tile(k) for k in key)
+    advanced = any((isinstance(k, Sym) and k.shape) or is_tile(k) or isinstance(k, DynIndex) for k in key)
     new_axes = []  # per base dim: Sym over the new tile's axes
     dynamic = []
     if advanced:
         # Data-dependent indices (tiles of integers) shape the access like arange
         # expressions do: the tile's shape is part of the broadcast.
-        sym_shapes = [k.shape for k in key if isinstance(k, Sym)] + [as_tile(k).shape for k in key if is_tile(k)]
+        sym_shapes = ([k.shape for k in key if isinstance(k, Sym)] + [as_tile(k).shape for k in key if is_tile(k)]
+                      + [s for k in key if isinstance(k, DynIndex) for s in (k.sym.shape, as_tile(k.tile_).shape)])
         has_slice = any(isinstance(k, (slice, DynSlice)) and k != slice(None) for k in key)
         full_slices = [d for d, k in enumerate([k for k in key if k is not None]) if isinstance(k, slice) and k == slice(None)]
         if has_slice:
@@ -761,6 +797,9 @@ def index(t, key):
                 dt = as_tile(k)
                 new_axes.append(Sym(0))
                 dynamic.append((d, dt))
+            elif isinstance(k, DynIndex):
+                new_axes.append(Sym(k.sym.const, k.sym._aligned(rank), ()))
+                dynamic.append((d, as_tile(k.tile_)))
             else:
                 s = Sym.coerce(k)
                 if s is None:

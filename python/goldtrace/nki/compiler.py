@@ -9,6 +9,7 @@ import numpy as np
 
 from ._trace import PSUM, SBUF, Buffer
 from . import _dtypes
+from .errors import KernelError, user_location
 
 
 def _directive(name):
@@ -75,11 +76,34 @@ class _Space:
         return _Allocator(self.memory, "mod", base_partition, base_addr, n, base_bank)
 
     def alloc(self, func=None, **kwargs):
-        """A fixed placement (callback form: func(idx, pdim_size, fdim_size) -> (partition, byte) is called once with idx=())."""
+        """A fixed placement. Callback form: func(idx, pdim_size, fdim_size) is
+        called with idx=() (the tensor's one block), its partition count and
+        its bytes per partition, and returns (start_partition, byte_addr) for
+        SBUF or (bank, start_partition, byte_addr_in_bank) for PSUM."""
         if callable(func):
-            p, b = func((), 128, 0)
-            return _Allocator(self.memory, "fixed", p, b)
+            return _CallbackAllocator(self.memory, func)
         return _Allocator(self.memory, "fixed", kwargs.get("base_partition", 0), kwargs.get("base_addr", 0))
+
+
+class _CallbackAllocator(_Allocator):
+    def __init__(self, memory, func):
+        super().__init__(memory, "fixed")
+        self.func = func
+
+    def allocation(self, shape, dtype):
+        dt = _dtypes.storage(_dtypes.canonical(dtype))
+        per_part = int(np.prod(shape[1:])) * dt.itemsize if len(shape) > 1 else dt.itemsize
+        got = tuple(int(v) for v in self.func((), int(shape[0]), per_part))
+        if self.memory == PSUM and len(got) == 3:
+            bank, part, addr = got
+            addr += bank * 2048
+        elif len(got) == 2:
+            part, addr = got
+        else:
+            raise KernelError(f"{user_location()}: the {self.memory} allocation callback returned {got}; expected "
+                              + ("(bank, start_partition, byte_addr)" if self.memory == PSUM else "(start_partition, byte_addr)"))
+        self.base_partition, self.base_addr = part, addr
+        return super().allocation(shape, dtype)
 
 
 sbuf = _Space(SBUF)
