@@ -45,10 +45,10 @@ SIMD_PKGS := ./engine/eval/ ./engine/golden/ ./kernel/sim/
 gotest:
 	$(GO) vet ./...
 	GOEXPERIMENT=simd $(GO) vet $(SIMD_PKGS)
-	$(REF_ENV) $(GO) test -count=1 ./...
-	$(REF_ENV) GOEXPERIMENT=simd $(GO) test -count=1 $(SIMD_PKGS)
-	$(REF_ENV) $(GO) test -count=1 -race $(RACE_ARGS) $(RACE_PKGS)
-	$(REF_ENV) $(GO) test -count=1 -race $(KERNEL_RACE_PKGS)
+	$(REF_ENV) $(GO) test -timeout 25m -count=1 ./...
+	$(REF_ENV) GOEXPERIMENT=simd $(GO) test -timeout 25m -count=1 $(SIMD_PKGS)
+	$(REF_ENV) $(GO) test -timeout 25m -count=1 -race $(RACE_ARGS) $(RACE_PKGS)
+	$(REF_ENV) $(GO) test -timeout 25m -count=1 -race $(KERNEL_RACE_PKGS)
 
 pytest:
 	$(REF_ENV) $(PYTHON) -m pytest -q tests
