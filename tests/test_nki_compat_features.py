@@ -253,3 +253,38 @@ def test_tensor_pointers_are_refused_with_the_kernel_line():
 
     with pytest.raises(KernelUnsupportedError, match=r"test_nki_compat_features\.py:\d+: tensor pointers"):
         uses_ptr(rand(4, 4))
+
+
+# ---- nisa.local_gather: every partition of a 16-partition group gathers all
+# of the group's valid indices ----
+
+
+@nki.jit
+def _local_gather(src, index, e, valid):
+    P = src.shape[0]
+    s = nl.load(src)
+    ix = nl.load(index)
+    g = nisa.local_gather(s, ix, e, valid)
+    per = (16 * index.shape[1] if valid is None else valid) * e
+    out = nl.ndarray((P, per), dtype=src.dtype, buffer=nl.shared_hbm)
+    nl.store(out, value=g)
+    return out
+
+
+def _local_gather_ref(src, index, e, valid):
+    P = src.shape[0]
+    flat = src.reshape(P, -1)
+    rows = []
+    for p in range(P):
+        g = p // 16
+        idx = index[g * 16:(g + 1) * 16].flatten(order="F")
+        idx = idx[: valid if valid is not None else idx.size]
+        rows.append(np.concatenate([flat[p, k:k + e] for k in idx]))
+    return np.stack(rows)
+
+
+@pytest.mark.parametrize("e,valid", [(1, None), (2, None), (4, 20)])
+def test_local_gather_shares_indices_within_each_core(e, valid):
+    src = rand(32, 12, 4)
+    index = RNG.integers(0, 48 - e + 1, size=(32, 3)).astype(np.uint16)
+    np.testing.assert_array_equal(_local_gather(src, index, e, valid), _local_gather_ref(src, index, e, valid))

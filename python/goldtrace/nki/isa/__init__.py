@@ -380,7 +380,15 @@ def local_gather(src_buffer, index, num_elem_per_idx=1, num_valid_indices=None, 
     """Gather within each group of 16 partitions (gpsimd) by per-partition indices."""
     tr = require("local_gather")
     s, ix = as_tile(src_buffer, "src_buffer"), as_tile(index, "index")
-    n = int(np.prod(ix.shape[1:])) * int(num_elem_per_idx)
+    # Each group of 16 partitions shares its indices: every partition of the
+    # group gathers num_valid_indices (default: all 16 partitions' worth)
+    # groups of num_elem_per_idx elements.
+    per_core = 16 * int(np.prod(ix.shape[1:]))
+    valid = per_core if num_valid_indices is None else int(num_valid_indices)
+    if not 0 < valid <= per_core:
+        raise KernelError(f"{user_location()}: local_gather num_valid_indices={num_valid_indices} must be in 1..{per_core} "
+                          f"(the indices of 16 partitions of an index tile {list(ix.shape)})")
+    n = valid * int(num_elem_per_idx)
     out = nl._result((s.shape[0], n), s.dtype)
     attrs = {"num_elem_per_idx": int(num_elem_per_idx)}
     if num_valid_indices is not None:
