@@ -18,6 +18,9 @@ type program struct {
 	serialInstances bool // atomics / prints / RNG: instances run in order
 	hasPhysSBUF     bool
 	hasPhysPSUM     bool
+	// f32Store: float SBUF tensors read by matmul keep float32 storage, so
+	// the GEMM reads them in place.
+	f32Store map[int32]bool
 }
 
 type stmt struct {
@@ -540,6 +543,16 @@ func (c *compiler) inst(x *irpb.Instruction) (*cinst, error) {
 			return nil, ci.errf("invalid", "%v", err)
 		}
 		ci.exprs = append(ci.exprs, a)
+	}
+	if x.Op == "matmul" {
+		for _, a := range ci.src {
+			if a.t.Memory == irpb.Memory_SBUF && a.dt.IsFloat() && a.t.Allocation == nil && len(a.dyn) == 0 {
+				if c.p.f32Store == nil {
+					c.p.f32Store = map[int32]bool{}
+				}
+				c.p.f32Store[a.tensor] = true
+			}
+		}
 	}
 	switch x.Op {
 	case "all_reduce":

@@ -124,7 +124,8 @@ func (in *instance) commit(ci *cinst, d dstBuf, exact bool) error {
 		}
 		return nil
 	}
-	return in.writeDst(ci, d.out)
+	d0 := ci.dst[0]
+	return in.writeAccX(ci, d0, identityMap(len(d0.shape)), d.out, nil, exact)
 }
 
 // f32Exact: float32 arithmetic results need no rounding into dt.

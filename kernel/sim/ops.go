@@ -1190,21 +1190,31 @@ func runMatmul(in *instance, ci *cinst) error {
 		return err
 	}
 	// stationary (K,M) is read transposed as A (M,K), moving (K,N) as B.
-	sf := in.buf.f32(0, a.k*a.m)
+	var sf, mf []float32
+	ars, acs, brs, bcs := a.k, 1, a.n, 1
+	// The stationary tile is copied transposed (A row-major, which every
+	// GEMM backend takes fastest); the moving tile is read in place when
+	// its storage is float32.
 	if sv.offs == nil {
+		sf = in.buf.f32(0, a.k*a.m)
 		tv := sv
 		tv.shape = []int{a.m, a.k}
 		tv.str = []int{sv.str[1], sv.str[0]}
 		in.gatherF32(tv, tv.shape, sf)
 	} else {
+		sf = in.buf.f32(0, a.k*a.m)
 		tmp := make([]float64, a.k*a.m)
 		in.gather(sv, ci.src[0].shape, tmp)
 		st := make([]float64, a.k*a.m)
 		permute(tmp, ci.src[0].shape, []int{1, 0}, st)
 		toF32(sf, st)
 	}
-	mf := in.buf.f32(1, a.k*a.n)
-	in.gatherF32(mv, ci.src[1].shape, mf)
+	if mv.offs == nil && mv.st.f32 != nil {
+		mf, brs, bcs = mv.st.f32[mv.base:], mv.str[0], mv.str[1]
+	} else {
+		mf = in.buf.f32(1, a.k*a.n)
+		in.gatherF32(mv, ci.src[1].shape, mf)
+	}
 	d := ci.dst[0]
 	cf := in.buf.f32(2, a.m*a.n)
 	var dmc *maskCtx
@@ -1218,7 +1228,7 @@ func runMatmul(in *instance, ci *cinst) error {
 	if len(ci.mask) == 0 && contiguousF32(dv, d.shape) {
 		// accumulate straight into the PSUM tile's float32 storage
 		c := dv.st.f32[dv.base : dv.base+d.n]
-		eval.GemmF32(1, a.m, a.n, a.k, sf, a.k, 1, mf, a.n, 1, c, a.accumulate)
+		eval.GemmF32(1, a.m, a.n, a.k, sf, ars, acs, mf, brs, bcs, c, a.accumulate)
 		clearUpper()
 		if d.dt != dtype.F32 {
 			for i, x := range c {
@@ -1230,7 +1240,7 @@ func runMatmul(in *instance, ci *cinst) error {
 	if a.accumulate {
 		in.gatherF32(dv, d.shape, cf)
 	}
-	eval.GemmF32(1, a.m, a.n, a.k, sf, a.k, 1, mf, a.n, 1, cf, a.accumulate)
+	eval.GemmF32(1, a.m, a.n, a.k, sf, ars, acs, mf, brs, bcs, cf, a.accumulate)
 	clearUpper()
 	if len(ci.mask) == 0 && d.dt == dtype.F32 && contiguous(dv, d.shape) {
 		out := dv.st.vals[dv.base : dv.base+d.n]

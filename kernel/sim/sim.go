@@ -401,7 +401,7 @@ func (in *instance) freshStorage(id int32) *storage {
 		}
 		return st
 	}
-	if t.Memory == irpb.Memory_PSUM && dt.IsFloat() {
+	if (t.Memory == irpb.Memory_PSUM && dt.IsFloat()) || in.r.p.f32Store[id] {
 		// PSUM accumulators keep float32 storage: matmul accumulates in place
 		f := make([]float32, tensor.NumElements(t.Shape))
 		nan := float32(math.NaN())
