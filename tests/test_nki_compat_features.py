@@ -288,3 +288,30 @@ def test_local_gather_shares_indices_within_each_core(e, valid):
     src = rand(32, 12, 4)
     index = RNG.integers(0, 48 - e + 1, size=(32, 3)).astype(np.uint16)
     np.testing.assert_array_equal(_local_gather(src, index, e, valid), _local_gather_ref(src, index, e, valid))
+
+
+# ---- nki_call (the old JAX bridge) with functools.partial kernels ----
+
+
+def _scale_rows_into(x, out, factor, offset=0.0):
+    # old style: the output is the trailing tensor argument
+    t = nl.load(x)
+    nl.store(out, value=nl.add(nl.multiply(t, factor), offset))
+
+
+def test_nki_call_accepts_a_partial_with_compile_time_keywords():
+    import functools
+
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+    from goldtrace.nki._jax_compat import nki_call
+
+    x = jnp.asarray(rand(8, 16))
+    out_shape = jax.ShapeDtypeStruct(x.shape, x.dtype)
+    got = nki_call(functools.partial(_scale_rows_into, factor=3.0), x, out_shape=out_shape)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(x) * 3.0, rtol=1e-6)
+    # a second partial with other constants is another specialization
+    got2 = nki_call(functools.partial(functools.partial(_scale_rows_into, factor=-1.0), offset=2.0), x, out_shape=out_shape)
+    np.testing.assert_allclose(np.asarray(got2), 2.0 - np.asarray(x), rtol=1e-6)
+    k = nki.jit(functools.partial(_scale_rows_into, factor=2.0))
+    assert k.__name__ == "_scale_rows_into" and k.func_name == "_scale_rows_into"

@@ -40,7 +40,7 @@ class FrameworkKernel(Kernel):
         if func is None:
             raise InvalidArgumentError("FrameworkKernel needs func=")
         super().__init__(func, mode=mode, grid=grid, **kwargs)
-        self.func_name = func_name or func.__name__
+        self.func_name = func_name or self.__name__
         self.enable_cache = enable_cache
         if cache_size is not None and int(cache_size) < 1:
             raise InvalidArgumentError(f"cache_size must be >= 1, got {cache_size}")

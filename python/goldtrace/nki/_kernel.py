@@ -116,7 +116,7 @@ def trace_kernel(func, bound, grid, name=None, options=None, spec_of=tensor_spec
     """Trace func with bound arguments (an inspect.BoundArguments); returns Traced."""
     from ..nki import language as nl
 
-    name = name or getattr(func, "__name__", "kernel")
+    name = name or callable_name(func)
     sig_grid, num_cores, core_dim = [], 1, -1
     for k, g in enumerate(_grid_tuple(grid)):
         if isinstance(g, nl.spmd_dim):
@@ -254,12 +254,22 @@ def simulate(traced, arrays, stdout=True):
     return arrays_out
 
 
+def callable_name(func):
+    """A kernel function's name; a functools.partial (nki_call(partial(k,
+    size=...))) is named after the function it wraps."""
+    while isinstance(func, functools.partial):
+        func = func.func
+    return getattr(func, "__name__", None) or "kernel"
+
+
 class Kernel:
     """A kernel function plus its launch grid and options. Calling it with numpy
     arrays traces (once per shape/dtype/constant set) and simulates."""
 
     def __init__(self, func, mode="auto", grid=None, platform_target=None, additional_compile_opt=None, **options):
         functools.update_wrapper(self, func)
+        if not isinstance(self.__dict__.get("__name__"), str):
+            self.__name__ = callable_name(func)
         self.func = func
         self.mode = mode
         self.grid = grid
@@ -284,7 +294,7 @@ class Kernel:
         try:
             bound = sig.bind(*args, **kwargs)
         except TypeError as exc:
-            raise InvalidArgumentError(f"{self.func.__name__}: {exc}") from None
+            raise InvalidArgumentError(f"{self.__name__}: {exc}") from None
         bound.apply_defaults()
         return bound
 
@@ -296,7 +306,7 @@ class Kernel:
 
     def _inline(self, tr, args, kwargs):
         if self.grid:
-            raise KernelError(f"{user_location()}: kernel {self.func.__name__} is called from another kernel with its own launch grid {self.grid}; a nested kernel cannot carry an SPMD grid")
+            raise KernelError(f"{user_location()}: kernel {self.__name__} is called from another kernel with its own launch grid {self.grid}; a nested kernel cannot carry an SPMD grid")
         return self.func(*args, **kwargs)
 
     def _compile_opts(self):
@@ -319,7 +329,7 @@ class Kernel:
                     hash(v)
                 except TypeError:
                     raise InvalidArgumentError(
-                        f"{self.func.__name__}: argument {pname!r} of type {type(v).__name__} is not hashable, so it cannot be a compile-time constant"
+                        f"{self.__name__}: argument {pname!r} of type {type(v).__name__} is not hashable, so it cannot be a compile-time constant"
                     ) from None
                 key.append((pname, "const", type(v).__name__, v))
         key = tuple(key)
@@ -343,7 +353,7 @@ class Kernel:
         for pname in traced.param_names:
             a = arg_of(bound, pname)
             if isinstance(a, Placeholder) or nt.is_placeholder(a):
-                raise InvalidArgumentError(f"{self.func.__name__}: argument {pname!r} is a shape-only placeholder; pass data to run the kernel")
+                raise InvalidArgumentError(f"{self.__name__}: argument {pname!r} is a shape-only placeholder; pass data to run the kernel")
             arrays.append(np.asarray(a))
         outs = simulate(traced, arrays)
         if traced.old_style:
