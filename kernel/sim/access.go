@@ -583,6 +583,20 @@ func roundSlice(t dtype.Type, xs []float64) {
 		for i, x := range xs {
 			xs[i] = float64(float32(x))
 		}
+	case t == dtype.BF16:
+		// bf16 rounds through float32 (as ml_dtypes does from float64):
+		// round to nearest even on the top 16 bits; overflow carries into
+		// the exponent and gives ±Inf; NaN stays NaN.
+		for i, x := range xs {
+			f := float32(x)
+			if f != f {
+				xs[i] = x
+				continue
+			}
+			b := math.Float32bits(f)
+			b = (b + 0x7FFF + (b>>16)&1) &^ 0xFFFF
+			xs[i] = float64(math.Float32frombits(b))
+		}
 	case t.IsFloat():
 		for i, x := range xs {
 			xs[i] = dtype.ToF64(t, dtype.FromF64(t, x))

@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"goldtrace/engine/dtype"
 )
 
 // expF32 rounds to the same float32 as math.Exp (float64, ~1 ulp) on a
@@ -66,5 +68,23 @@ func TestExpRowVecMatchesScalar(t *testing.T) {
 			t.Fatalf("%d of %d vector results round differently", diff, done)
 		}
 		t.Logf("vector path handled %d of %d, %d rounding differences", done, n, diff)
+	}
+}
+
+// The inline bf16 rounding equals engine/dtype's (ml_dtypes-exact) on
+// random bit patterns, ties, overflow and specials.
+func TestRoundBF16MatchesDtype(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	xs := []float64{math.Inf(1), math.Inf(-1), 0, math.Copysign(0, -1), math.MaxFloat32, -math.MaxFloat32, 3.3895313892515355e38, 1.00390625, 1.01171875}
+	for i := 0; i < 200000; i++ {
+		xs = append(xs, float64(math.Float32frombits(uint32(r.Uint64()))))
+	}
+	got := append([]float64{}, xs...)
+	roundSlice(dtype.BF16, got)
+	for i, x := range xs {
+		want := dtype.ToF64(dtype.BF16, dtype.FromF64(dtype.BF16, x))
+		if math.IsNaN(want) != math.IsNaN(got[i]) || (!math.IsNaN(want) && math.Float64bits(want) != math.Float64bits(got[i])) {
+			t.Fatalf("bf16(%v) = %v, dtype gives %v", x, got[i], want)
+		}
 	}
 }
