@@ -558,3 +558,15 @@ def test_dask_sigterm_then_restart(tmp_path, dask_client):
     assert s["skipped"] == len(done) and s["passed"] == n - len(done) and s["failed"] == 0
     after = _markers(root)
     assert all(after[k] == done[k] for k in done), "a finished job was redone"
+
+
+def test_go_binary_hands_batch_to_python(tmp_path, cli):
+    root = str(tmp_path / "t")
+    bm.write_tree(root, 3)
+    env = dict(_env(), GOLDTRACE_PYTHON=sys.executable)
+    res = subprocess.run([cli, "batch", root, "--no-progress"], capture_output=True, text=True, env=env)
+    assert res.returncode == 0, res.stderr
+    assert "passed         3" in res.stdout and os.path.exists(os.path.join(root, "nc00/sg02", jobmod.DONE_MARKER))
+    res = subprocess.run([cli, "batch", root], capture_output=True, text=True,
+                         env=dict(env, GOLDTRACE_PYTHON=str(tmp_path / "no-python")))
+    assert res.returncode == 2 and "pip install goldtrace" in res.stderr and "no-python" in res.stderr
