@@ -386,3 +386,16 @@ def test_golden_of_old_style_kernel_on_torch_xla(dev, rng):
     by_id.update({i: np.zeros((4, 8), np.float32) for i in ids if i not in by_id})
     (g,) = _golden_of_graph([tout], by_id)
     np.testing.assert_array_equal(g, a * np.float32(2))
+
+
+def test_restaging_gives_the_same_graph_hash(dev, rng, monkeypatch):
+    """The staged computation is a function of the config alone: built again
+    (a new process, an evicted entry) it hashes the same, so compiled programs
+    are reused across runs."""
+    a, b = _xla(dev, rng.standard_normal((4, 8), dtype=np.float32), rng.standard_normal((4, 8), dtype=np.float32))
+    h1 = _XLAC._get_graph_hash([axpy(a, b, 2.0)])
+    _ = torch.ones(3).to(dev) * 5  # unrelated lazy-graph activity in between
+    monkeypatch.setattr(tx, "_STAGED", type(tx._STAGED)())
+    monkeypatch.setattr(tx, "_FAST", {})
+    assert _XLAC._get_graph_hash([axpy(a, b, 2.0)]) == h1
+    assert _XLAC._get_graph_hash([axpy(a, b, 3.0)]) != h1
