@@ -138,10 +138,12 @@ def main():
     print(f"dot f32 1024^3: goldtrace {ours_dot:.1f} GFLOP/s, XLA:CPU {xla_dot:.1f} GFLOP/s")
     parse = go_parse_large()
     print(f"parse: {parse[2]:.1f} MB module in {parse[0]:.0f} ms ({parse[1]:.0f} MB/s)")
-    write_report(rows, ours_dot, xla_dot, parse)
+    import large  # the real-sized modules (bench/large.py)
+    large_lines = large.report_lines(*large.run(REPEATS))
+    write_report(rows, ours_dot, xla_dot, parse, large_lines)
 
 
-def write_report(rows, ours_dot, xla_dot, parse):
+def write_report(rows, ours_dot, xla_dot, parse, large_lines=()):
     geo = float(np.exp(np.mean([np.log(o / p) for _, o, p, _ in rows])))
     geo_fresh = float(np.exp(np.mean([np.log(o / f) for _, o, _, f in rows])))
     lines = [
@@ -179,7 +181,7 @@ def write_report(rows, ours_dot, xla_dot, parse):
         f"A {parse[2]:.1f} MB XLA:CPU-optimized module (engine/hlo BenchmarkParseLarge) parses in "
         f"{parse[0]:.0f} ms ({parse[1]:.0f} MB/s).",
         "",
-    ]
+    ] + list(large_lines)
     path = os.path.join(ROOT, "docs", "benchmarks.md")
     extra = ""
     if os.path.exists(path):
