@@ -161,6 +161,11 @@ func logistic(x float64) float64 {
 }
 
 func binaryFloat[F float](op string, a, b, o []F) bool {
+	if xs, ok := any(a).([]float32); ok && len(o) > 0 {
+		// The whole vectors first (binary_simd_amd64.go), then the tail below.
+		k := binaryF32Vector(op, xs, any(b).([]float32), any(o).([]float32))
+		a, b, o = a[k:], b[k:], o[k:]
+	}
 	switch op {
 	case "add":
 		for i := range o {

@@ -12,20 +12,23 @@ import (
 
 var subnormalSIMD = archsimd.X86.AVX2()
 
-// subnormalMask returns the lanes of v that are subnormal.
-func subnormalMask(v archsimd.Uint32x8) uint8 {
-	zero := archsimd.BroadcastUint32x8(0)
-	e := v.And(archsimd.BroadcastUint32x8(0x7f800000)).Equal(zero).ToBits()
-	m := v.And(archsimd.BroadcastUint32x8(0x007fffff)).Equal(zero).ToBits()
-	return e &^ m
+// subnormalMask returns the lanes of v that are subnormal, given the
+// exponent and mantissa masks and zero.
+func subnormalMask(v, expo, mant, zero archsimd.Uint32x8) uint8 {
+	return v.And(expo).Equal(zero).ToBits() &^ v.And(mant).Equal(zero).ToBits()
+}
+
+func subnormalConsts() (expo, mant, zero archsimd.Uint32x8) {
+	return archsimd.BroadcastUint32x8(0x7f800000), archsimd.BroadcastUint32x8(0x007fffff), archsimd.BroadcastUint32x8(0)
 }
 
 // firstSubnormalBits32 is firstSubnormal on f32 bit patterns.
 func firstSubnormalBits32(xs []uint32) int {
 	i := 0
 	if subnormalSIMD {
+		expo, mant, zero := subnormalConsts()
 		for ; i+8 <= len(xs); i += 8 {
-			if m := subnormalMask(archsimd.LoadUint32x8((*[8]uint32)(xs[i:]))); m != 0 {
+			if m := subnormalMask(archsimd.LoadUint32x8((*[8]uint32)(xs[i:])), expo, mant, zero); m != 0 {
 				return i + bits.TrailingZeros8(m)
 			}
 		}
@@ -42,9 +45,10 @@ func firstSubnormalBits32(xs []uint32) int {
 func ftzBits32(xs []uint32) {
 	i := 0
 	if subnormalSIMD {
+		expo, mant, zero := subnormalConsts()
 		for ; i+8 <= len(xs); i += 8 {
 			v := archsimd.LoadUint32x8((*[8]uint32)(xs[i:]))
-			if subnormalMask(v) == 0 {
+			if subnormalMask(v, expo, mant, zero) == 0 {
 				continue
 			}
 			for k := i; k < i+8; k++ {
