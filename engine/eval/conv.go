@@ -157,7 +157,7 @@ func convolve[T number](par int, p *convPlan, ldims, rdims []int64, lhs, rhs []T
 	if out, ok := convolveBlocked(par, p, x, k); ok {
 		return permuteTo(out, p.outDims, p.outPerm)
 	}
-	out := make([]T, p.nb*p.p*p.o)        // [nb, P, O]
+	out := make([]T, p.nb*p.p*p.o) // [nb, P, O]
 	rows, depth := p.nb*p.p, p.w*p.cg
 	a := make([]T, rows*depth)
 	b := make([]T, depth*p.og)

@@ -303,8 +303,10 @@ func (g *fusedGroup) eval(vals map[*hlo.Instruction]Value) (Value, error) {
 		out := tensor.New(dtype.F32, g.dims)
 		o := out.F32()
 		blocks := (total + fuseBlock - 1) / fuseBlock
+		blk := min(fuseBlock, total)
 		parallelForWork(blocks, total*n, func(lo, hi int) {
-			w := newFuseWorker(g)
+			w := getFuseWorker(g, blk)
+			defer putFuseWorker(w)
 			for b := lo; b < hi; b++ {
 				s, e := b*fuseBlock, min((b+1)*fuseBlock, total)
 				w.block(g, ext, s, e, o[s:e])
@@ -328,9 +330,11 @@ func (g *fusedGroup) eval(vals map[*hlo.Instruction]Value) (Value, error) {
 		}
 		return ArrayValue(out), nil
 	}
+	blk := min(fuseBlock, total)
 	parallelForWork(rows, total*n, func(lo, hi int) {
-		w := newFuseWorker(g)
-		buf := make([]float32, fuseBlock)
+		w := getFuseWorker(g, blk)
+		defer putFuseWorker(w)
+		buf := w.out
 		if runLen <= fuseBlock {
 			per := fuseBlock / runLen
 			for r := lo; r < hi; r += per {
@@ -356,23 +360,46 @@ func (g *fusedGroup) eval(vals map[*hlo.Instruction]Value) (Value, error) {
 	return ArrayValue(out), nil
 }
 
-// fuseWorker is one goroutine's block buffers.
+// fuseWorker is one goroutine's block buffers, carved from one slab that
+// the pool keeps between groups (a loop body's small groups would otherwise
+// allocate them every step). Nothing is read from them before it is written.
 type fuseWorker struct {
-	bufs [][]float32 // per member
+	slab []float32
+	bufs [][]float32 // per member but the root
 	tmp  [3][]float32
+	out  []float32 // a reduce's block of the root
 	idx  []int64
 }
 
-func newFuseWorker(g *fusedGroup) *fuseWorker {
-	w := &fuseWorker{bufs: make([][]float32, len(g.members)), idx: make([]int64, len(g.dims))}
-	for j := range g.members[:len(g.members)-1] {
-		w.bufs[j] = make([]float32, fuseBlock)
+var fuseWorkers sync.Pool // *fuseWorker
+
+// getFuseWorker returns a worker with buffers of blk elements for g.
+func getFuseWorker(g *fusedGroup, blk int) *fuseWorker {
+	w, _ := fuseWorkers.Get().(*fuseWorker)
+	if w == nil {
+		w = &fuseWorker{}
 	}
+	n := len(g.members)
+	if need := (n + 3) * blk; cap(w.slab) < need {
+		w.slab = make([]float32, need)
+	}
+	w.bufs = w.bufs[:0]
+	for j := 0; j < n-1; j++ {
+		w.bufs = append(w.bufs, w.slab[j*blk:(j+1)*blk])
+	}
+	w.bufs = append(w.bufs, nil)
 	for i := range w.tmp {
-		w.tmp[i] = make([]float32, fuseBlock)
+		w.tmp[i] = w.slab[(n-1+i)*blk : (n+i)*blk]
 	}
+	w.out = w.slab[(n+2)*blk : (n+3)*blk]
+	if cap(w.idx) < len(g.dims) {
+		w.idx = make([]int64, len(g.dims))
+	}
+	w.idx = w.idx[:len(g.dims)]
 	return w
 }
+
+func putFuseWorker(w *fuseWorker) { fuseWorkers.Put(w) }
 
 // daz is the package's daz for one block, copying into tmp when needed.
 func dazInto(xs, tmp []float32) []float32 {

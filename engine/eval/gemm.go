@@ -33,7 +33,10 @@ type gemmKernel[T number] struct {
 	// micro adds the product of an MR×kc packed A panel and a kc×NR packed B
 	// panel to the MR×NR tile of C at c[0] with row stride ldc.
 	micro func(kc int, a, b, c []T, ldc int)
-	pool  sync.Pool // *gemmWork[T]
+	// microB, when set, is micro reading a kc×NR block of B in place from
+	// rows ldb apart instead of from a packed panel (gemm_smallm.go).
+	microB func(kc int, a, b []T, ldb int, c []T, ldc int)
+	pool   sync.Pool // *gemmWork[T]
 }
 
 // gemmWork is one goroutine's packing buffers and edge-tile scratch. The
@@ -99,6 +102,16 @@ func gemmStrided[T number](par, nb, m, n, k int, a []T, la gemmLayout, bm []T, l
 // products; otherwise the goroutines share each product (see shared).
 func (kn *gemmKernel[T]) run(par, nb, m, n, k int, a []T, la gemmLayout, bm []T, lb gemmLayout, c []T) {
 	if nb == 0 || m == 0 || n == 0 || k == 0 {
+		return
+	}
+	if kn.microB != nil && m <= smallMRows && lb.cs == 1 {
+		if nb == 1 {
+			kn.smallM(par, m, n, k, a, la, bm, lb.rs, c)
+			return
+		}
+		kn.parallelFor(min(par, nb), nb, func(_ *gemmWork[T], b int) {
+			kn.smallM(1, m, n, k, a[b*la.bs:], la, bm[b*lb.bs:], lb.rs, c[b*m*n:(b+1)*m*n])
+		})
 		return
 	}
 	if par <= 1 || nb >= par || m*n*k < gemmSerialFlops {

@@ -15,8 +15,8 @@ import "simd/archsimd"
 // kc×nc packed B block sits in L2/L3.
 var (
 	simdF32 = simdKernels(
-		&gemmKernel[float32]{name: "avx512", mr: 4, nr: 32, kc: 256, mc: 256, nc: 2048, micro: microF32x16},
-		&gemmKernel[float32]{name: "avx2", mr: 4, nr: 16, kc: 256, mc: 256, nc: 2048, micro: microF32x8})
+		&gemmKernel[float32]{name: "avx512", mr: 4, nr: 32, kc: 256, mc: 256, nc: 2048, micro: microF32x16, microB: microF32x16B},
+		&gemmKernel[float32]{name: "avx2", mr: 4, nr: 16, kc: 256, mc: 256, nc: 2048, micro: microF32x8, microB: microF32x8B})
 	simdF64 = simdKernels(
 		&gemmKernel[float64]{name: "avx512", mr: 4, nr: 16, kc: 256, mc: 128, nc: 1024, micro: microF64x8},
 		&gemmKernel[float64]{name: "avx2", mr: 4, nr: 8, kc: 256, mc: 128, nc: 1024, micro: microF64x4})
