@@ -158,6 +158,7 @@ from ._framework import (  # noqa: E402
     FrameworkKernel, JaxKernel, KernelConfig, NumpyKernel, UnifiedKernel, decode_backend_config, simulate_backend_config,
 )
 from ._jax import lowering  # noqa: E402
+from ._torch_xla import TorchXlaKernel  # noqa: E402  (imports torch only when used)
 
 __all__ += ["FrameworkKernel", "JaxKernel", "KernelConfig", "NumpyKernel", "UnifiedKernel", "decode_backend_config",
-            "simulate_backend_config", "lowering"]
+            "simulate_backend_config", "lowering", "TorchXlaKernel"]

@@ -347,7 +347,9 @@ class Kernel:
         arrays_in = {}
         for pname, v in bound.arguments.items():
             if _is_torch_tensor(v):
-                bound.arguments[pname] = v.detach().cpu().numpy()
+                from ._torch_xla import torch_to_numpy
+
+                bound.arguments[pname] = torch_to_numpy(v.detach().cpu())
         traced = self.specialize_numpy(bound)
         arrays = []
         for pname in traced.param_names:
