@@ -42,7 +42,14 @@ import jax_programs as jp  # noqa: E402
 
 goldtrace = require("goldtrace")
 require("goldtrace.golden")
-from goldtrace.golden import golden  # noqa: E402
+from goldtrace.golden import golden as _golden  # noqa: E402
+import functools  # noqa: E402
+import jax  # noqa: E402
+
+# The references come from the installed JAX; where XLA:CPU versions differ,
+# goldtrace follows the newest by default and the installed one on request.
+XLA_COMPAT = "0.10" if jax.__version__.startswith("0.10.") else None
+golden = functools.partial(_golden, xla_compat=XLA_COMPAT)
 
 RTOL = {
     np.dtype(np.float64): 1e-12,
