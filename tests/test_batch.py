@@ -470,7 +470,7 @@ DASK_WORKER_MEMORY = 400e6
 def dask_client():
     distributed = pytest.importorskip("distributed")
     # Each worker declares 400 MB of the MEMORY resource the runner claims per job.
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=2, processes=True, dashboard_address=None,
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=2, processes=True, dashboard_address=":0",
                                        resources={"MEMORY": DASK_WORKER_MEMORY},
                                        env={"PYTHONPATH": PKG_PARENT + os.pathsep + os.environ.get("PYTHONPATH", "")})
     client = distributed.Client(cluster)
@@ -494,8 +494,10 @@ def test_dask_tree_and_manifest(tree, tmp_path, cli, dask_client):
     mdir = tmp_path / "m"
     mdir.mkdir()
     manifest, refs = _manifest(mdir, cli)
-    res = subprocess.run([sys.executable, "-m", "goldtrace.cli", "batch", manifest, "--scheduler",
-                          dask_client.scheduler.address, "--no-progress"], capture_output=True, text=True, env=_env())
+    # A relative manifest path: the workers, in another directory, get absolute paths.
+    res = subprocess.run([sys.executable, "-m", "goldtrace.cli", "batch", os.path.basename(manifest), "--scheduler",
+                          dask_client.scheduler.address, "--no-progress"], capture_output=True, text=True, env=_env(),
+                         cwd=os.path.dirname(manifest))
     assert res.returncode == 1, res.stderr
     for jid, (ref, o) in refs.items():
         _assert_same_files(ref, o, jid)

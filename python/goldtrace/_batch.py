@@ -682,7 +682,12 @@ def _batch(source, t0, make_pool, output_dir, options, retry_failed, client, sch
             unknown = set(rec) - jobmod._JOB_FIELDS
             if unknown or "module" not in rec:
                 raise BatchError(f"job {i}: needs module, may have inputs, output_dir, options; got {sorted(rec)}")
-            mod = str(rec["module"])
+            absolute = lambda p: str(p) if is_url(p) else os.path.abspath(local_path(p))  # noqa: E731
+            mod = absolute(rec["module"])
+            if rec.get("output_dir"):
+                rec = dict(rec, output_dir=absolute(rec["output_dir"]))
+            if rec.get("inputs") is not None:
+                rec = dict(rec, inputs=[absolute(p) for p in rec["inputs"]])
             out = rec.get("output_dir") or (mod.rsplit("/", 1)[0] if is_url(mod) else os.path.dirname(local_path(mod)))
             try:
                 opts = dict(defaults, **normalize_options(rec.get("options"), f"job {i}: options"))
@@ -691,7 +696,10 @@ def _batch(source, t0, make_pool, output_dir, options, retry_failed, client, sch
             jobs.append(_job(f"{i}:{os.path.basename(mod)}", mod, rec.get("inputs"), out, dict(sorted(opts.items()))))
         default_summary = None
     else:
-        src = str(source)
+        # Absolute paths: a Dask worker does not share the driver's directory.
+        src = str(source) if is_url(source) else os.path.abspath(local_path(source))
+        if output_dir is not None and not is_url(output_dir):
+            output_dir = os.path.abspath(local_path(output_dir))
         try:
             is_dir = jobmod._fs(src)[0].isdir(jobmod._fs(src)[1]) if is_url(src) else os.path.isdir(local_path(src))
             if is_dir:
