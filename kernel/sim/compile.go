@@ -199,7 +199,37 @@ func compile(k *irpb.Kernel) (*program, error) {
 		return nil, err
 	}
 	p.body = body
+	n := float64(p.numInstances) * countExecs(body)
+	if n > float64(MaxInstructionExecutions) {
+		return nil, &Error{Rule: "invalid", Msg: fmt.Sprintf("kernel %s executes about %.3g instructions (loops × program instances), more than the simulator's limit %d", k.Name, n, MaxInstructionExecutions)}
+	}
 	return p, nil
+}
+
+// MaxInstructionExecutions bounds the instruction executions of one run
+// (loop trip counts × instructions × program instances), so a corrupt loop
+// bound fails fast instead of running for hours.
+var MaxInstructionExecutions int64 = 1 << 28
+
+// MaxTileElements bounds one access's tile (32M elements: more than a whole
+// SBUF; DMA tiles of HBM tensors may be that large).
+var MaxTileElements int64 = 1 << 25
+
+func countExecs(ss []stmt) float64 {
+	n := 0.0
+	for _, s := range ss {
+		if s.inst != nil {
+			n++
+			continue
+		}
+		l := s.loop
+		trips := 0.0
+		if l.stop > l.start {
+			trips = (float64(l.stop) - float64(l.start)) / float64(l.step)
+		}
+		n += trips * countExecs(l.body)
+	}
+	return n
 }
 
 func isInput(k *irpb.Kernel, id int32) bool {
@@ -416,7 +446,7 @@ func (c *compiler) access(a *irpb.Access, what string) (*cacc, error) {
 		}
 		ca.shape = append(ca.shape, int(s))
 		ca.n *= int(s)
-		if ca.n > 1<<26 {
+		if int64(ca.n) > MaxTileElements {
 			return nil, fmt.Errorf("%s (%s): tile %v too large", what, t.Name, a.Shape)
 		}
 	}

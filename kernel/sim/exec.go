@@ -99,7 +99,7 @@ func parallelWorkers(workers, n int, f func(w, i int) error) error {
 			if failed.Load() {
 				break
 			}
-			if err := f(w, i); err != nil {
+			if err := safeCall(func() error { return f(w, i) }); err != nil {
 				errs[w] = err
 				failed.Store(true)
 				break

@@ -83,12 +83,21 @@ const (
 
 // Run executes kernel k on inputs (one per k.Inputs) and returns one tensor
 // per k.Outputs. The inputs are never modified.
-func Run(k *irpb.Kernel, inputs []*tensor.Tensor, opts Options) ([]*tensor.Tensor, error) {
+func Run(k *irpb.Kernel, inputs []*tensor.Tensor, opts Options) (outs []*tensor.Tensor, err error) {
+	defer recoverInto(&err)
 	p, err := compile(k)
 	if err != nil {
 		return nil, err
 	}
 	return p.run(inputs, opts)
+}
+
+// recoverInto turns a panic (a simulator bug on some malformed kernel) into
+// an error, so callers across the C ABI never crash.
+func recoverInto(err *error) {
+	if r := recover(); r != nil {
+		*err = &Error{Rule: "runtime", Msg: fmt.Sprintf("internal simulator error: %v", r)}
+	}
 }
 
 // sentinel is the value uninitialised memory of type t reads as.
@@ -234,7 +243,7 @@ func (p *program) run(inputs []*tensor.Tensor, opts Options) ([]*tensor.Tensor, 
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				errs[i] = runOne(i)
+				errs[i] = safeCall(func() error { return runOne(i) })
 				if errs[i] != nil {
 					rs.coll.abort(errs[i])
 				}
@@ -314,7 +323,7 @@ func parallelFor(par, n int, f func(i int) error) error {
 			i := next
 			next++
 			mu.Unlock()
-			if err := f(i); err != nil {
+			if err := safeCall(func() error { return f(i) }); err != nil {
 				mu.Lock()
 				if first == nil {
 					first = err
@@ -471,4 +480,9 @@ func encodeVals(t dtype.Type, src []float64, dst []byte) {
 
 func f32View(b []byte) []float32 {
 	return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/4)
+}
+
+func safeCall(f func() error) (err error) {
+	defer recoverInto(&err)
+	return f()
 }
