@@ -315,3 +315,105 @@ def test_nki_call_accepts_a_partial_with_compile_time_keywords():
     np.testing.assert_allclose(np.asarray(got2), 2.0 - np.asarray(x), rtol=1e-6)
     k = nki.jit(functools.partial(_scale_rows_into, factor=2.0))
     assert k.__name__ == "_scale_rows_into" and k.func_name == "_scale_rows_into"
+
+
+# ---- nl.loop_reduce into an accumulator tile ----
+
+
+@nki.jit
+def _row_block_max(x):
+    # out[p, 0] = max over blocks k of sum(x[p, block k]) via loop_reduce(max),
+    # and out[p, 1] = sum over blocks via loop_reduce(add)
+    P, F = x.shape
+    nb = F // 8
+    out = nl.ndarray((P, 2), dtype=np.float32, buffer=nl.shared_hbm)
+    acc_max = nl.full((P, 1), -1e30, dtype=np.float32)
+    acc_sum = nl.zeros((P, 1), dtype=np.float32)
+    for k in nl.affine_range(nb):
+        t = nl.load(x[:, nl.ds(k * 8, 8)])
+        s = nl.sum(t, axis=1, keepdims=True)
+        acc_max[...] = nl.loop_reduce(s, op=np.maximum, loop_indices=[k], dtype=np.float32)
+        acc_sum[:, 0] = nl.loop_reduce(s, op=np.add, loop_indices=(k,))
+    res = nl.ndarray((P, 2), dtype=np.float32)
+    res[:, 0] = nl.copy(acc_max)
+    res[:, 1] = nl.copy(acc_sum)
+    nl.store(out, value=res)
+    return out
+
+
+def test_loop_reduce_accumulates_into_its_target():
+    x = rand(16, 40)
+    blocks = x.reshape(16, 5, 8).sum(axis=2)
+    got = _row_block_max(x)
+    np.testing.assert_allclose(got[:, 0], blocks.max(axis=1), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got[:, 1], blocks.sum(axis=1), rtol=1e-5, atol=1e-5)
+
+
+def test_loop_reduce_used_as_a_value_is_refused():
+    @nki.jit
+    def bad(x):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        t = nl.load(x)
+        for k in nl.affine_range(2):
+            r = nl.loop_reduce(t, op=np.add, loop_indices=[k])
+            nl.store(out, value=nl.exp(r))
+        return out
+
+    with pytest.raises(KernelUnsupportedError, match="must be assigned into its accumulator"):
+        bad(rand(4, 4))
+
+
+# ---- index expressions as values; a single element loads as [1, 1] ----
+
+
+@nki.jit
+def _seeded_offsets(x, base):
+    # out[i, p, f] = x[p, f] + base[0] + 3*i + program_id(0) (int arithmetic on
+    # a loaded element plus loop variables)
+    G = 2
+    P, F = x.shape
+    out = nl.ndarray((G, 3, P, F), dtype=np.float32, buffer=nl.shared_hbm)
+    b = nl.load(base[0])  # [1, 1]
+    t = nl.load(x)
+    pid = nl.program_id(0)
+    for i in nl.affine_range(3):
+        off = nl.add(b[0, 0], 3 * i + pid)  # a [1, 1] int tile
+        row = nl.add(t, off.broadcast_to((P, 1)), dtype=np.float32)
+        nl.store(out[pid, i], value=row)
+    return out
+
+
+def test_index_expressions_become_values_and_single_elements_load_2d():
+    x = rand(4, 6)
+    got = _seeded_offsets[2](x, np.array([10], dtype=np.int32))
+    want = np.stack([np.stack([x + 10 + 3 * i + g for i in range(3)]) for g in range(2)])
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+# ---- PSUM results feeding engines that cannot read PSUM: staged via SBUF ----
+
+
+@nki.jit
+def _transpose_chain(a, b):
+    # a: (K, M), b: (M, N): out = (a^T)^T... computes a @ b via a tensor-engine
+    # transpose whose PSUM result feeds nc_matmul, and stores a PSUM tile directly
+    K, M = a.shape
+    _, N = b.shape
+    out = nl.ndarray((K, N), dtype=np.float32, buffer=nl.shared_hbm)
+    outT = nl.ndarray((M, K), dtype=np.float32, buffer=nl.shared_hbm)
+    at = nl.load(a)
+    bt = nl.load(b)
+    aT = nisa.nc_transpose(at)  # (M, K) in PSUM
+    aT_sb = nl.ndarray((M, K), dtype=np.float32, buffer=nl.sbuf)
+    aT_sb[...] = nisa.nc_transpose(at)  # assigned into SBUF: a copy out of PSUM
+    prod = nisa.nc_matmul(aT, bt)  # stationary read from PSUM: staged
+    nl.store(out, value=prod)  # a PSUM value: staged
+    nl.store(outT, value=aT_sb)
+    return out, outT
+
+
+def test_psum_operands_are_staged_through_sbuf():
+    a, b = rand(64, 32), rand(32, 48)
+    got, gotT = _transpose_chain(a, b)
+    np.testing.assert_allclose(got, a @ b, rtol=1e-5, atol=1e-5)
+    np.testing.assert_array_equal(gotT, a.T)

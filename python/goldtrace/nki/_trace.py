@@ -239,6 +239,8 @@ class Trace:
             pass
         if inst["op"] == "matmul" and dst.memory != "PSUM":
             return False
+        if inst["op"] == "transpose" and inst.get("engine") == "tensor" and dst.memory != "PSUM":
+            return False  # the tensor engine writes PSUM; the assignment is a copy out of it
         inst["dst"][0] = dst.to_json()
         self._note_write(dst.tensor)
         src.tensor._producer = None
@@ -488,6 +490,7 @@ class KTensor(_Operand):
     """A declared tensor (kernel parameter, output, on-chip tile)."""
 
     perm = None  # block-dimension tensors: user dim u is stored as dim perm[u]
+    implicit = False  # an instruction's result placed by goldtrace, not a tensor the kernel declared
 
     def __init__(self, trace, tid, shape, dtype, memory, role, name, mutable=False):
         self.trace, self.id, self.shape, self.dtype = trace, tid, shape, dtype
@@ -665,9 +668,36 @@ def _split_flat(flat, shape, tile_shape, trace):
     return [Sym(digits[d], terms[d], ()) for d in range(n)]
 
 
+class LoopReduce:
+    """The value of nl.loop_reduce(x, op, loop_indices): `acc[idx] = it`
+    accumulates, acc[idx] = op(acc[idx], x), across the iterations of the
+    loops named (the accumulator is the assignment target)."""
+
+    def __init__(self, x, op, dtype, mask):
+        self.x, self.op, self.dtype, self.mask = x, op, dtype, mask
+        self.where = user_location()
+
+    def _misuse(self, *a, **k):
+        raise KernelUnsupportedError(
+            f"{user_location()}: the result of nl.loop_reduce ({self.where}) must be assigned into its accumulator, "
+            "as `acc[...] = nl.loop_reduce(x, op=..., loop_indices=...)`; goldtrace does not support other uses")
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = __getitem__ = __bool__ = _misuse
+
+    def tile(self):
+        self._misuse()
+
+
 def as_tile(x, what="operand"):
     if isinstance(x, (_Operand, _InPlaceResult)):
         return x.tile()
+    if isinstance(x, DynIndex):
+        # `t[...] + iy` used as a value, not as an index: the sum as a tile.
+        from . import language
+
+        return language.add(x.tile_, x.sym).tile()
+    if isinstance(x, LoopReduce):
+        x.tile()
     raise KernelError(f"{user_location()}: {what} must be a tile or tensor, got {type(x).__name__}")
 
 
@@ -850,6 +880,16 @@ def assign(dst, value, anonymous=False):
     directly, as on the device; otherwise the copy carries the producer's mask
     so that only what the instruction wrote is copied."""
     dst = as_tile(dst, "assignment target")
+    if isinstance(value, LoopReduce):
+        from . import language
+
+        x = as_tile(value.x)
+        if tuple(x.shape) != tuple(dst.shape) and _squeeze(x.shape) == _squeeze(dst.shape):
+            x = _reshape_like(x, dst.shape)
+        language._binary(value.op, dst, x, dtype=dst.dtype, mask=value.mask, out=dst)
+        return
+    if isinstance(value, DynIndex):
+        value = as_tile(value)
     if is_tile(value):
         src = as_tile(value)
         if anonymous and dst.tensor.trace._retarget(src, dst):

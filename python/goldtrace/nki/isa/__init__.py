@@ -50,6 +50,12 @@ def nc_matmul(stationary, moving, *, is_stationary_onezero=False, is_moving_onez
     """stationary.T @ moving on the tensor engine: a (stationary free, moving free) f32 tile in PSUM."""
     tr = require("nc_matmul")
     s, m = as_tile(stationary, "stationary"), as_tile(moving, "moving")
+    # The tensor engine reads SBUF. An operand that is the PSUM result of a
+    # previous instruction (nc_transpose, nc_matmul) was placed there by the
+    # toolchain, which copies it out, as the compiler does; a tensor the
+    # kernel itself declared in PSUM stays an error (the validator's rule).
+    s = nl._to_sbuf(s, "nc_matmul operands") if (s.memory == PSUM and s.tensor.implicit) else s
+    m = nl._to_sbuf(m, "nc_matmul operands") if (m.memory == PSUM and m.tensor.implicit) else m
     if len(s.shape) != 2 or len(m.shape) != 2:
         raise KernelError(f"{user_location()}: nc_matmul needs 2-D tiles, got {list(s.shape)} and {list(m.shape)}")
     if s.shape[0] != m.shape[0]:
@@ -73,6 +79,8 @@ def nc_transpose(data, *, mask=None, dtype=None, engine=engine.unknown, **kwargs
     if e == "":
         e = "vector" if (t.shape[0] <= 32 and t.shape[1] <= 32) else "tensor"
     buf = nl.psum if e == "tensor" else nl.sbuf
+    if e == "tensor" and t.memory == PSUM and t.tensor.implicit:
+        t = nl._to_sbuf(t, "nc_transpose input")
     out = nl._result((t.shape[1], t.shape[0]), dtype or t.dtype, buf)
     tr.emit("transpose", [out.tile()], [t], {"engine": e}, mask=mask, engine=e)
     return out

@@ -144,7 +144,9 @@ def _result(shape, dtype, buffer=None):
     """The destination of an op: a new on-chip tile (no alloc; the op writes it)."""
     tr = require("a kernel operation")
     buf = _buffer(buffer)
-    return tr.declare(_shape(shape), dtype, buf.memory, TEMP, allocation=buf.allocation(_shape(shape), dtype))
+    t = tr.declare(_shape(shape), dtype, buf.memory, TEMP, allocation=buf.allocation(_shape(shape), dtype))
+    t.implicit = True  # placed by goldtrace (as the compiler would), not declared by the kernel
+    return t
 
 
 def _is_scalar(x):
@@ -203,6 +205,13 @@ def _binary(op, x, y, dtype=None, mask=None, engine="", out=None):
         tr.emit("tensor_tensor", [out.tile()], [a, b], {"op": op}, mask=mask, engine=engine)
         return out
     t, s, rev = (as_tile(x), y, False) if tx else (as_tile(y), x, True)
+    if isinstance(s, Sym) and not s.is_const():
+        # An index expression (loop variables, program ids, arange) as a value:
+        # materialize it with iota (int32), one value per partition when scalar.
+        e = s if s.shape else Sym(s.const, dict(s.terms), (t.shape[0] if t.shape else 1, 1))
+        v = _result(e.shape, np.int32)
+        tr.emit("iota", [v.tile()], exprs=[e])
+        return _binary(op, v, t, dtype, mask, engine, out) if rev else _binary(op, t, v, dtype, mask, engine, out)
     if not _is_scalar(s):
         raise KernelError(f"{user_location()}: {op}: operand must be a tile or a scalar, got {type(s).__name__}")
     dt = dtype or _dtypes.promote_scalar(t.dtype, s)
@@ -533,6 +542,8 @@ def load(src, *, mask=None, dtype=None, **kwargs):
     s = as_tile(src, "load source")
     if s.memory not in HBM_SPACES:
         raise KernelError(f"{user_location()}: nl.load expects a tensor in HBM, got one in {s.memory} (use nl.copy for on-chip tiles)")
+    if not s.shape:  # a single element loads as a [1, 1] tile
+        s = _reshape_like(s, (1, 1))
     out = _result(s.shape, dtype or s.dtype)
     tr.emit("dma", [out.tile()], [s], mask=mask)
     return out
@@ -548,6 +559,10 @@ def store(dst, value, *, mask=None, **kwargs):
         tr.emit("memset", [d], attrs={"value": float(value)}, mask=mask)
         return
     v = as_tile(value, "store value")
+    if v.memory == PSUM:
+        # DMA engines do not reach PSUM: the value goes through SBUF first, as
+        # the compiler stages it for nl.store.
+        v = _to_sbuf(v)
     if v.shape != d.shape:
         from .._trace import _squeeze
 
@@ -688,13 +703,15 @@ def matmul(x, y, *, transpose_x=False, mask=None, **kwargs):
     return out
 
 
-def _to_sbuf(t):
+def _to_sbuf(t, what="matmul operands"):
+    """t staged in SBUF: a PSUM tile is copied out (keeping its dtype), as the
+    compiler does for operands an engine cannot read where they are."""
     if t.memory == SBUF:
         return t
     if t.memory in HBM_SPACES:
-        raise KernelError(f"{user_location()}: matmul operands must be on chip (SBUF); load them first")
+        raise KernelError(f"{user_location()}: {what} must be on chip (SBUF); load them first")
     c = _result(t.shape, t.dtype)
-    require("matmul").emit("tensor_copy", [c.tile()], [t])
+    require("copy").emit("tensor_copy", [c.tile()], [t])
     return c.tile()
 
 
@@ -748,7 +765,18 @@ def all_reduce(x, op, program_axes=None, *, dtype=None, mask=None, parallel_redu
 
 
 def loop_reduce(x, op, loop_indices, *, dtype=None, mask=None, **kwargs):
-    raise KernelUnsupportedError(f"{user_location()}: nl.loop_reduce is not supported by goldtrace yet; accumulate with `acc[...] = nl.{op_name(op)}(acc, x)`")
+    """Reduce x with op across the iterations of loop_indices into the tile
+    the result is assigned to: `acc[i] = nl.loop_reduce(x, op=np.add,
+    loop_indices=[k])` makes acc[i] = op(acc[i], x) in every iteration (acc
+    keeps its value from before the loop, as on the device)."""
+    from .._trace import LoopReduce
+
+    require("loop_reduce")
+    as_tile(x, "loop_reduce input")
+    for v in (loop_indices if isinstance(loop_indices, (list, tuple)) else [loop_indices]):
+        if not (isinstance(v, Sym) and not v.shape and builtins.all(k == LOOP_VAR for k, _ in v.terms)) and not isinstance(v, (int, np.integer)):
+            raise KernelError(f"{user_location()}: loop_reduce loop_indices must be loop variables, got {v!r}")
+    return LoopReduce(x, op_name(op), dtype, mask)
 
 
 def gather_flattened(data, indices, *, mask=None, dtype=None, **kwargs):
