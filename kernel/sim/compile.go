@@ -274,7 +274,7 @@ func (c *compiler) block(ss []*irpb.Stmt) ([]stmt, error) {
 			continue
 		}
 		id := a.dst[0].tensor
-		if a.dst[0].t.Allocation != nil || nx.dst[0].tensor != id || !coversWhole(nx.dst[0]) || nx.op == "copy_predicated" || nx.op == "atomic_rmw" {
+		if a.dst[0].t.Allocation != nil || nx.dst[0].tensor != id || !coversWhole(nx.dst[0]) || nx.op == "copy_predicated" || nx.op == "atomic_rmw" || nx.op == "nc_stream_shuffle" {
 			continue
 		}
 		if _, rmw := nx.in.Attrs["dst_rmw_op"]; rmw {

@@ -445,3 +445,27 @@ func intValued(t *tensor.Tensor) *tensor.Tensor {
 	dtype.EncodeF64(t.Type, v, t.Data)
 	return t
 }
+
+// Run is reentrant: concurrent runs of one kernel (each with parallel
+// program instances) give identical results.
+func TestConcurrentRunsParallel(t *testing.T) {
+	r := rand.New(rand.NewPCG(51, 52))
+	k := softmaxKernel(256, 128, dtype.F32)
+	x := randTensor(r, dtype.F32, -3, 3, 256, 128)
+	want := run(t, k, x)[0]
+	errs := make(chan error, 4)
+	for g := 0; g < 4; g++ {
+		go func() {
+			outs, err := Run(k, []*tensor.Tensor{x}, Options{Parallel: 3})
+			if err == nil && string(outs[0].Data) != string(want.Data) {
+				err = fmt.Errorf("concurrent run differs")
+			}
+			errs <- err
+		}()
+	}
+	for g := 0; g < 4; g++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
