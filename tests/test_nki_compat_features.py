@@ -417,3 +417,66 @@ def test_psum_operands_are_staged_through_sbuf():
     got, gotT = _transpose_chain(a, b)
     np.testing.assert_allclose(got, a @ b, rtol=1e-5, atol=1e-5)
     np.testing.assert_array_equal(gotT, a.T)
+
+
+# ---- nc_matmul PE tiling hints with `%` of loop variables; double-row mode ----
+
+
+@nki.jit
+def _batched_small_matmuls(g, h):
+    B, K, M = g.shape
+    _, _, N = h.shape
+    out = nl.ndarray((B, M, N), dtype=np.float32, buffer=nl.shared_hbm)
+    for i in nl.affine_range(B // 2):
+        for j in nl.affine_range(2):
+            gt = nl.load(g[i * 2 + j])
+            ht = nl.load(h[i * 2 + j])
+            r = nisa.nc_matmul(gt, ht, tile_position=((i % 2) * 32, (j % 2) * 32), tile_size=(32, 32))
+            nl.store(out[i * 2 + j], value=r)
+    return out
+
+
+def test_nc_matmul_tile_position_from_loop_modulo():
+    g, h = rand(4, 32, 16), rand(4, 32, 24)
+    np.testing.assert_allclose(_batched_small_matmuls(g, h), np.matmul(g.transpose(0, 2, 1), h), rtol=1e-5, atol=1e-5)
+
+
+def test_non_affine_value_used_as_an_index_reports_its_line():
+    @nki.jit
+    def bad(x):
+        out = nl.ndarray((4, 8), dtype=x.dtype, buffer=nl.shared_hbm)
+        for i in nl.affine_range(4):
+            r = i % 2  # NON-AFFINE
+            nl.store(out[i], value=nl.load(x[r]))
+        return out
+
+    with pytest.raises(nki.errors.KernelError, match=r"test_nki_compat_features\.py:\d+: `%` of a loop variable"):
+        bad(rand(4, 8))
+
+
+@nki.jit
+def _double_row(a, b):
+    P, _, M = a.shape
+    _, _, N = b.shape
+    out = nl.ndarray((M, N), dtype=np.float32, buffer=nl.shared_hbm)
+    at = nl.load(a.view(a.dtype))
+    bt = nl.load(b)
+    nl.store(out, value=nisa.nc_matmul(at, bt, perf_mode="double_row_gen3"))
+    return out
+
+
+def test_nc_matmul_double_row_contracts_partition_and_pair_axes():
+    a, b = rand(32, 2, 8, dtype=ml_dtypes.bfloat16), rand(32, 2, 16, dtype=ml_dtypes.bfloat16)
+    want = np.einsum("kli,klj->ij", a.astype(np.float32), b.astype(np.float32))
+    np.testing.assert_allclose(_double_row(a, b), want, rtol=1e-5, atol=1e-4)
+
+
+def test_reinterpreting_view_is_refused():
+    @nki.jit
+    def bad(x):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        nl.store(out, value=nl.load(x.view(nl.int32)))
+        return out
+
+    with pytest.raises(KernelUnsupportedError, match="reinterpreting its bytes"):
+        bad(rand(4, 4))

@@ -77,6 +77,8 @@ class Sym:
     def coerce(x):
         if isinstance(x, Sym):
             return x
+        if isinstance(x, NonAffine):
+            x.fail()
         if isinstance(x, (bool,)):
             return Sym(int(x))
         if isinstance(x, numbers.Integral):
@@ -166,7 +168,13 @@ class Sym:
         if o is None:
             return NotImplemented
         o._const_only("%")
-        return Sym(self._const_only("%") % o.const, {}, self.shape)
+        if self.terms:
+            # Not affine: a value the kernel may pass where goldtrace does not
+            # need it (nc_matmul's tile_position hint); any use that needs the
+            # value (an index, a Python int, a condition) reports this line.
+            return NonAffine(f"{user_location()}: `%` of a loop variable or index is not affine; "
+                             "use static_range for a loop whose index needs it")
+        return Sym(self.const % o.const, {}, self.shape)
 
     def __truediv__(self, other):
         raise KernelError(f"{user_location()}: `/` on an index gives a float; use `//`")
@@ -354,3 +362,26 @@ class Mask:
 
     def preds(self):
         return list(self.items)
+
+
+class NonAffine:
+    """The result of a non-affine operation on loop variables or indices. It
+    may be carried around and combined; using it where a value is needed
+    raises the error of the line that made it."""
+
+    def __init__(self, message):
+        self.message = message
+
+    def fail(self, *args, **kwargs):
+        raise KernelError(self.message)
+
+    def _same(self, *args, **kwargs):
+        return self
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __floordiv__ = __rfloordiv__ = _same
+    __mod__ = __rmod__ = __neg__ = __pos__ = _same
+    __bool__ = __index__ = __int__ = __float__ = __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = fail
+    __hash__ = None
+
+    def __repr__(self):
+        return "<non-affine value>"

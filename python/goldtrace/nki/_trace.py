@@ -471,6 +471,15 @@ class _Operand:
     def astype(self, dtype):
         return self._ops().copy(self, dtype=dtype)
 
+    def view(self, dtype):
+        """t.view(dtype): the same bytes seen as dtype. Only the identity view
+        (the tensor's own dtype) is supported."""
+        if _dtypes.canonical(dtype) == _dtypes.canonical(self.dtype):
+            return self
+        raise KernelUnsupportedError(
+            f"{user_location()}: viewing a {_dtypes.name_of(self.dtype)} tensor as {_dtypes.name_of(_dtypes.canonical(dtype))} "
+            "(reinterpreting its bytes) is not supported")
+
 
 class _InPlaceResult(_Operand):
     """Marks `view += x` so the following __setitem__ is a no-op; otherwise it

@@ -9,7 +9,8 @@ import numpy as np
 from .. import _dtypes
 from .._sym import Mask, Pred, Sym
 from .._trace import HBM_SPACES, PSUM, SBUF, as_tile, assign, is_tile, require
-from ..errors import KernelError, user_location
+from .._trace import index as _index
+from ..errors import KernelError, KernelUnsupportedError, user_location
 from .. import language as nl
 from . import constants
 from .constants import dge_mode, engine, nc_version, oob_mode, reduce_cmd
@@ -46,10 +47,24 @@ def _operand(x, what):
 
 
 def nc_matmul(stationary, moving, *, is_stationary_onezero=False, is_moving_onezero=False, is_transpose=False,
-              tile_position=(), tile_size=(), mask=None, **kwargs):
-    """stationary.T @ moving on the tensor engine: a (stationary free, moving free) f32 tile in PSUM."""
+              tile_position=(), tile_size=(), perf_mode=None, mask=None, **kwargs):
+    """stationary.T @ moving on the tensor engine: a (stationary free, moving free) f32 tile in PSUM.
+    tile_position / tile_size (PE-array tiling) change where the engine works,
+    not the numbers. perf_mode="double_row_gen3" contracts operands of shape
+    (P, 2, F) over both P and the pair axis."""
     tr = require("nc_matmul")
     s, m = as_tile(stationary, "stationary"), as_tile(moving, "moving")
+    if perf_mode is not None:
+        if perf_mode != "double_row_gen3":
+            raise KernelUnsupportedError(f"{user_location()}: nc_matmul perf_mode={perf_mode!r} is not supported (only 'double_row_gen3')")
+        if len(s.shape) != 3 or len(m.shape) != 3 or s.shape[1] != 2 or m.shape[1] != 2 or s.shape[0] != m.shape[0]:
+            raise KernelError(f"{user_location()}: nc_matmul perf_mode='double_row_gen3' needs operands of shape (P, 2, F) "
+                              f"with the same P, got {list(s.shape)} and {list(m.shape)}")
+        out = nl._result((s.shape[2], m.shape[2]), np.float32, nl.psum)
+        for r in range(2):
+            sr, mr = _index(s, (slice(None), r, slice(None))), _index(m, (slice(None), r, slice(None)))
+            tr.emit("matmul", [out.tile()], [sr, mr], {"accumulate": True} if r else None, mask=mask, engine="tensor")
+        return out
     # The tensor engine reads SBUF. An operand that is the PSUM result of a
     # previous instruction (nc_transpose, nc_matmul) was placed there by the
     # toolchain, which copies it out, as the compiler does; a tensor the
