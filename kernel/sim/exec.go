@@ -207,6 +207,11 @@ func (in *instance) writeAccX(ci *cinst, a *cacc, axisMap []int, vals []float64,
 	if err != nil {
 		return err
 	}
+	if a.t.Tf32 && !exact {
+		roundSlice(a.dt, vals)
+		roundTF32(vals)
+		exact = true
+	}
 	if exact {
 		in.scatterExact(v, vals, keep)
 	} else {

@@ -1,5 +1,7 @@
 package sim
 
+import "math"
+
 // Whole-tile fast paths: sources read in place from private storage when
 // their tile is contiguous, per-partition (…,1) operands kept as one value
 // per row instead of being broadcast, and results computed straight into
@@ -121,6 +123,9 @@ func (in *instance) commit(ci *cinst, d dstBuf, exact bool) error {
 	if d.direct {
 		if !exact {
 			roundSlice(d.v.st.dt, d.out)
+			if ci.dst[0].t.Tf32 {
+				roundTF32(d.out)
+			}
 		}
 		return nil
 	}
@@ -129,7 +134,21 @@ func (in *instance) commit(ci *cinst, d dstBuf, exact bool) error {
 }
 
 // f32Exact: float32 arithmetic results need no rounding into dt.
-func f32Exact(ci *cinst) bool { return ci.dst[0].dt == 11 /* F32 */ }
+func f32Exact(ci *cinst) bool { return ci.dst[0].dt == 11 /* F32 */ && !ci.dst[0].t.Tf32 }
+
+// roundTF32 rounds float32 values to tfloat32 (10 explicit mantissa bits,
+// round to nearest even; the value stays a float32).
+func roundTF32(xs []float64) {
+	for i, x := range xs {
+		f := float32(x)
+		if f != f {
+			continue
+		}
+		b := math.Float32bits(f)
+		b = (b + 0xFFF + (b>>13)&1) &^ 0x1FFF
+		xs[i] = float64(math.Float32frombits(b))
+	}
+}
 
 // apply computes out = a op b over a domain whose last axis has n elements.
 func (op *binop) apply(out []float64, a, b opnd, n int) {

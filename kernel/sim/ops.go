@@ -191,7 +191,7 @@ func runDMA(in *instance, ci *cinst) error {
 	aux := ci.aux.(dmaAux)
 	src, dst := ci.src[0], ci.dst[0]
 	dom := dst.shape
-	same := src.dt == dst.dt
+	same := src.dt == dst.dt && src.t.Tf32 == dst.t.Tf32
 	if aux.rmw == nil && len(ci.mask) == 0 && aux.bcast {
 		// whole-tile copy: storage to storage when both are contiguous
 		xv, err := in.resolve(ci, src, nil, ci.skipOOB())
@@ -229,7 +229,7 @@ func runDMA(in *instance, ci *cinst) error {
 					}
 				}
 			}
-			return in.commit(ci, d, same || dst.dt == dtype.F32)
+			return in.commit(ci, d, same || (dst.dt == dtype.F32 && !dst.t.Tf32))
 		}
 	}
 	var buf []float64
@@ -300,7 +300,7 @@ func runCopy(in *instance, ci *cinst) error {
 	if err != nil {
 		return err
 	}
-	same := ci.src[0].dt == ci.dst[0].dt
+	same := ci.src[0].dt == ci.dst[0].dt && ci.src[0].t.Tf32 == ci.dst[0].t.Tf32
 	switch {
 	case x.full != nil:
 		if same {
@@ -328,6 +328,9 @@ func runCopy(in *instance, ci *cinst) error {
 // transpose / dma_transpose: dst (a, b) = src (b, a) over 2-D tiles.
 func prepTranspose(ci *cinst) error {
 	s, d := ci.src[0].shape, ci.dst[0].shape
+	if ci.op == "transpose" && len(s) > 2 && len(d) == 2 && d[1] == s[0] && d[0] == prod(s[1:]) {
+		return nil // free axes flattened, as nc_transpose does
+	}
 	if len(s) != 2 || len(d) != 2 || s[0] != d[1] || s[1] != d[0] {
 		return fmt.Errorf("transposes 2-D tiles: src %v, dst %v must be (a,b) and (b,a)", s, d)
 	}
@@ -342,7 +345,7 @@ func runTranspose(in *instance, ci *cinst) error {
 	}
 	dom := ci.dst[0].shape
 	buf := in.buf.get(0, prod(dom))
-	if v.offs != nil {
+	if v.offs != nil || len(src.shape) > 2 {
 		tmp := make([]float64, src.n)
 		in.gather(v, src.shape, tmp)
 		for i := 0; i < dom[0]; i++ {

@@ -578,3 +578,41 @@ func TestInvalidKernels(t *testing.T) {
 		}
 	}
 }
+
+// tfloat32 tensors (F32 with tf32 set) hold values rounded to 10 mantissa
+// bits, round to nearest even.
+func TestTF32Rounding(t *testing.T) {
+	r := rand.New(rand.NewPCG(53, 54))
+	b := newK("tf32")
+	x := b.param("x", dtype.F32, 8, 256)
+	xs := loadAll(b, x)[0]
+	tf := b.sbuf("tf", dtype.F32, 8, 256)
+	b.k.Tensors[tf].Tf32 = true
+	b.alloc(tf)
+	b.op("tensor_scalar", dts(b.full(tf)), dts(b.full(xs)), attrs{"op0": S("multiply"), "scalar0": F(1)})
+	o, st := storeTo(b, "o", dtype.F32, 8, 256)
+	b.op("tensor_copy", dts(b.full(o)), dts(b.full(tf)), nil)
+	st()
+	xv := randTensor(r, dtype.F32, -1000, 1000, 8, 256)
+	got := run(t, b.kernel(), xv)[0]
+	want := npRef(t, `
+u = a0.view(np.uint32).astype(np.uint64)
+u = (u + 0xFFF + ((u >> 13) & 1)) & ~np.uint64(0x1FFF)
+r0 = (u & 0xFFFFFFFF).astype(np.uint32).view(np.float32)`, []*tensor.Tensor{xv}, dtype.F32)[0]
+	same(t, "tf32", got, want, 0)
+}
+
+// nc_transpose of a tile with two free axes flattens them.
+func TestTransposeFlattensFreeAxes(t *testing.T) {
+	r := rand.New(rand.NewPCG(55, 56))
+	b := newK("tr3")
+	x := b.param("x", dtype.BF16, 16, 4, 8)
+	xs := loadAll(b, x)[0]
+	o, st := storeTo(b, "o", dtype.BF16, 32, 16)
+	b.op("transpose", dts(b.full(o)), dts(b.full(xs)), attrs{"engine": S("vector")})
+	st()
+	xv := randTensor(r, dtype.BF16, -1, 1, 16, 4, 8)
+	got := run(t, b.kernel(), xv)[0]
+	want := npRef(t, "r0 = a0.reshape(16, 32).T", []*tensor.Tensor{xv}, dtype.BF16)[0]
+	same(t, "transpose 3-D", got, want, 0)
+}

@@ -1496,7 +1496,7 @@ func (x *FloatList) GetV() []float64 {
 //	matmul             [psum]                   [stationary, moving]        accumulate:b (psum += result), transpose_stationary? no: always
 //	                                                                        result = stationary.T @ moving, f32 (stationary (K,M), moving (K,N), result (M,N));
 //	                                                                        a mask is over the (M,N) result; the f32 result is rounded to psum's dtype
-//	transpose          [t]                      [s]                         engine:s ("tensor" -> PSUM result | "vector"); t (F,P) = s (P,F) (2-D tiles)
+//	transpose          [t]                      [s]                         engine:s ("tensor" -> PSUM result | "vector"); t (F,P) = s (P,F) (s with several free axes: flattened to F)
 //	select             [t]                      [pred, on_true, on_false]   (on_true/on_false may be immediates: true_value:f / false_value:f with has_true_tile:b, has_false_tile:b)
 //	                                                                        sources present in this order, immediates omitted; absent has_X_tile: true unless X_value is set;
 //	                                                                        pred true = nonzero
