@@ -10,11 +10,37 @@
 // 128 partitions × 8 banks × 2 KiB) as raw little-endian bytes of their dtype,
 // so overlapping placements alias as on the device.
 //
+// Two float32 stores avoid conversions on the hot paths: f32 HBM parameters
+// are read in place from the caller's tensor (never written: immutable) and
+// f32 outputs are written into the tensor Run returns; PSUM float tensors and
+// float SBUF tiles that feed matmul keep float32 values, so the GEMM
+// (engine/eval.GemmF32) reads its moving operand and accumulates into PSUM in
+// place.
+//
 // Uninitialised memory. `alloc`, the start of every program instance (for
 // on-chip and output tensors) and physical memory fill with a sentinel: NaN
 // for float dtypes, the dtype's largest value for integers (int8 127, int32
-// 2147483647, uint32 4294967295, bool true). A kernel that reads memory nobody
-// wrote therefore computes NaN / obviously wrong integers.
+// 2147483647, uint32 4294967295, bool true). Unplaced physical memory starts
+// as 0xFF bytes. A kernel that reads memory nobody wrote therefore computes
+// NaN / obviously wrong integers.
+//
+// Arithmetic. ALU operators run in float32 (bitwise ones on the exact
+// integers); activation functions are evaluated in float64 on the float32
+// input and rounded once to float32 (exp by a table-free polynomial, with an
+// AVX-512 form in GOEXPERIMENT=simd builds), so they are correctly rounded
+// except within ~1e-16 of a rounding boundary. Results round to the
+// destination dtype as ml_dtypes does; integers round half to even and
+// saturate, NaN -> 0.
+//
+// Concurrency. Run is reentrant. Program instances run on up to
+// Options.Parallel goroutines; otherwise one affine loop at a time fans its
+// iterations out when every tensor its body writes is allocated inside the
+// body (or lives in HBM). Kernels with atomics, device_print or RNG run their
+// instances in order; kernels with all_reduce run one goroutine per instance.
+// Random numbers: SplitMix64 per program instance, reseeded by random_seed.
+//
+// Limits: at most MaxInstructionExecutions executed instructions and
+// MaxTileElements elements per tile; beyond, Run refuses the kernel.
 package sim
 
 import (
