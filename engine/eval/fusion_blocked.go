@@ -330,20 +330,26 @@ func (g *fusedGroup) eval(vals map[*hlo.Instruction]Value) (Value, error) {
 		}
 		return ArrayValue(out), nil
 	}
+	// Whole rows per block when they fit (four at least, folded together:
+	// each row's chain stays in order, the four just overlap), else each
+	// row in fuseBlock pieces.
+	rowBlock := max(fuseBlock, min(4*runLen, fuseRowBlock))
+	whole := runLen <= rowBlock
 	blk := min(fuseBlock, total)
+	if whole {
+		blk = min(rowBlock/runLen*runLen, total)
+	}
 	parallelForWork(rows, total*n, func(lo, hi int) {
 		w := getFuseWorker(g, blk)
 		defer putFuseWorker(w)
 		buf := w.out
-		if runLen <= fuseBlock {
-			per := fuseBlock / runLen
+		if whole {
+			per := blk / runLen
 			for r := lo; r < hi; r += per {
 				re := min(r+per, hi)
 				s, e := r*runLen, re*runLen
 				w.block(g, ext, s, e, buf[:e-s])
-				for k := r; k < re; k++ {
-					o[k] = foldFloat(g.op, i0, buf[(k-r)*runLen:(k-r+1)*runLen])
-				}
+				foldRows(g.op, i0, buf[:e-s], runLen, o[r:re])
 			}
 			return
 		}
@@ -358,6 +364,43 @@ func (g *fusedGroup) eval(vals map[*hlo.Instruction]Value) (Value, error) {
 		}
 	})
 	return ArrayValue(out), nil
+}
+
+// fuseRowBlock bounds a reduce group's block when it holds whole rows.
+const fuseRowBlock = 1 << 14
+
+// foldRows sets o[r] to the fold of row r of xs (rows of runLen) from i0,
+// each row left to right as foldFloat does, four rows at a time.
+func foldRows(op string, i0 float32, xs []float32, runLen int, o []float32) {
+	r := 0
+	if op == "add" || op == "multiply" {
+		for ; r+4 <= len(o); r += 4 {
+			x0 := xs[r*runLen : (r+1)*runLen]
+			x1 := xs[(r+1)*runLen : (r+2)*runLen][:len(x0)]
+			x2 := xs[(r+2)*runLen : (r+3)*runLen][:len(x0)]
+			x3 := xs[(r+3)*runLen : (r+4)*runLen][:len(x0)]
+			a0, a1, a2, a3 := i0, i0, i0, i0
+			if op == "add" {
+				for t := range x0 {
+					a0 += x0[t]
+					a1 += x1[t]
+					a2 += x2[t]
+					a3 += x3[t]
+				}
+			} else {
+				for t := range x0 {
+					a0 *= x0[t]
+					a1 *= x1[t]
+					a2 *= x2[t]
+					a3 *= x3[t]
+				}
+			}
+			o[r], o[r+1], o[r+2], o[r+3] = a0, a1, a2, a3
+		}
+	}
+	for ; r < len(o); r++ {
+		o[r] = foldFloat(op, i0, xs[r*runLen:(r+1)*runLen])
+	}
 }
 
 // fuseWorker is one goroutine's block buffers, carved from one slab that

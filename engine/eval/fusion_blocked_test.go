@@ -89,7 +89,7 @@ var fuseBinaryOps = []string{"add", "subtract", "multiply", "divide", "maximum",
 // trailing reduce, fused against op by op.
 func TestFusionBlockedMatchesOpByOp(t *testing.T) {
 	rng := rand.New(rand.NewSource(12))
-	shapes := [][]int64{{3000}, {37, 129}, {5, 7, 300}, {64, 64}, {2, 4100}, {7, 33}}
+	shapes := [][]int64{{3000}, {37, 129}, {5, 7, 300}, {64, 64}, {2, 4100}, {7, 33}, {2, 20000}}
 	fused := 0
 	const trials = 80
 	for trial := 0; trial < trials; trial++ {
