@@ -270,3 +270,28 @@ save("eq.npy", key(x) == key(y)); save("lt.npy", key(x) < key(y))
 		sameTensor(t, want, readNpy(t, filepath.Join(out, OutputFileName(k))), readNpy(t, filepath.Join(dir, want)))
 	}
 }
+
+// TestCLISPMD: -S from the command line writes the global outputs, and no
+// per-device directories.
+func TestCLISPMD(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "m.hlo")
+	writeFile(t, path, sdySubAxesModule)
+	python(t, dir, `
+g = rng.standard_normal((4, 4)).astype(np.float32)
+save("x.npy", g)
+b = g.reshape(2, 2, 2, 2).transpose(0, 2, 1, 3)
+o = np.stack([np.stack([b[i, 0] + b[i, 1]] * 2) for i in range(2)])
+save("want.npy", o.transpose(0, 2, 1, 3).reshape(4, 4))`)
+	out := filepath.Join(dir, "out")
+	if code, _, stderr := runMain("-m", path, "-i", filepath.Join(dir, "x.npy"), "-S", "-O", out); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	closeTensor(t, "output", readNpy(t, filepath.Join(out, OutputFileName(0))), readNpy(t, filepath.Join(dir, "want.npy")), 1e-6)
+	if files := listFiles(t, out); len(files) != 1 {
+		t.Errorf("files written: %v, want only %s", files, OutputFileName(0))
+	}
+	if code, _, _ := runMain("-m", path, "-i", filepath.Join(dir, "x.npy"), "-S", "-e", "-O", filepath.Join(dir, "bad")); code != ExitUsage {
+		t.Errorf("-S with -e: exit %d, want %d", code, ExitUsage)
+	}
+}
