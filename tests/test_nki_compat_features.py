@@ -480,3 +480,24 @@ def test_reinterpreting_view_is_refused():
 
     with pytest.raises(KernelUnsupportedError, match="reinterpreting its bytes"):
         bad(rand(4, 4))
+
+
+# ---- returning an nl.hbm (private HBM) tensor from a single-instance kernel ----
+
+
+@nki.jit
+def _private_hbm_result(x):
+    out = nl.empty_like(x, buffer=nl.hbm)
+    t = nl.load(x)
+    nl.store(out, value=nl.multiply(t, t))
+    return out
+
+
+def test_private_hbm_return_is_the_result_for_one_instance():
+    x = rand(8, 16)
+    np.testing.assert_allclose(_private_hbm_result(x), x * x, rtol=1e-6)
+
+
+def test_private_hbm_return_over_a_grid_is_an_error():
+    with pytest.raises(nki.errors.KernelError, match="PRIVATE_HBM; kernel outputs must be nl.shared_hbm"):
+        _private_hbm_result[2](rand(8, 16))
