@@ -143,16 +143,39 @@ def main():
     write_report(rows, ours_dot, xla_dot, parse, large_lines)
 
 
+def machine():
+    """The machine every table was measured on: CPU model, the SIMD features the
+    kernels can use, cores, and the vector code goldtrace chose there."""
+    info = goldtrace.build_info()
+    feats = [f for f in info["cpu_features"] if f.startswith(("avx", "fma", "f16c"))]
+    return (f"{info.get('cpu_model') or platform.processor() or platform.machine()} ({platform.machine()}), "
+            f"{os.cpu_count()} cores, SIMD features {', '.join(feats) or 'none'}; goldtrace "
+            f"{info['go_version']} build, SIMD level {info['simd_level']} (GEMM kernel {info['gemm_kernel']})")
+
+
+def _with_machine(lines, mach):
+    """lines with a Machine: line under every table heading."""
+    out = []
+    for line in lines:
+        out.append(line)
+        if line.startswith("## "):
+            out += ["", f"Machine: {mach}."]
+    return out
+
+
 def write_report(rows, ours_dot, xla_dot, parse, large_lines=()):
+    mach = machine()
     geo = float(np.exp(np.mean([np.log(o / p) for _, o, p, _ in rows])))
     geo_fresh = float(np.exp(np.mean([np.log(o / f) for _, o, _, f in rows])))
     lines = [
         "# Benchmarks",
         "",
-        f"Measured by `make bench` on {platform.machine()}, {os.cpu_count()} cores, jax {jax.__version__}, "
-        f"{time.strftime('%Y-%m-%d')}. Ratios are goldtrace / peer in the same run (lower is better for goldtrace).",
+        f"Measured by `make bench`, jax {jax.__version__}, {time.strftime('%Y-%m-%d')}. "
+        "Ratios are goldtrace / peer in the same run (lower is better for goldtrace).",
         "",
         "## Time to golden vs. JAX compile-and-run on CPU",
+        "",
+        f"Machine: {mach}.",
         "",
         "goldtrace: `infergoldens` process start to `value_output*.npy` written (module text and .npy inputs on disk).",
         "JAX warm: `jax.jit(f).lower(*args).compile()(*args)` in a process that has imported JAX already, "
@@ -170,6 +193,8 @@ def write_report(rows, ours_dot, xla_dot, parse, large_lines=()):
         "",
         "## dot f32 1024x1024x1024",
         "",
+        f"Machine: {mach}.",
+        "",
         "| engine | GFLOP/s |",
         "|---|---:|",
         f"| goldtrace (engine/eval BenchmarkDotF32_1024) | {ours_dot:.1f} |",
@@ -178,10 +203,12 @@ def write_report(rows, ours_dot, xla_dot, parse, large_lines=()):
         "",
         "## HLO text parsing",
         "",
+        f"Machine: {mach}.",
+        "",
         f"A {parse[2]:.1f} MB XLA:CPU-optimized module (engine/hlo BenchmarkParseLarge) parses in "
         f"{parse[0]:.0f} ms ({parse[1]:.0f} MB/s).",
         "",
-    ] + list(large_lines)
+    ] + _with_machine(large_lines, mach)
     path = os.path.join(ROOT, "docs", "benchmarks.md")
     extra = ""
     if os.path.exists(path):

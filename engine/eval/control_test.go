@@ -52,7 +52,13 @@ ENTRY e {
 		t.Fatal(err)
 	}
 	want := [][]float32{{1, -2, 3}, {1, -2, 3}, {1, -2, 3}, {0, 0, 0}, {1, -2, 3}}
+	if len(v.Leaves()) != len(want) {
+		t.Fatalf("%d outputs, want %d", len(v.Leaves()), len(want))
+	}
 	for i, l := range v.Leaves() {
+		if len(l.F32()) != len(want[i]) {
+			t.Fatalf("output %d = %v, want %v", i, l.F32(), want[i])
+		}
 		for k, x := range l.F32() {
 			if x != want[i][k] {
 				t.Errorf("output %d = %v, want %v", i, l.F32(), want[i])
@@ -77,6 +83,9 @@ ENTRY e {
 		t.Fatal(err)
 	}
 	want := []float32{1, 4, 2, 5, 3, 6}
+	if len(v.T.F32()) != len(want) || !equalDims(v.T.Dims, []int64{3, 2}) {
+		t.Fatalf("got %v%v, want f32[3,2] %v", v.T.Dims, v.T.F32(), want)
+	}
 	for i, g := range v.T.F32() {
 		if g != want[i] {
 			t.Fatalf("got %v, want %v", v.T.F32(), want)
@@ -112,6 +121,9 @@ func TestIntegerCornerCases(t *testing.T) {
 		out, err := binary(op, a, b)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if len(out.I8()) != len(want) {
+			t.Fatalf("%s = %v, want %v", op, out.I8(), want)
 		}
 		for i, g := range out.I8() {
 			if g != want[i] {

@@ -6,6 +6,7 @@ import "testing"
 // jax.jit on CPU (cases in testdata/gen_dot_order.py).
 func TestDotOrderAgainstJax(t *testing.T) {
 	dir, cases := jaxCases(t, "gen_dot_order.py")
+	requireCases(t, cases, 34)
 	for _, c := range cases {
 		t.Run(c.Name, func(t *testing.T) { runJaxCase(t, dir, c) })
 	}

@@ -7,6 +7,7 @@ package eval
 
 import (
 	"fmt"
+	"math"
 	"unsafe"
 
 	"goldtrace/engine/dtype"
@@ -98,6 +99,28 @@ func evalUnary(_ *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
 	return ArrayValue(out), nil
 }
 
+// glibcSubnormalOps are the binary ops XLA:CPU hands to glibc, whose
+// subnormal operands take paths flushed ones would not (atan2_daz.go).
+var glibcSubnormalOps = map[string]bool{"atan2": true, "power": true, "remainder": true}
+
+// signKeepsFlushedZero: XLA:CPU's complex sign returns z itself when z
+// compares equal to 0, which under DAZ includes every z whose parts are
+// subnormal or zero, so those keep their subnormal bits.
+func signKeepsFlushedZero[C complex64 | complex128](op string, raw, flushed []C) func(*tensor.Tensor, error) (*tensor.Tensor, error) {
+	return func(out *tensor.Tensor, err error) (*tensor.Tensor, error) {
+		if err != nil || op != "sign" {
+			return out, err
+		}
+		o := rawView[C](out.Data)
+		for i, v := range flushed {
+			if v == 0 {
+				o[i] = raw[i]
+			}
+		}
+		return out, nil
+	}
+}
+
 // unary applies a unary elementwise opcode. The result type follows XLA:
 // pred for is-finite, the real type for abs/real/imag of complex.
 func unary(op string, x *tensor.Tensor) (*tensor.Tensor, error) {
@@ -112,6 +135,7 @@ func unary(op string, x *tensor.Tensor) (*tensor.Tensor, error) {
 		}
 		keep := keepsSubnormals(op)
 		xs := asF32(x)
+		raw := xs
 		if !keep {
 			xs = daz(xs)
 		}
@@ -132,12 +156,23 @@ func unary(op string, x *tensor.Tensor) (*tensor.Tensor, error) {
 				ftz(o[lo:hi])
 			}
 		})
+		if op == "cbrt" {
+			for i, v := range raw {
+				if b := math.Float32bits(v) & 0x7fffffff; b != 0 && b < 0x00800000 {
+					o[i] = math.Float32frombits(cbrtOfSubnormalF32)
+				}
+			}
+		}
 		if x.Type != dtype.F32 {
 			return newFromF32(x.Type, x.Dims, o), nil
 		}
 		return out, nil
 	case classF64:
-		xs := daz(x.F64())
+		keep := keepsSubnormals64(op)
+		xs := x.F64()
+		if !keep {
+			xs = daz(xs)
+		}
 		if op == "is-finite" {
 			return isFinite(xs, x.Dims), nil
 		}
@@ -146,12 +181,17 @@ func unary(op string, x *tensor.Tensor) (*tensor.Tensor, error) {
 		}
 		out := tensor.New(x.Type, x.Dims)
 		o := out.F64()
-		parallelFor(n, func(lo, hi int) { unaryFloat(op, xs[lo:hi], o[lo:hi]); ftz(o[lo:hi]) })
+		parallelFor(n, func(lo, hi int) {
+			unaryFloat(op, xs[lo:hi], o[lo:hi])
+			if !keep {
+				ftz(o[lo:hi])
+			}
+		})
 		return out, nil
 	case classC64:
-		return unaryComplex(op, x, dazComplex(x.C64()), dtype.F32)
+		return signKeepsFlushedZero(op, x.C64(), dazComplex(x.C64()))(unaryComplex(op, x, dazComplex(x.C64()), dtype.F32))
 	case classC128:
-		return unaryComplex(op, x, dazComplex(x.C128()), dtype.F64)
+		return signKeepsFlushedZero(op, x.C128(), dazComplex(x.C128()))(unaryComplex(op, x, dazComplex(x.C128()), dtype.F64))
 	}
 	switch x.Type {
 	case dtype.S8, dtype.S4, dtype.S2, dtype.S1:
@@ -267,6 +307,7 @@ func binaryFlushing(op string, a, b *tensor.Tensor, flush bool) (*tensor.Tensor,
 	switch classOf(a.Type) {
 	case classF32:
 		as, bs := asF32(a), asF32(b)
+		rawA, rawB := as, bs
 		if flush {
 			as, bs = daz(as), daz(bs)
 		}
@@ -284,12 +325,19 @@ func binaryFlushing(op string, a, b *tensor.Tensor, flush bool) (*tensor.Tensor,
 				ftz(o[lo:hi])
 			}
 		})
+		if glibcSubnormalOps[op] && flush {
+			fixSubnormalPaths(op, rawA, rawB, o)
+		}
 		if a.Type != dtype.F32 {
 			return newFromF32(a.Type, a.Dims, o), nil
 		}
 		return out, nil
 	case classF64:
-		return binaryT(op, a, daz(a.F64()), daz(b.F64()), binaryFloat[float64], ftz[float64])
+		out, err := binaryT(op, a, daz(a.F64()), daz(b.F64()), binaryFloat[float64], ftz[float64])
+		if err == nil && glibcSubnormalOps[op] && flush {
+			fixSubnormalPaths(op, a.F64(), b.F64(), out.F64())
+		}
+		return out, err
 	case classC64:
 		return binaryT(op, a, dazComplex(a.C64()), dazComplex(b.C64()), binaryCplx[complex64], ftzComplex[complex64])
 	case classC128:

@@ -46,22 +46,59 @@ func evalCompare(_ *Evaluator, in *hlo.Instruction, args []Value) (Value, error)
 	return ArrayValue(out), nil
 }
 
-// bf16CompareFlushes reports whether XLA:CPU's code for a bf16 compare sees
-// subnormals as zero. Compares are widened to f32 and run under DAZ, except
+// bf16CompareFlushes reports whether XLA:CPU's code for a bf16 or f32
+// compare sees subnormals as zero (other types ignore it). Compares are widened to f32 and run under DAZ, except
 // that LLVM folds EQ/NE against a constant (jax's x.astype(bool) is
 // compare(x, broadcast(0)), NE) into bit arithmetic that keeps them: with jax on
 // CPU, bf16 0x0001 != 0 is true while 0x0001 > 0 and ne(0x0001, zeros-operand)
-// are false.
+// are false. The fold does not happen when an instruction reads both the
+// compare and the compared value: in jnp.where(x == 0, 0, x) and in
+// jnp.sort's comparator (which canonicalizes with select(x == 0, 0, x)) the
+// compare runs on the widened f32 value and flushes. Other readers of x
+// (other fusions) do not matter.
 func bf16CompareFlushes(in *hlo.Instruction) bool {
 	if in.ComparisonDirection != "EQ" && in.ComparisonDirection != "NE" {
 		return true
 	}
-	for _, op := range in.Operands {
-		if isConstantLike(op) {
-			return false
+	for i, op := range in.Operands {
+		if !isConstantLike(op) || len(in.Operands) != 2 {
+			continue
 		}
+		x := in.Operands[1-i]
+		switch {
+		case x.Shape.Elem == dtype.BF16:
+			return readTogether(in, x)
+		case x.Shape.Elem == dtype.F32 && x.Opcode == "convert" && len(x.Operands) == 1 &&
+			x.Operands[0].Shape.Elem == dtype.BF16:
+			// XLA's optimized form of the same: compare(convert(bf16 x), 0).
+			return readTogether(in, x) || readTogether(in, x.Operands[0])
+		}
+		return true
 	}
 	return true
+}
+
+// readTogether reports whether an instruction of in's computation other
+// than in reads both in and x.
+func readTogether(in, x *hlo.Instruction) bool {
+	c := in.Parent
+	if c == nil {
+		return false
+	}
+	for _, u := range c.Instructions {
+		if u == in {
+			continue
+		}
+		var readsIn, readsX bool
+		for _, o := range u.Operands {
+			readsIn = readsIn || o == in
+			readsX = readsX || o == x
+		}
+		if readsIn && readsX {
+			return true
+		}
+	}
+	return false
 }
 
 // isConstantLike reports whether an instruction's value is a constant seen
@@ -100,7 +137,7 @@ func compare(dir, ctype string, a, b *tensor.Tensor, flushBF16 bool) (*tensor.Te
 	switch classOf(a.Type) {
 	case classF32:
 		as, bs := asF32(a), asF32(b)
-		if (a.Type == dtype.F32 || (a.Type == dtype.BF16 && flushBF16)) && ctype != "TOTALORDER" {
+		if (a.Type == dtype.F32 || a.Type == dtype.BF16) && flushBF16 && ctype != "TOTALORDER" {
 			// XLA:CPU compares f32 and bf16 (widened to f32) with FP compares,
 			// which see subnormals as 0 (DAZ); other narrow floats widen to
 			// f32 normals. TOTALORDER compares bit patterns as integers.

@@ -26,9 +26,7 @@ func TestElementwiseAgainstJax(t *testing.T) {
 	}
 	dir := genJaxCases(t, "gen_elementwise.py")
 	cases := readManifest[elementwiseCase](t, dir)
-	if len(cases) < 50 {
-		t.Fatalf("only %d cases generated", len(cases))
-	}
+	requireCases(t, cases, 104)
 	for _, c := range cases {
 		t.Run(c.Name, func(t *testing.T) { runElementwiseCase(t, dir, c) })
 	}
@@ -49,7 +47,7 @@ func runElementwiseCase(t *testing.T, dir string, c elementwiseCase) {
 		if i < len(c.Labels) {
 			label = c.Labels[i]
 		}
-		if err := compareElementwise(got[i], want[i], c.Mode == "approx", inType); err != nil {
+		if err := compareElementwiseOp(got[i], want[i], c.Mode == "approx", inType, label); err != nil {
 			t.Errorf("output %s: %v", label, err)
 		}
 	}
@@ -72,9 +70,35 @@ func ulpTolerance(t dtype.Type) float64 {
 	return 0x1p-2 // 8-bit floats
 }
 
-// compareElementwise checks got against want. Exact mode compares bits, but
-// any NaN matches any NaN (XLA's payloads are not part of the contract).
-func compareElementwise(got, want *tensor.Tensor, approx bool, inType dtype.Type) error {
+// wideOpTolerance lists the ops whose XLA:CPU kernels are measurably less
+// accurate than the type's default (sweeps of jax against numpy over
+// 500,000 inputs): f64 log1p is 120 ulp off near x = -0.414, sinh and cosh
+// 249, atanh 73; complex64 pow is exp(y*log(x)) with three f32 roundings
+// the magnitude of y*log(x) amplifies (9 ulp measured here). Relative
+// tolerance, by op and input type.
+var wideOpTolerance = map[string]map[dtype.Type]float64{
+	"log1p": {dtype.F64: 256 * 0x1p-52},
+	"sinh":  {dtype.F64: 512 * 0x1p-52},
+	"cosh":  {dtype.F64: 512 * 0x1p-52},
+	"atanh": {dtype.F64: 128 * 0x1p-52},
+	"pow":   {dtype.C64: 64 * 0x1p-23},
+}
+
+// compareElementwiseOp is compareElementwise with op's tolerance.
+func compareElementwiseOp(got, want *tensor.Tensor, approx bool, inType dtype.Type, op string) error {
+	tol := ulpTolerance(inType)
+	if w, ok := wideOpTolerance[op][inType]; ok {
+		tol = w
+	}
+	return compareElementwiseTol(got, want, approx, tol)
+}
+
+// compareElementwiseTol checks got against want. Exact mode compares bits,
+// but any NaN matches any NaN (XLA's payloads are not part of the
+// contract). Approx mode allows a relative error of tol, with no absolute
+// floor: a subnormal or zero result must match exactly (sign included), and
+// an infinity must be the same infinity.
+func compareElementwiseTol(got, want *tensor.Tensor, approx bool, tol float64) error {
 	if got.Type != want.Type || !equalDims(got.Dims, want.Dims) {
 		return fmt.Errorf("got %v, want %v", got, want)
 	}
@@ -107,14 +131,12 @@ func compareElementwise(got, want *tensor.Tensor, approx bool, inType dtype.Type
 		}
 		return nil
 	}
-	tol := ulpTolerance(inType)
 	gv, wv := flatF64(got), flatF64(want)
 	bad, first := 0, ""
 	for i := range wv {
 		g, w := gv[i], wv[i]
-		ok := (math.IsNaN(g) && math.IsNaN(w)) || g == w ||
-			math.Abs(g-w) <= tol*math.Max(math.Abs(w), 1) ||
-			(math.IsInf(w, 0) && math.Abs(g) > math.MaxFloat32/2 && math.Signbit(g) == math.Signbit(w))
+		ok := (math.IsNaN(g) && math.IsNaN(w)) || (g == w && math.Signbit(g) == math.Signbit(w)) ||
+			math.Abs(g-w) <= tol*math.Abs(w)
 		if !ok {
 			if bad == 0 {
 				first = fmt.Sprintf("value %d: got %v, want %v", i, g, w)

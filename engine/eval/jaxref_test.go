@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"goldtrace/engine/dtype"
@@ -47,11 +48,22 @@ func requireJax(t *testing.T) {
 }
 
 // genJaxCases runs testdata/<script> with a fresh temporary output directory
-// followed by args, and returns that directory.
+// followed by args, and returns that directory. For mutation runs only,
+// GOLDTRACE_REFERENCE_CACHE=dir keeps the references in dir/<script><args>
+// and reuses them while they exist (the generator itself is then not run).
 func genJaxCases(t *testing.T, script string, args ...string) string {
 	t.Helper()
 	requireJax(t)
 	dir := t.TempDir()
+	if cache := os.Getenv("GOLDTRACE_REFERENCE_CACHE"); cache != "" {
+		dir = filepath.Join(cache, strings.Join(append([]string{script}, args...), "_"))
+		if _, err := os.Stat(filepath.Join(dir, "manifest.json")); err == nil {
+			return dir
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	cmd := pyref.Command(append([]string{filepath.Join("testdata", script), dir}, args...)...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%s failed: %v\n%s", script, err, out)

@@ -30,6 +30,7 @@ func TestRngBitGeneratorAgainstJax(t *testing.T) {
 	if err := json.Unmarshal(raw, &cases); err != nil {
 		t.Fatal(err)
 	}
+	requireCases(t, cases, 168) // 3 algorithms x 2 keys x 4 widths x 7 shapes
 	for _, c := range cases {
 		typ, _ := dtype.FromNumpy(c.Dtype)
 		st := tensor.New(dtype.U64, []int64{int64(len(c.Key))})

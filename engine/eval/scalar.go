@@ -633,7 +633,7 @@ func compareStep(dir, ctype string, flushBF16 bool, a, b sreg, dst sreg) scalarS
 	total := ctype == "TOTALORDER"
 	switch classOf(a.typ) {
 	case classF32:
-		daz := (a.typ == dtype.F32 || (a.typ == dtype.BF16 && flushBF16)) && !total
+		daz := (a.typ == dtype.F32 || a.typ == dtype.BF16) && flushBF16 && !total
 		dec := decoder(a.typ)
 		key := func(r uint64) float32 {
 			v := dec(r)
@@ -829,8 +829,8 @@ func unaryStep(op string, a, dst sreg) scalarStep {
 		case signOnly[op]:
 			return nil
 		}
-		if !unaryFloat[float32](op, nil, nil) {
-			return nil
+		if !unaryFloat[float32](op, nil, nil) || op == "cbrt" {
+			return nil // cbrt's subnormal result is unary's (cbrtOfSubnormalF32)
 		}
 		dec, enc := decoder(a.typ), encoder(a.typ)
 		if op == "logistic" && a.typ != dtype.F32 {
@@ -869,8 +869,8 @@ func unaryStep(op string, a, dst sreg) scalarStep {
 		case "real", "imag":
 			return nil
 		}
-		if !unaryFloat[float64](op, nil, nil) {
-			return nil
+		if !unaryFloat[float64](op, nil, nil) || keepsSubnormals64(op) {
+			return nil // glibc's sin, tan, expm1 keep subnormals: unary's path
 		}
 		return func(m *scalarMachine) {
 			in := [1]float64{flush(math.Float64frombits(m.r[x]))}
@@ -894,6 +894,9 @@ func unaryStep(op string, a, dst sreg) scalarStep {
 
 func binaryStep(op string, x, y int, dst sreg) scalarStep {
 	d := dst.reg
+	if c := classOf(dst.typ); glibcSubnormalOps[op] && (c == classF32 || c == classF64) {
+		return nil // subnormal operands take glibc's paths (atan2_daz.go): binary's
+	}
 	switch classOf(dst.typ) {
 	case classF32:
 		f := floatBinary[float32](op)

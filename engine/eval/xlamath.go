@@ -291,8 +291,22 @@ func xlaScalarF32(op string) func(x, o []float32) {
 
 // keepsSubnormals reports whether XLA:CPU's f32 op returns (a function of)
 // its input without arithmetic where subnormals occur, so neither the input
-// nor the output is flushed: tanh returns x itself for |x| < 4e-4.
-func keepsSubnormals(op string) bool { return op == "tanh" }
+// nor the output is flushed: tanh returns x itself for |x| < 4e-4, and
+// glibc's sin, tan and expm1 return a tiny x as it is.
+func keepsSubnormals(op string) bool {
+	return op == "tanh" || keepsSubnormals64(op)
+}
+
+// keepsSubnormals64 is keepsSubnormals for f64, where XLA's own tanh
+// flushes but glibc's sin, tan and expm1 still return a tiny x unchanged.
+func keepsSubnormals64(op string) bool {
+	return op == "sine" || op == "tan" || op == "exponential-minus-one"
+}
+
+// cbrtOfSubnormalF32 is what XLA:CPU's f32 cbrt returns for every subnormal
+// input, of either sign (its exponent manipulation sees a zero exponent
+// field): -5.595173541877215e-16. bf16 and f16 compute through f32.
+const cbrtOfSubnormalF32 = 0xa6214518
 
 // narrowLogistic is logistic on a type narrower than f32. XLA expands it
 // before choosing precisions, so each step of 1/(1+e^-x) (negate, exp, add,

@@ -39,13 +39,14 @@ func xlaVectorF32(op string) func(x, o []float32) int {
 }
 
 // rsqrtOnCPU is whether this CPU runs rsqrtXLAX8 (VRSQRTPS needs AVX, its
-// blend AVX2, the Newton step FMA).
+// blend AVX2, the Newton steps FMA).
 var rsqrtOnCPU = archsimd.X86.AVX2() && archsimd.X86.FMA()
 
 // xlaEstimateF32 returns op's kernel when XLA:CPU builds op on the CPU's own
 // estimate instruction, which only a vector kernel can run: f32 rsqrt is
-// VRSQRTSS/VRSQRTPS's 12-bit estimate y refined by one Newton step,
-// y - y/2*(x*y*y - 1) with x*y rounded and the rest two FMAs, for positive
+// VRSQRTSS/VRSQRTPS's 12-bit estimate y refined by two Newton steps,
+// r - r/2*(x*r*r - 1) with x*r rounded and the rest two FMAs (jaxlib 0.10.2's
+// LLVM IR, on AVX2 and AVX-512 hosts alike), for positive
 // normal x; for 0, subnormals, inf and negatives it is y itself (±inf, +0,
 // NaN). The tail shorter than a vector runs padded to one, so the result of
 // every element comes from the same instructions.

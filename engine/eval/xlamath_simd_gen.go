@@ -197,10 +197,15 @@ var ops = []op{
 	negHalf, negOne := {{bc "-0.5"}}, {{bc "-1"}}
 	minNormal, inf := {{bc "0x1p-126"}}, {{bc "float32(math.Inf(1))"}}`,
 		body: `
+		// Two Newton steps r = fma(-r/2, fma(x*r, r, -1), r), as XLA:CPU's
+		// rsqrt intrinsic emits them (fmul/fadd pairs LLVM contracts).
 		y := v.ReciprocalSqrt()
-		a := v.Mul(y)
-		c := a.MulAdd(y, negOne)
-		r := y.Mul(negHalf).MulAdd(c, y)
+		r := y
+		for range 2 {
+			a := v.Mul(r)
+			c := a.MulAdd(r, negOne)
+			r = r.Mul(negHalf).MulAdd(c, r)
+		}
 		res := r.Merge(y, v.GreaterEqual(minNormal).And(v.Less(inf)))`,
 	},
 }

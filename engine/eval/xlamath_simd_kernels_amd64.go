@@ -572,10 +572,15 @@ func rsqrtXLAX8(x, o []float32) int {
 	minNormal, inf := archsimd.BroadcastFloat32x8(0x1p-126), archsimd.BroadcastFloat32x8(float32(math.Inf(1)))
 	for i := 0; i < n; i += 8 {
 		v := archsimd.LoadFloat32x8((*[8]float32)(x[i:]))
+		// Two Newton steps r = fma(-r/2, fma(x*r, r, -1), r), as XLA:CPU's
+		// rsqrt intrinsic emits them (fmul/fadd pairs LLVM contracts).
 		y := v.ReciprocalSqrt()
-		a := v.Mul(y)
-		c := a.MulAdd(y, negOne)
-		r := y.Mul(negHalf).MulAdd(c, y)
+		r := y
+		for range 2 {
+			a := v.Mul(r)
+			c := a.MulAdd(r, negOne)
+			r = r.Mul(negHalf).MulAdd(c, r)
+		}
 		res := r.Merge(y, v.GreaterEqual(minNormal).And(v.Less(inf)))
 		res.Store((*[8]float32)(o[i:]))
 	}

@@ -142,8 +142,8 @@ func BenchmarkXLAVectorF32(b *testing.B) {
 
 // TestXLARsqrtKernel holds xlaRsqrt (held to XLA:CPU by TestXLAMathSweep) to
 // itself across the vector body and the padded tail, to within two ulps of
-// the correctly rounded 1/sqrt(x) for positive normal x (one Newton step
-// from a 12-bit estimate leaves about 23 good bits), and to IEEE
+// the correctly rounded 1/sqrt(x) for positive normal x (two Newton steps
+// from a 12-bit estimate leave it within rounding error), and to IEEE
 // rsqrt's special values.
 func TestXLARsqrtKernel(t *testing.T) {
 	if !RsqrtMatchesXLA() {

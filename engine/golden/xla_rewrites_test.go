@@ -96,7 +96,7 @@ def programs(tn, dt, skip={}, rsqrt=()):
             ulp, scale = skip.get(name, (0, None))
             case(f"{name}_{tn}", name not in skip, prog[0], *prog[1:], rsqrt=name in rsqrt, ulp=ulp, scale=scale)
 
-# XLA:CPU's rsqrt is the CPU's estimate refined by a Newton step: f32's is
+# XLA:CPU's rsqrt is the CPU's estimate refined by Newton steps: f32's is
 # matched only where eval.RsqrtMatchesXLA, f64's nowhere.
 programs("f32", f32, rsqrt=("div_sqrt", "layernorm"))
 # bf16 gelu_erf: erf is XLA:CPU's f32 kernel, not reproduced (a few f32 ulp);
@@ -289,7 +289,7 @@ func TestXLARewritesAgainstJAX(t *testing.T) {
 	for i, c := range cases {
 		if c.Rsqrt && !eval.RsqrtMatchesXLA() {
 			// The correctly rounded rsqrt is within 2 ulp of XLA's estimate
-			// plus Newton step (TestXLARsqrtKernel), one more for the product.
+			// plus Newton steps (TestXLARsqrtKernel), one more for the product.
 			cases[i].Exact, cases[i].Ulp = false, 3
 		}
 		if cases[i].Exact {

@@ -8,7 +8,7 @@ package hostcpu
 // Features is the subset of CPU features goldtrace's numerics or kernels
 // depend on. All false on other architectures.
 type Features struct {
-	SSE41, SSE42, AVX, AVX2, FMA, F16C                       bool
+	SSE41, SSE42, AVX, AVX2, FMA, F16C                            bool
 	AVX512F, AVX512DQ, AVX512BW, AVX512VL, AVX512FP16, AVX512BF16 bool
 }
 

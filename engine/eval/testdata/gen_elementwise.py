@@ -60,8 +60,6 @@ def small_ints(dt, n=N, hi=70):
 def cplx(dt, n=N):
     f = np.float32 if dt == np.complex64 else np.float64
     re, im = floats(f, n, 2.0), floats(f, n, 2.0)
-    # Known gap: complex log's angle of a flushed subnormal pair (see atan2).
-    re[re == float(ml_dtypes.finfo(f).smallest_subnormal)] = 0.125
     re[:4], im[:4] = [0, 1, -1, 0.5], [0, 0.25, 2, -1]
     re, im = np.nan_to_num(re, nan=0.3, posinf=3, neginf=-3), np.nan_to_num(im, nan=0.3, posinf=3, neginf=-3)
     re, im = np.clip(re, -5, 5), np.clip(im, -5, 5)
@@ -104,11 +102,22 @@ for dt in FLOATS:
                                     "rem": lax.rem, "max": lax.max, "min": lax.min,
                                     **{f"cmp_{d}": getattr(lax, d) for d in ["eq", "ne", "lt", "le", "gt", "ge"]},
                                     "select": lambda a, b: lax.select(a > b, a, b)}, [x, y])
-    # Known gap: XLA:CPU's atan2 of two flushed subnormals (0/0 after DAZ)
-    # is NaN in f32 and pi/2 in f64; we give atan2(0, 0) = 0. Keep them out.
-    xn, yn = x.copy(), y.copy()
-    xn[np.abs(xn.astype(np.float64)) < float(ml_dtypes.finfo(dt).tiny)] = 0.25
-    group(f"binary_approx_{name_of(dt)}", {"pow": lax.pow, "atan2": lax.atan2}, [xn, yn], "approx")
+    group(f"binary_approx_{name_of(dt)}", {"pow": lax.pow, "atan2": lax.atan2}, [x, y], "approx")
+    # Every pair of specials, subnormals among them: glibc's paths under DAZ
+    # (atan2: NaN for two subnormals in f32, -pi for f64 (5e-324, -1); pow:
+    # a subnormal base acts as 2^-150 / 2^-1075; rem: NaN for a subnormal
+    # divisor, a subnormal dividend kept).
+    fi = ml_dtypes.finfo(dt)
+    sp = np.array([0.0, -0.0, float(fi.smallest_subnormal), -float(fi.smallest_subnormal), float(fi.tiny) / 2,
+                   -float(fi.tiny) / 2, float(fi.tiny), 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 1e-30, -1e-30, 2.0 ** -120,
+                   -(2.0 ** -120), 1e-300, -1e-300, np.inf, -np.inf, np.nan])
+    with np.errstate(all="ignore"):
+        sp = sp.astype(np.float32).astype(dt) if np.dtype(dt).itemsize < 4 else sp.astype(dt)
+    gy, gx = np.meshgrid(sp, sp, indexing="ij")
+    gy, gx = gy.ravel().copy(), gx.ravel().copy()
+    group(f"specials_approx_{name_of(dt)}", {"atan2": lax.atan2, "pow": lax.pow}, [gy, gx], "approx")
+    group(f"specials_exact_{name_of(dt)}", {"rem": lax.rem, "add": lax.add, "mul": lax.mul, "div": lax.div,
+                                            "max": lax.max, "min": lax.min, "lt": lax.lt, "eq": lax.eq}, [gy, gx])
     group(f"zeros_{name_of(dt)}", {"max": lax.max, "min": lax.min},
           [np.array([0, -0.0, 0, -0.0], dt), np.array([-0.0, 0, 0, -0.0], dt)])
     group(f"misc_{name_of(dt)}", {"clamp": lambda a: lax.clamp(np.array(-1.5, dt), a, np.array(2.0, dt)),
