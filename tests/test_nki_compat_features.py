@@ -501,3 +501,39 @@ def test_private_hbm_return_is_the_result_for_one_instance():
 def test_private_hbm_return_over_a_grid_is_an_error():
     with pytest.raises(nki.errors.KernelError, match="PRIVATE_HBM; kernel outputs must be nl.shared_hbm"):
         _private_hbm_result[2](rand(8, 16))
+
+
+# ---- compat: torch_neuronx.xla_impl.ops.nki_jit (old torch scripts), CPU tensors ----
+
+
+def test_compat_torch_neuronx_nki_jit_writes_output_arguments(tmp_path):
+    import subprocess
+    import sys
+    import textwrap
+
+    pytest.importorskip("torch")
+    src = textwrap.dedent('''
+        import goldtrace.nki.compat
+        goldtrace.nki.compat.install()
+        import torch
+        import neuronxcc.nki.language as nl
+        from torch_neuronx.xla_impl.ops import nki_jit
+
+        def scale_rows(a, w, out):
+            t = nl.load(a)
+            wt = nl.load(w.reshape((1, w.shape[0])))
+            nl.store(out, value=nl.multiply(t, wt.broadcast_to(a.shape)))
+
+        k = nki_jit(scale_rows)
+        a = torch.arange(32, dtype=torch.float32).reshape(4, 8)
+        w = torch.linspace(-1.0, 1.0, 8)
+        out = torch.zeros(4, 8)
+        k(a, w, out)
+        assert torch.equal(out, a * w), (out, a * w)
+        print("ok")
+    ''')
+    f = tmp_path / "t.py"
+    f.write_text(src)
+    r = subprocess.run([sys.executable, str(f)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip().endswith("ok")

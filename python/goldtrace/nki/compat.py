@@ -19,6 +19,10 @@ _ALIASES = {
     # The JAX bridges of earlier Neuron SDKs: nki_call.
     "jax_neuronx": "goldtrace.nki._jax_compat",
     "neuron_jax": "goldtrace.nki._jax_compat",
+    # The torch entry point of earlier Neuron SDKs: torch_neuronx.xla_impl.ops.nki_jit.
+    "torch_neuronx": "goldtrace.nki._torch_neuronx_compat",
+    "torch_neuronx.xla_impl": "goldtrace.nki._torch_neuronx_compat",
+    "torch_neuronx.xla_impl.ops": "goldtrace.nki._torch_neuronx_compat",
 }
 
 
@@ -59,6 +63,9 @@ def install(force=False):
         # The JAX aliases only where those packages are absent too.
         for name in ("jax_neuronx", "neuron_jax"):
             if importlib.util.find_spec(name) is not None:
+                _ALIASES.pop(name, None)
+        if importlib.util.find_spec("torch_neuronx") is not None:
+            for name in ("torch_neuronx", "torch_neuronx.xla_impl", "torch_neuronx.xla_impl.ops"):
                 _ALIASES.pop(name, None)
     sys.meta_path.insert(0, _AliasFinder())
     _installed = True
