@@ -290,15 +290,11 @@ func cmpOK(v int64, c irpb.Cmp) bool {
 // (right-aligned; size-1 axes and missing leading axes stride 0).
 func bcastStrides(shape []int, str []int, dom []int) []int {
 	out := make([]int, len(dom))
-	// drop leading size-1 axes beyond dom's rank
-	if len(shape) > len(dom) {
-		shape = shape[len(shape)-len(dom):]
-		str = str[len(str)-len(dom):]
-	}
-	off := len(dom) - len(shape)
-	for i := range shape {
-		if shape[i] != 1 || dom[off+i] == 1 {
-			out[off+i] = str[i]
+	drop, off, _ := alignSrc(shape, dom)
+	for i := drop; i < len(shape); i++ {
+		d := off + i - drop
+		if shape[i] != 1 || dom[d] == 1 {
+			out[d] = str[i]
 		}
 	}
 	return out

@@ -485,25 +485,41 @@ func (c *compiler) access(a *irpb.Access, what string) (*cacc, error) {
 	return ca, nil
 }
 
-// broadcastsTo reports whether a tile of shape s broadcasts numpy-style
-// (right-aligned, size-1 axes repeat) to dom.
-func broadcastsTo(s, dom []int) bool {
-	if len(s) > len(dom) {
-		// leading size-1 axes may be dropped
-		for _, x := range s[:len(s)-len(dom)] {
-			if x != 1 {
+// alignSrc places a source tile against the domain: leading size-1 axes
+// beyond the domain's rank are dropped (drop of them), and the rest align
+// numpy-style to the right (off = domain axis of the first kept axis) — or,
+// when that does not broadcast, to the left, partition axis to partition
+// axis, so a (P,1) per-partition operand meets a (P,F1,F2) tile.
+func alignSrc(s, dom []int) (drop, off int, ok bool) {
+	for len(s)-drop > len(dom) {
+		if s[drop] != 1 {
+			return 0, 0, false
+		}
+		drop++
+	}
+	kept := s[drop:]
+	fits := func(off int) bool {
+		for i, x := range kept {
+			if x != 1 && x != dom[off+i] {
 				return false
 			}
 		}
-		s = s[len(s)-len(dom):]
+		return true
 	}
-	off := len(dom) - len(s)
-	for i, x := range s {
-		if x != 1 && x != dom[off+i] {
-			return false
-		}
+	if o := len(dom) - len(kept); fits(o) {
+		return drop, o, true
 	}
-	return true
+	if fits(0) {
+		return drop, 0, true
+	}
+	return 0, 0, false
+}
+
+// broadcastsTo reports whether a tile of shape s broadcasts to dom (see
+// alignSrc).
+func broadcastsTo(s, dom []int) bool {
+	_, _, ok := alignSrc(s, dom)
+	return ok
 }
 
 func (c *compiler) preds(ps []*irpb.Predicate, r int, what string) ([]cpred, error) {

@@ -142,14 +142,14 @@ func (in *instance) domMask(ci *cinst, dom []int) []bool {
 	return keep
 }
 
-// srcMap maps a source tile's axes onto the domain (right-aligned; a
-// broadcast axis maps nowhere).
+// srcMap maps a source tile's axes onto the domain (aligned as alignSrc
+// does; a broadcast axis maps nowhere).
 func srcMap(shape, dom []int) []int {
 	m := make([]int, len(shape))
-	off := len(dom) - len(shape)
+	drop, off, _ := alignSrc(shape, dom)
 	for k := range shape {
-		d := off + k
-		if d < 0 || (shape[k] == 1 && dom[d] != 1) {
+		d := off + k - drop
+		if k < drop || (shape[k] == 1 && dom[d] != 1) {
 			m[k] = -1
 		} else {
 			m[k] = d

@@ -616,3 +616,24 @@ func TestTransposeFlattensFreeAxes(t *testing.T) {
 	want := npRef(t, "r0 = a0.reshape(16, 32).T", []*tensor.Tensor{xv}, dtype.BF16)[0]
 	same(t, "transpose 3-D", got, want, 0)
 }
+
+// A (P,1) operand meets a (P,F1,F2) tile partition-aligned.
+func TestPartitionAlignedBroadcast(t *testing.T) {
+	r := rand.New(rand.NewPCG(57, 58))
+	b := newK("bcast3")
+	x := b.param("x", dtype.F32, 8, 3, 5)
+	c := b.param("c", dtype.F32, 8, 1)
+	s := loadAll(b, x, c)
+	o, st := storeTo(b, "o", dtype.F32, 8, 3, 5)
+	b.op("tensor_tensor", dts(b.full(o)), dts(b.full(s[0]), b.full(s[1])), attrs{"op": S("subtract")})
+	o2, st2 := storeTo(b, "o2", dtype.F32, 8, 3, 5)
+	b.op("activation", dts(b.full(o2)), dts(b.full(s[0]), b.full(s[1])), attrs{"func": S("exp"), "has_bias": B(true)})
+	st()
+	st2()
+	xv := randTensor(r, dtype.F32, -1, 1, 8, 3, 5)
+	cv := randTensor(r, dtype.F32, -1, 1, 8, 1)
+	got := run(t, b.kernel(), xv, cv)
+	want := npRef(t, "r0 = a0 - a1[:, :, None]\nr1 = np.exp((a0 + a1[:, :, None]).astype(np.float64)).astype(np.float32)", []*tensor.Tensor{xv, cv}, dtype.F32, dtype.F32)
+	same(t, "tensor_tensor (P,1) vs (P,3,5)", got[0], want[0], 0)
+	same(t, "activation bias (P,1) vs (P,3,5)", got[1], want[1], 0)
+}

@@ -16,7 +16,8 @@
 //    0..shape[k]-1. The instruction's *domain* is its dst[0] tile shape unless the
 //    opcode says otherwise. Source tiles broadcast to the domain numpy-style
 //    (a size-1 tile axis repeats), which is how a (P,1) per-partition operand
-//    meets a (P,F) tile.
+//    meets a (P,F) tile; when right alignment does not fit, a lower-rank source
+//    aligns partition axis to partition axis (a (P,1) operand meets (P,F1,F2)).
 //  - Tile axis 0 is the partition axis (<= 128); the rest are free axes.
 //  - Arithmetic engines read inputs as float32, compute in float32, and round
 //    the result to the destination tensor's dtype (ml_dtypes round-to-nearest-
