@@ -537,3 +537,87 @@ def test_compat_torch_neuronx_nki_jit_writes_output_arguments(tmp_path):
     r = subprocess.run([sys.executable, str(f)], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip().endswith("ok")
+
+
+# ---- direct allocation: placements of block-dimension tensors ----
+
+
+@nki.jit
+def _blocked_mod_alloc(x):
+    # x: (4, 32, 16). Blocks of `buf` (one per i) sit back to back from byte 0;
+    # `other` is placed right after them, so nothing overlaps.
+    import goldtrace.nki.compiler as ncc
+
+    B, P, F = x.shape
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    buf = nl.ndarray((B, nl.par_dim(P), F), dtype=x.dtype, buffer=ncc.sbuf.mod_alloc(base_addr=0, num_free_tiles=(B,)))
+    other = nl.ndarray((nl.par_dim(P), F), dtype=x.dtype, buffer=ncc.sbuf.alloc(lambda idx, p, f: (0, B * F * 4)))
+    for i in nl.affine_range(B):
+        buf[i] = nl.load(x[i])
+    other[...] = nl.full((P, F), -1.0, dtype=x.dtype)
+    for i in nl.affine_range(B):
+        nl.store(out[i], value=nl.add(buf[i], other))
+    return out
+
+
+def test_mod_alloc_blocks_back_to_back():
+    x = rand(4, 32, 16)
+    np.testing.assert_allclose(_blocked_mod_alloc(x), x - 1.0, rtol=1e-6)
+
+
+@nki.jit
+def _psum_blocks_in_one_bank(a, b):
+    import goldtrace.nki.compiler as ncc
+
+    out = nl.ndarray((2, 32, 256), dtype=np.float32, buffer=nl.shared_hbm)
+    acc = nl.ndarray((2, nl.par_dim(32), 256), dtype=np.float32, buffer=ncc.psum.mod_alloc(base_bank=2, num_free_tiles=(2,)))
+    at = nl.load(a)
+    for j in nl.affine_range(2):
+        bt = nl.load(b[j])
+        acc[j] = nisa.nc_matmul(at, bt)
+        nl.store(out[j], value=nl.copy(acc[j]))
+    return out
+
+
+def test_psum_mod_alloc_blocks_in_one_bank():
+    a, b = rand(16, 32), rand(2, 16, 256)
+    np.testing.assert_allclose(_psum_blocks_in_one_bank(a, b), np.stack([a.T @ b[0], a.T @ b[1]]), rtol=1e-5, atol=1e-5)
+
+
+def test_psum_blocks_one_bank_each_but_smaller_than_a_bank_are_refused():
+    import goldtrace.nki.compiler as ncc
+
+    @nki.jit
+    def k(a):
+        out = nl.ndarray((32, 256), dtype=np.float32, buffer=nl.shared_hbm)
+        acc = nl.ndarray((2, nl.par_dim(32), 256), dtype=np.float32, buffer=ncc.psum.mod_alloc(base_bank=0, num_bank_tiles=(2,)))
+        nl.store(out, value=nl.copy(acc[0]))
+        return out
+
+    with pytest.raises(KernelUnsupportedError, match=r"PSUM placement puts block \(1,\) .* byte 2048"):
+        k(rand(16, 32))
+
+
+def test_placements_with_shared_or_scattered_blocks_are_refused():
+    import goldtrace.nki.compiler as ncc
+
+    def kernel_with(buffer):
+        @nki.jit
+        def k(x):
+            out = nl.ndarray((2, 32, 16), dtype=x.dtype, buffer=nl.shared_hbm)
+            t = nl.ndarray((2, nl.par_dim(32), 16), dtype=x.dtype, buffer=buffer)
+            for i in nl.affine_range(2):
+                t[i] = nl.load(x[i])
+                nl.store(out[i], value=t[i])
+            return out
+        return k
+
+    x = rand(2, 32, 16)
+    # two blocks in one slot (num_free_tiles=(1,)): they would share memory
+    with pytest.raises(KernelUnsupportedError, match=r"block \(1,\).*back to back"):
+        kernel_with(ncc.sbuf.mod_alloc(base_addr=0, num_free_tiles=(1,)))(x)
+    # a callback scattering blocks
+    with pytest.raises(KernelUnsupportedError, match="back to back"):
+        kernel_with(ncc.sbuf.alloc(lambda idx, p, f: (0, 4096 * idx[0])))(x)
+    # a callback placing them back to back is fine
+    np.testing.assert_array_equal(kernel_with(ncc.sbuf.alloc(lambda idx, p, f: (0, 1024 + f * idx[0])))(x), x)

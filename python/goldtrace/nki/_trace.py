@@ -52,7 +52,7 @@ class Buffer:
     def __init__(self, name, memory):
         self.name, self.memory = name, memory
 
-    def allocation(self, shape, dtype):
+    def allocation(self, shape, dtype, nblock=0):
         return None
 
     def __repr__(self):

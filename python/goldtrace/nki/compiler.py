@@ -37,27 +37,74 @@ force_auto_alloc = _directive("force_auto_alloc")
 
 
 class _Allocator(Buffer):
-    """An explicit placement in SBUF or PSUM."""
+    """An explicit placement in SBUF or PSUM. Each logical block of a tensor
+    (an index of its block dimensions, the dims before nl.par_dim; a tensor
+    without block dimensions is one block) gets a (partition, byte) placement
+    from `place`; the IR holds one placement per tensor, so the blocks must lie
+    back to back in row-major block order (then the tensor is placed at the
+    first block's address). Other layouts (blocks sharing memory, gaps,
+    blocks on different partitions) are refused by name."""
 
-    def __init__(self, memory, kind, base_partition=0, base_addr=0, num_free_tiles=None, base_bank=None):
+    def __init__(self, memory, kind, base_partition=0, base_addr=0, base_bank=None):
         super().__init__(memory.lower(), memory)
         self.kind, self.base_partition, self.base_addr = kind, int(base_partition), int(base_addr)
-        self.num_free_tiles = num_free_tiles
         if base_bank is not None:
             self.base_addr += int(base_bank) * 2048
 
-    def allocation(self, shape, dtype):
+    def place(self, idx, pdim_size, fdim_size):
+        """(partition, byte offset in the partition; PSUM: bank * 2048 + offset) of block idx."""
+        return self.base_partition, self.base_addr
+
+    def allocation(self, shape, dtype, nblock=0):
+        import itertools
+
         dt = _dtypes.storage(_dtypes.canonical(dtype))
-        per_part = int(np.prod(shape[1:])) * dt.itemsize if len(shape) > 1 else dt.itemsize
-        a = {"partition_offset": self.base_partition, "byte_offset": self.base_addr, "kind": self.kind}
-        if self.num_free_tiles:
-            n = int(np.prod(self.num_free_tiles)) if not isinstance(self.num_free_tiles, int) else self.num_free_tiles
-            a["num_free_tiles"] = n
-            a["bytes_per_tile"] = per_part
-        return a
+        blocks = tuple(int(b) for b in shape[1:1 + nblock])
+        free = shape[1 + nblock:]
+        block_bytes = int(np.prod(free)) * dt.itemsize if free else dt.itemsize
+        first = None
+        for k, idx in enumerate(itertools.product(*[range(b) for b in blocks])):
+            part, off = self.place(tuple(idx), int(shape[0]), block_bytes)
+            if first is None:
+                first = (part, off)
+            elif part != first[0] or off != first[1] + k * block_bytes:
+                from .errors import KernelUnsupportedError
+
+                raise KernelUnsupportedError(
+                    f"{user_location()}: this {self.memory} placement puts block {tuple(idx)} of a tensor with blocks "
+                    f"{list(blocks)} at partition {part}, byte {off}, not right after block {k - 1} (partition "
+                    f"{first[0]}, byte {first[1] + k * block_bytes}); goldtrace supports placements whose blocks lie "
+                    "back to back (blocks sharing memory, gaps between them, or blocks on other partitions are not supported)")
+        return {"partition_offset": first[0], "byte_offset": first[1], "kind": self.kind}
 
     def __repr__(self):
         return f"<{self.memory} {self.kind}_alloc partition {self.base_partition} byte {self.base_addr}>"
+
+
+def _linear_mod(idx, tiles):
+    """linearize(idx mod tiles) in row-major order over tiles (the stubs'
+    modulo allocation; no tiles: every block maps to 0)."""
+    if not tiles:
+        return 0
+    tiles = tuple(int(t) for t in tiles)
+    out = 0
+    for i, t in zip(idx, tiles):
+        out = out * t + (i % t)
+    return out
+
+
+class _ModAllocator(_Allocator):
+    def __init__(self, memory, base_partition, base_addr, base_bank, num_par_tiles, num_free_tiles, num_bank_tiles):
+        super().__init__(memory, "mod", base_partition, base_addr, None)
+        self.base_bank = int(base_bank or 0)
+        self.num_par_tiles, self.num_free_tiles, self.num_bank_tiles = tuple(num_par_tiles), tuple(num_free_tiles), tuple(num_bank_tiles)
+
+    def place(self, idx, pdim_size, fdim_size):
+        part = self.base_partition + _linear_mod(idx, self.num_par_tiles) * pdim_size
+        off = self.base_addr + _linear_mod(idx, self.num_free_tiles) * fdim_size
+        if self.memory == PSUM:
+            off += (self.base_bank + _linear_mod(idx, self.num_bank_tiles)) * 2048
+        return part, off
 
 
 class _Space:
@@ -68,18 +115,20 @@ class _Space:
         """Automatic placement (the default of nl.sbuf / nl.psum)."""
         return Buffer(self.memory.lower(), self.memory)
 
-    def mod_alloc(self, *, base_addr=0, base_partition=0, num_par_tiles=(), num_free_tiles=(), base_bank=None, **kwargs):
-        """Round-robin placement from base_addr over num_free_tiles tiles."""
-        n = None
-        if num_free_tiles:
-            n = int(np.prod(num_free_tiles))
-        return _Allocator(self.memory, "mod", base_partition, base_addr, n, base_bank)
+    def mod_alloc(self, *, base_addr=0, base_partition=0, num_par_tiles=(), num_free_tiles=(), base_bank=None,
+                  num_bank_tiles=(), **kwargs):
+        """Modulo placement of a tensor's blocks: block idx goes to partition
+        base_partition + linearize(idx mod num_par_tiles) * partitions, byte
+        base_addr + linearize(idx mod num_free_tiles) * block bytes (PSUM: in
+        bank base_bank + linearize(idx mod num_bank_tiles))."""
+        return _ModAllocator(self.memory, base_partition, base_addr, base_bank, num_par_tiles, num_free_tiles, num_bank_tiles)
 
     def alloc(self, func=None, **kwargs):
-        """A fixed placement. Callback form: func(idx, pdim_size, fdim_size) is
-        called with idx=() (the tensor's one block), its partition count and
-        its bytes per partition, and returns (start_partition, byte_addr) for
-        SBUF or (bank, start_partition, byte_addr_in_bank) for PSUM."""
+        """A placement. Callback form: func(idx, pdim_size, fdim_size) is
+        called for each block index of the tensor (idx=() for a tensor without
+        block dimensions) with its partition count and its bytes per partition
+        per block, and returns (start_partition, byte_addr) for SBUF or (bank,
+        start_partition, byte_addr_in_bank) for PSUM."""
         if callable(func):
             return _CallbackAllocator(self.memory, func)
         return _Allocator(self.memory, "fixed", kwargs.get("base_partition", 0), kwargs.get("base_addr", 0))
@@ -90,20 +139,15 @@ class _CallbackAllocator(_Allocator):
         super().__init__(memory, "fixed")
         self.func = func
 
-    def allocation(self, shape, dtype):
-        dt = _dtypes.storage(_dtypes.canonical(dtype))
-        per_part = int(np.prod(shape[1:])) * dt.itemsize if len(shape) > 1 else dt.itemsize
-        got = tuple(int(v) for v in self.func((), int(shape[0]), per_part))
+    def place(self, idx, pdim_size, fdim_size):
+        got = tuple(int(v) for v in self.func(idx, pdim_size, fdim_size))
         if self.memory == PSUM and len(got) == 3:
             bank, part, addr = got
-            addr += bank * 2048
-        elif len(got) == 2:
-            part, addr = got
-        else:
-            raise KernelError(f"{user_location()}: the {self.memory} allocation callback returned {got}; expected "
-                              + ("(bank, start_partition, byte_addr)" if self.memory == PSUM else "(start_partition, byte_addr)"))
-        self.base_partition, self.base_addr = part, addr
-        return super().allocation(shape, dtype)
+            return part, addr + bank * 2048
+        if self.memory != PSUM and len(got) == 2:
+            return got
+        raise KernelError(f"{user_location()}: the {self.memory} allocation callback returned {got}; expected "
+                          + ("(bank, start_partition, byte_addr)" if self.memory == PSUM else "(start_partition, byte_addr)"))
 
 
 sbuf = _Space(SBUF)

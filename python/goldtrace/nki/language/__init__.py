@@ -130,7 +130,7 @@ def _new(shape, dtype, buffer=None, name=None, init=True):
         role = OUTPUT if buf.memory == SHARED_HBM else TEMP
         return tr.declare(shape, dtype, buf.memory, role, name=name)
     stored = (shape[pax],) + shape[:pax] + shape[pax + 1:] if pax else shape
-    t = tr.declare(stored, dtype, buf.memory, TEMP, name=name, allocation=buf.allocation(stored, dtype))
+    t = tr.declare(stored, dtype, buf.memory, TEMP, name=name, allocation=_placement(buf, stored, dtype, pax))
     if pax:
         # user dim u is stored at: pax -> 0, u < pax -> u + 1, u > pax -> u
         t.perm = tuple(0 if u == pax else (u + 1 if u < pax else u) for u in range(len(shape)))
@@ -138,6 +138,13 @@ def _new(shape, dtype, buffer=None, name=None, init=True):
     if init:
         tr.emit("alloc", [t.full_tile()])
     return t
+
+
+def _placement(buf, stored, dtype, nblock):
+    try:
+        return buf.allocation(stored, dtype, nblock)
+    except TypeError:  # a Buffer without block-aware placement
+        return buf.allocation(stored, dtype)
 
 
 def _result(shape, dtype, buffer=None):
