@@ -50,7 +50,7 @@ def timed(cmd, **kw):
 
 
 def medium(k):
-    """A module with a few milliseconds of evaluation (a 3000-step while loop)."""
+    """A module of about 50 ms of evaluation (a 3000-step while loop)."""
     import numpy as np
 
     return batch_modules.slow_module(k, 3000), [np.linspace(-1, 1, 64, dtype=np.float32)], None
@@ -108,7 +108,7 @@ def main():
         f"| `infergoldens batch` (local pool, one worker per core) | {bat:.2f} | {loop/bat:.2f} |",
         f"| `infergoldens batch` again, nothing changed (all skipped) | {res:.2f} | {loop/res:.2f} |",
         "",
-        f"The same with {n_med} modules of a few milliseconds of evaluation each (a 3000-step while loop). "
+        f"The same with {n_med} modules of about 50 ms of evaluation each on an idle core (a 3000-step while loop). "
         "The runner's fixed start (Python, the workers' imports: 1-2 s on a loaded machine) is paid once; "
         "with other processes on the cores, repeated runs of this benchmark have varied widely.",
         "",
