@@ -385,7 +385,10 @@ def run_job(spec):
             write_atomic(join(out_dir, DONE_MARKER), (json.dumps(marker, indent=1) + "\n").encode())
             result.update(status="passed", exit_code=0, seconds=seconds, started=t0, finished=time.time())
             return result
-        message = f"infergoldens exited with code {code}"
+        message = f"infergoldens exited with code {code} and left no message"
+        if code == 2:
+            message += (" (a usage error the CLI did not record: a native library older than --error-file? "
+                        "reinstall goldtrace)")
         try:
             with open(err_file) as f:
                 rec = json.load(f)
