@@ -621,3 +621,24 @@ def test_placements_with_shared_or_scattered_blocks_are_refused():
         kernel_with(ncc.sbuf.alloc(lambda idx, p, f: (0, 4096 * idx[0])))(x)
     # a callback placing them back to back is fine
     np.testing.assert_array_equal(kernel_with(ncc.sbuf.alloc(lambda idx, p, f: (0, 1024 + f * idx[0])))(x), x)
+
+
+@nki.jit
+def _double_row_accumulate(a, b):
+    # a: (KB, P, 2, M), b: (KB, P, 2, N): sum over KB of double-row products
+    KB, P, _, M = a.shape
+    N = b.shape[3]
+    out = nl.ndarray((M, N), dtype=np.float32, buffer=nl.shared_hbm)
+    acc = nl.zeros((M, N), dtype=np.float32, buffer=nl.psum)
+    for kb in nl.affine_range(KB):
+        at = nl.load(a[kb])
+        bt = nl.load(b[kb])
+        acc[...] += nisa.nc_matmul(at, bt, perf_mode="double_row_gen3")
+    nl.store(out, value=acc)
+    return out
+
+
+def test_double_row_products_accumulate_into_psum():
+    a, b = rand(3, 32, 2, 8), rand(3, 32, 2, 16)
+    want = np.einsum("bkli,bklj->ij", a, b)
+    np.testing.assert_allclose(_double_row_accumulate(a, b), want, rtol=1e-5, atol=1e-4)

@@ -251,11 +251,16 @@ class Trace:
         let the matmul accumulate into acc itself (PSUM accumulation), no temp."""
         if not self.events or acc.memory != "PSUM" or acc.dtype != np.dtype(np.float32):
             return False
-        inst = self.events[-1].get("inst")
-        if not inst or inst["op"] != "matmul" or inst["dst"][0]["tensor"] != value.id or tuple(acc.shape) != tuple(value.shape):
+        n = getattr(value, "_matmul_group", 1)  # instructions that together produced value
+        if len(self.events) < n:
             return False
-        inst["dst"] = [acc.to_json()]
-        inst.setdefault("attrs", {})["accumulate"] = {"b": True}
+        insts = [ev.get("inst") for ev in self.events[-n:]]
+        for inst in insts:
+            if not inst or inst["op"] != "matmul" or inst["dst"][0]["tensor"] != value.id or tuple(acc.shape) != tuple(value.shape):
+                return False
+        for inst in insts:
+            inst["dst"] = [acc.to_json()]
+            inst.setdefault("attrs", {})["accumulate"] = {"b": True}
         self._note_write(acc.tensor)
         return True
 

@@ -64,6 +64,7 @@ def nc_matmul(stationary, moving, *, is_stationary_onezero=False, is_moving_onez
         for r in range(2):
             sr, mr = _index(s, (slice(None), r, slice(None))), _index(m, (slice(None), r, slice(None)))
             tr.emit("matmul", [out.tile()], [sr, mr], {"accumulate": True} if r else None, mask=mask, engine="tensor")
+        out._matmul_group = 2  # `psum += nc_matmul(...)` folds both into psum
         return out
     # The tensor engine reads SBUF. An operand that is the PSUM result of a
     # previous instruction (nc_transpose, nc_matmul) was placed there by the
