@@ -57,3 +57,33 @@ func TestBinaryF32VectorMatchesScalar(t *testing.T) {
 		}
 	}
 }
+
+// The vector maximum/minimum folds give maxFloat/minFloat's bits on NaNs of
+// either side, ±0 ties in every order, infinities and equal values.
+func TestFoldRunMinMaxMatchesScalar(t *testing.T) {
+	rng := rand.New(rand.NewSource(12))
+	pool := []float32{0, float32(math.Copysign(0, -1)), 1, -1, 2.5, float32(math.Inf(1)), float32(math.Inf(-1)),
+		math.Float32frombits(0x7fc00001), math.Float32frombits(0xffc12345), math.Float32frombits(0x00000003)}
+	for _, op := range []string{"maximum", "minimum"} {
+		for n := 0; n < 70; n++ {
+			acc, xs := make([]float32, n), make([]float32, n)
+			for i := range acc {
+				acc[i], xs[i] = pool[rng.Intn(len(pool))], pool[rng.Intn(len(pool))]
+			}
+			want := append([]float32(nil), acc...)
+			for i := range want {
+				if op == "maximum" {
+					want[i] = maxFloat(want[i], xs[i])
+				} else {
+					want[i] = minFloat(want[i], xs[i])
+				}
+			}
+			foldRun(op, acc, xs)
+			for i := range want {
+				if math.Float32bits(acc[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%s element %d of %d: got %#x, want %#x", op, i, n, math.Float32bits(acc[i]), math.Float32bits(want[i]))
+				}
+			}
+		}
+	}
+}

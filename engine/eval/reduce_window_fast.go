@@ -134,13 +134,25 @@ func foldRun[F float](op string, acc, xs []F) {
 		for c, v := range xs {
 			acc[c] *= v
 		}
-	case "maximum":
+	case "maximum", "minimum":
+		foldRunMinMax(op, acc, xs)
+	}
+}
+
+// foldRunMinMax is foldRun's maximum and minimum: the whole vectors first
+// where the build has them (minmax_simd_amd64.go), then lane by lane.
+func foldRunMinMax[F float](op string, acc, xs []F) {
+	if a, ok := any(acc).([]float32); ok {
+		k := foldRunMinMaxVector(op, a, any(xs).([]float32))
+		acc, xs = acc[k:], xs[k:]
+	}
+	if op == "maximum" {
 		for c, v := range xs {
 			acc[c] = maxFloat(acc[c], v)
 		}
-	case "minimum":
-		for c, v := range xs {
-			acc[c] = minFloat(acc[c], v)
-		}
+		return
+	}
+	for c, v := range xs {
+		acc[c] = minFloat(acc[c], v)
 	}
 }

@@ -1,0 +1,62 @@
+//go:build goexperiment.simd && amd64
+
+package eval
+
+import "simd/archsimd"
+
+// maximum/minimum folds of reduce-window's inner runs a vector at a time,
+// lane for lane maxFloat/minFloat: the accumulator wins when it is NaN or
+// strictly ahead, the element when it is NaN or strictly ahead, and a tie
+// (equal values, ±0 included) goes by the accumulator's sign bit.
+
+// foldRunMinMaxVector sets acc[c] = op(acc[c], xs[c]) over the whole vectors
+// at the front and returns how many elements that was (0: not handled).
+func foldRunMinMaxVector(op string, acc, xs []float32) int {
+	isMax := op == "maximum"
+	if !isMax && op != "minimum" {
+		return 0
+	}
+	n := len(acc)
+	xs = xs[:n]
+	if binaryVec16 {
+		n &^= 15
+		zero := archsimd.BroadcastInt32x16(0)
+		for c := 0; c < n; c += 16 {
+			x := archsimd.LoadFloat32x16((*[16]float32)(acc[c:]))
+			y := archsimd.LoadFloat32x16((*[16]float32)(xs[c:]))
+			neg := x.AsInt32x16().Less(zero)
+			var selX, selY archsimd.Mask32x16
+			var tie archsimd.Float32x16
+			if isMax {
+				selX, selY = x.IsNaN().Or(x.Greater(y)), y.IsNaN().Or(y.Greater(x))
+				tie = y.Merge(x, neg) // negative accumulator: the element
+			} else {
+				selX, selY = x.IsNaN().Or(x.Less(y)), y.IsNaN().Or(y.Less(x))
+				tie = x.Merge(y, neg) // negative accumulator: itself
+			}
+			x.Merge(y.Merge(tie, selY), selX).Store((*[16]float32)(acc[c:]))
+		}
+		return n
+	}
+	if binaryVec8 {
+		n &^= 7
+		zero := archsimd.BroadcastInt32x8(0)
+		for c := 0; c < n; c += 8 {
+			x := archsimd.LoadFloat32x8((*[8]float32)(acc[c:]))
+			y := archsimd.LoadFloat32x8((*[8]float32)(xs[c:]))
+			neg := x.AsInt32x8().Less(zero)
+			var selX, selY archsimd.Mask32x8
+			var tie archsimd.Float32x8
+			if isMax {
+				selX, selY = x.IsNaN().Or(x.Greater(y)), y.IsNaN().Or(y.Greater(x))
+				tie = y.Merge(x, neg)
+			} else {
+				selX, selY = x.IsNaN().Or(x.Less(y)), y.IsNaN().Or(y.Less(x))
+				tie = x.Merge(y, neg)
+			}
+			x.Merge(y.Merge(tie, selY), selX).Store((*[8]float32)(acc[c:]))
+		}
+		return n
+	}
+	return 0
+}
