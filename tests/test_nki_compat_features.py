@@ -642,3 +642,35 @@ def test_double_row_products_accumulate_into_psum():
     a, b = rand(3, 32, 2, 8), rand(3, 32, 2, 16)
     want = np.einsum("bkli,bklj->ij", a, b)
     np.testing.assert_allclose(_double_row_accumulate(a, b), want, rtol=1e-5, atol=1e-4)
+
+
+# ---- nc_matmul(is_transpose=True): stationary passes through transposed ----
+
+
+@nki.jit
+def _pe_transpose(x):
+    P, F = x.shape
+    out = nl.ndarray((F, P), dtype=np.float32, buffer=nl.shared_hbm)
+    ident = nl.shared_constant(np.identity(P, dtype=np.int8), dtype=x.dtype)
+    it = nl.load(ident)
+    t = nl.load(x)
+    r = nl.ndarray((F, P), dtype=np.float32, buffer=nl.psum)
+    r[...] = nisa.nc_matmul(t, it, is_transpose=True)
+    nl.store(out, value=nl.copy(r))
+    return out
+
+
+def test_nc_matmul_is_transpose_transposes_the_stationary_operand():
+    x = rand(32, 48, dtype=ml_dtypes.bfloat16)
+    np.testing.assert_array_equal(_pe_transpose(x), x.astype(np.float32).T)
+
+
+def test_nc_matmul_is_transpose_needs_a_square_moving_operand():
+    @nki.jit
+    def bad(x, y):
+        out = nl.ndarray((48, 32), dtype=np.float32, buffer=nl.shared_hbm)
+        nl.store(out, value=nl.copy(nisa.nc_matmul(nl.load(x), nl.load(y), is_transpose=True)))
+        return out
+
+    with pytest.raises(nki.errors.KernelError, match=r"is_transpose=True\) needs moving to be the \(32, 32\) identity"):
+        bad(rand(32, 48), rand(32, 16))

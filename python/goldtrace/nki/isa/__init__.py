@@ -77,8 +77,13 @@ def nc_matmul(stationary, moving, *, is_stationary_onezero=False, is_moving_onez
     if s.shape[0] != m.shape[0]:
         raise KernelError(f"{user_location()}: nc_matmul: stationary and moving must share the partition (contraction) size, got {s.shape[0]} and {m.shape[0]}")
     if is_transpose:
-        out = nl._result((m.shape[1], m.shape[0]), m.dtype, nl.psum)
-        tr.emit("transpose", [out.tile()], [m], {"engine": "tensor"}, mask=mask, engine="tensor")
+        # stationary.T @ moving with moving an identity matrix (the flag's
+        # contract): the tensor engine passes stationary through transposed.
+        if tuple(m.shape) != (s.shape[0], s.shape[0]):
+            raise KernelError(f"{user_location()}: nc_matmul(is_transpose=True) needs moving to be the ({s.shape[0]}, {s.shape[0]}) "
+                              f"identity matrix, got a tile of shape {list(m.shape)}")
+        out = nl._result((s.shape[1], s.shape[0]), np.float32, nl.psum)
+        tr.emit("transpose", [out.tile()], [s], {"engine": "tensor"}, mask=mask, engine="tensor")
         return out
     out = nl._result((s.shape[1], m.shape[1]), np.float32, nl.psum)
     tr.emit("matmul", [out.tile()], [s, m], mask=mask, engine="tensor")
