@@ -262,7 +262,7 @@ var unaries = map[string]func(x float64) float64{
 	"identity":   func(x float64) float64 { return x },
 	"copy":       func(x float64) float64 { return x },
 	"bypass":     func(x float64) float64 { return x },
-	"exp":        math.Exp,
+	"exp":        expF32,
 	"log":        math.Log,
 	"sqrt":       math.Sqrt,
 	"rsqrt":      func(x float64) float64 { return 1 / math.Sqrt(x) },
@@ -357,7 +357,7 @@ func applyUnary(name string, out, in []float64) error {
 		return nil
 	case "exp":
 		for i, x := range in {
-			out[i] = float64(float32(math.Exp(float64(float32(x)))))
+			out[i] = float64(float32(expF32(float64(float32(x)))))
 		}
 		return nil
 	}
