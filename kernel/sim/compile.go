@@ -368,6 +368,10 @@ func (c *compiler) parallelSafe(body []stmt) (bool, []int32) {
 				ok = false
 			case "alloc":
 				allocs[ci.dst[0].tensor] = true
+			case "dma":
+				if ci.aux.(dmaAux).rmw != nil {
+					ok = false // read-modify-write of HBM may overlap across iterations
+				}
 			}
 			for _, a := range append(append([]*cacc{}, ci.dst...), ci.src...) {
 				if a.t.Allocation != nil && (a.t.Memory == irpb.Memory_SBUF || a.t.Memory == irpb.Memory_PSUM) {
