@@ -598,50 +598,84 @@ def test_psum_blocks_one_bank_each_but_smaller_than_a_bank_are_refused():
         k(rand(16, 32))
 
 
-def test_placements_with_shared_or_scattered_blocks_are_refused():
+def test_placements_with_partly_shared_or_scattered_blocks_are_refused():
     import goldtrace.nki.compiler as ncc
 
     def kernel_with(buffer):
         @nki.jit
         def k(x):
-            out = nl.ndarray((2, 32, 16), dtype=x.dtype, buffer=nl.shared_hbm)
-            t = nl.ndarray((2, nl.par_dim(32), 16), dtype=x.dtype, buffer=buffer)
-            for i in nl.affine_range(2):
+            out = nl.ndarray((4, 32, 16), dtype=x.dtype, buffer=nl.shared_hbm)
+            t = nl.ndarray((4, nl.par_dim(32), 16), dtype=x.dtype, buffer=buffer)
+            for i in nl.affine_range(4):
                 t[i] = nl.load(x[i])
                 nl.store(out[i], value=t[i])
             return out
         return k
 
-    x = rand(2, 32, 16)
-    # two blocks in one slot (num_free_tiles=(1,)): they would share memory
-    with pytest.raises(KernelUnsupportedError, match=r"block \(1,\).*back to back"):
-        kernel_with(ncc.sbuf.mod_alloc(base_addr=0, num_free_tiles=(1,)))(x)
+    x = rand(4, 32, 16)
+    # four blocks in two slots (num_free_tiles=(2,)): blocks 0 and 2 would share memory
+    with pytest.raises(KernelUnsupportedError, match=r"block \(2,\).*back to back"):
+        kernel_with(ncc.sbuf.mod_alloc(base_addr=0, num_free_tiles=(2,)))(x)
     # a callback scattering blocks
     with pytest.raises(KernelUnsupportedError, match="back to back"):
         kernel_with(ncc.sbuf.alloc(lambda idx, p, f: (0, 4096 * idx[0])))(x)
-    # a callback placing them back to back is fine
+    # a callback placing them back to back is fine, and so is one place for all
     np.testing.assert_array_equal(kernel_with(ncc.sbuf.alloc(lambda idx, p, f: (0, 1024 + f * idx[0])))(x), x)
+    np.testing.assert_array_equal(kernel_with(ncc.sbuf.mod_alloc(base_addr=0, num_free_tiles=(1,)))(x), x)
 
 
 @nki.jit
-def _double_row_accumulate(a, b):
-    # a: (KB, P, 2, M), b: (KB, P, 2, N): sum over KB of double-row products
-    KB, P, _, M = a.shape
-    N = b.shape[3]
+def _shared_block_clobber(x):
+    # Both blocks of t sit in one place: writing block 1 overwrites block 0,
+    # as on the device.
+    import goldtrace.nki.compiler as ncc
+
+    _, P, F = x.shape
+    out = nl.ndarray((P, F), dtype=x.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray((2, nl.par_dim(P), F), dtype=x.dtype, buffer=ncc.sbuf.mod_alloc(base_addr=0, num_free_tiles=(1,)))
+    t[0] = nl.load(x[0])
+    t[1] = nl.load(x[1])
+    nl.store(out, value=t[0])
+    return out
+
+
+def test_blocks_in_one_place_alias():
+    x = rand(2, 16, 8)
+    np.testing.assert_array_equal(_shared_block_clobber(x), x[1])
+
+
+# ---- an accumulation group into a PSUM tile declared without a value starts at zero ----
+
+
+@nki.jit
+def _accumulate_into_unset_psum(a, b):
+    # a: (KB, K, M), b: (KB, K, N)
+    KB, K, M = a.shape
+    N = b.shape[2]
     out = nl.ndarray((M, N), dtype=np.float32, buffer=nl.shared_hbm)
-    acc = nl.zeros((M, N), dtype=np.float32, buffer=nl.psum)
+    acc = nl.ndarray((M, N), dtype=np.float32, buffer=nl.psum)
     for kb in nl.affine_range(KB):
-        at = nl.load(a[kb])
-        bt = nl.load(b[kb])
-        acc[...] += nisa.nc_matmul(at, bt, perf_mode="double_row_gen3")
+        acc[...] += nisa.nc_matmul(nl.load(a[kb]), nl.load(b[kb]))
     nl.store(out, value=acc)
     return out
 
 
-def test_double_row_products_accumulate_into_psum():
-    a, b = rand(3, 32, 2, 8), rand(3, 32, 2, 16)
-    want = np.einsum("bkli,bklj->ij", a, b)
-    np.testing.assert_allclose(_double_row_accumulate(a, b), want, rtol=1e-5, atol=1e-4)
+def test_matmul_accumulation_into_an_unset_psum_tile_starts_at_zero():
+    a, b = rand(3, 32, 16), rand(3, 32, 64)
+    np.testing.assert_allclose(_accumulate_into_unset_psum(a, b), np.einsum("bkm,bkn->mn", a, b), rtol=1e-5, atol=1e-5)
+
+
+@nki.jit
+def _vector_add_into_unset_psum(x):
+    out = nl.ndarray(x.shape, dtype=np.float32, buffer=nl.shared_hbm)
+    acc = nl.ndarray(x.shape, dtype=np.float32, buffer=nl.psum)
+    acc[...] += nl.load(x)  # not a matmul: reads what PSUM held (nothing)
+    nl.store(out, value=acc)
+    return out
+
+
+def test_vector_add_into_an_unset_psum_tile_reads_garbage():
+    assert np.isnan(_vector_add_into_unset_psum(rand(8, 8))).all()
 
 
 # ---- nc_matmul(is_transpose=True): stationary passes through transposed ----

@@ -13,6 +13,7 @@ import json
 import math
 import sys
 import threading
+from builtins import sum as builtins_sum
 
 import numpy as np
 
@@ -151,6 +152,7 @@ class Trace:
             return
         data = json.dumps({"events": self.events}, separators=(",", ":")).encode()
         self.events = []
+        self.flush_gen = getattr(self, "flush_gen", 0) + 1
         _bridge.call(_bridge.lib.gt_kb_append, self.builder, data, len(data))
 
     def declare(self, shape, dtype, memory, role, name=None, mutable=False, data=None, allocation=None):
@@ -187,6 +189,7 @@ class Trace:
             inst["dst"] = [d.to_json() for d in dst]
             for d in dst:
                 self._note_write(d.tensor)
+                d.tensor._fresh_alloc = None
         if src:
             inst["src"] = [s.to_json() for s in src]
         if attrs:
@@ -258,6 +261,14 @@ class Trace:
         for inst in insts:
             if not inst or inst["op"] != "matmul" or inst["dst"][0]["tensor"] != value.id or tuple(acc.shape) != tuple(value.shape):
                 return False
+        fresh = getattr(acc.tensor, "_fresh_alloc", None)
+        if fresh is not None and fresh[1] == getattr(self, "flush_gen", 0):
+            # The first write of a PSUM tile declared without a value is a
+            # matmul accumulation: the accumulation group starts from zero
+            # (the tensor engine's first matmul of a group overwrites).
+            fresh[0]["op"] = "memset"
+            fresh[0]["attrs"] = {"value": _attr(0.0)}
+        acc.tensor._fresh_alloc = None
         for inst in insts:
             inst["dst"] = [acc.to_json()]
             inst.setdefault("attrs", {})["accumulate"] = {"b": True}
@@ -504,6 +515,7 @@ class KTensor(_Operand):
     """A declared tensor (kernel parameter, output, on-chip tile)."""
 
     perm = None  # block-dimension tensors: user dim u is stored as dim perm[u]
+    _fresh_alloc = None  # (alloc instruction, flush generation) while a PSUM tensor is unwritten
     implicit = False  # an instruction's result placed by goldtrace, not a tensor the kernel declared
 
     def __init__(self, trace, tid, shape, dtype, memory, role, name, mutable=False):
@@ -514,18 +526,23 @@ class KTensor(_Operand):
         # Not cached on the tensor: a cached tile would hold a reference cycle,
         # and the anonymous-temp detection counts references.
         r = len(self.shape)
-        idx = [None] * r
+        perm = self.perm
+        idx = [None] * (r if not perm else builtins_sum(1 for j in perm if j is not None))
         for u in range(r):
-            idx[self.perm[u] if self.perm else u] = Sym(0, {(TILE_AXIS, u): 1} if self.shape[u] > 1 else {}, ())
+            j = perm[u] if perm else u
+            if j is None:
+                continue  # a block dimension whose blocks share one place
+            idx[j] = Sym(0, {(TILE_AXIS, u): 1} if self.shape[u] > 1 else {}, ())
         return Tile(self, self.shape, idx)
 
     def full_tile(self):
         """The whole tensor in stored order (partition dim first)."""
         if not self.perm:
             return self.tile()
-        stored = [0] * len(self.shape)
+        stored = [0] * builtins_sum(1 for j in self.perm if j is not None)
         for u, j in enumerate(self.perm):
-            stored[j] = self.shape[u]
+            if j is not None:
+                stored[j] = self.shape[u]
         return Tile(self, tuple(stored), [Sym(0, {(TILE_AXIS, k): 1} if stored[k] > 1 else {}, ()) for k in range(len(stored))])
 
     def __repr__(self):

@@ -63,8 +63,14 @@ class _Allocator(Buffer):
         free = shape[1 + nblock:]
         block_bytes = int(np.prod(free)) * dt.itemsize if free else dt.itemsize
         first = None
+        places = [self.place(tuple(idx), int(shape[0]), block_bytes) for idx in itertools.product(*[range(b) for b in blocks])]
+        if len(places) > 1 and all(p == places[0] for p in places):
+            # Every block in the same place (num_free_tiles=(1,), a bank map
+            # of one bank...): the blocks are one physical tile the kernel
+            # reuses; the tensor is stored as that one block.
+            return {"partition_offset": places[0][0], "byte_offset": places[0][1], "kind": self.kind, "_shared_blocks": True}
         for k, idx in enumerate(itertools.product(*[range(b) for b in blocks])):
-            part, off = self.place(tuple(idx), int(shape[0]), block_bytes)
+            part, off = places[k]
             if first is None:
                 first = (part, off)
             elif part != first[0] or off != first[1] + k * block_bytes:
@@ -74,7 +80,8 @@ class _Allocator(Buffer):
                     f"{user_location()}: this {self.memory} placement puts block {tuple(idx)} of a tensor with blocks "
                     f"{list(blocks)} at partition {part}, byte {off}, not right after block {k - 1} (partition "
                     f"{first[0]}, byte {first[1] + k * block_bytes}); goldtrace supports placements whose blocks lie "
-                    "back to back (blocks sharing memory, gaps between them, or blocks on other partitions are not supported)")
+                    "back to back or all in one place (blocks partly sharing memory, gaps between them, or blocks on other "
+                    "partitions are not supported)")
         return {"partition_offset": first[0], "byte_offset": first[1], "kind": self.kind}
 
     def __repr__(self):

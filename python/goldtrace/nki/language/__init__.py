@@ -130,14 +130,30 @@ def _new(shape, dtype, buffer=None, name=None, init=True):
         role = OUTPUT if buf.memory == SHARED_HBM else TEMP
         return tr.declare(shape, dtype, buf.memory, role, name=name)
     stored = (shape[pax],) + shape[:pax] + shape[pax + 1:] if pax else shape
-    t = tr.declare(stored, dtype, buf.memory, TEMP, name=name, allocation=_placement(buf, stored, dtype, pax))
+    alloc = _placement(buf, stored, dtype, pax)
+    if alloc is not None and alloc.pop("_shared_blocks", False):
+        # All blocks share one physical block: store one block; the block
+        # indices select nothing (every block reads and writes the same memory).
+        t = tr.declare((shape[pax],) + shape[pax + 1:], dtype, buf.memory, TEMP, name=name, allocation=alloc)
+        t.perm = tuple(None if u < pax else (0 if u == pax else u - pax) for u in range(len(shape)))
+        t.shape = shape
+        if init:
+            _emit_alloc(tr, t)
+        return t
+    t = tr.declare(stored, dtype, buf.memory, TEMP, name=name, allocation=alloc)
     if pax:
         # user dim u is stored at: pax -> 0, u < pax -> u + 1, u > pax -> u
         t.perm = tuple(0 if u == pax else (u + 1 if u < pax else u) for u in range(len(shape)))
         t.shape = shape
     if init:
-        tr.emit("alloc", [t.full_tile()])
+        _emit_alloc(tr, t)
     return t
+
+
+def _emit_alloc(tr, t):
+    tr.emit("alloc", [t.full_tile()])
+    if t.memory == PSUM and tr.events and tr.events[-1].get("inst", {}).get("op") == "alloc":
+        t._fresh_alloc = (tr.events[-1]["inst"], getattr(tr, "flush_gen", 0))
 
 
 def _placement(buf, stored, dtype, nblock):
