@@ -341,7 +341,7 @@ func (c *compiler) loop(l *irpb.Loop) (*cloop, error) {
 	}
 	cl := &cloop{v: l.Var, start: l.Start, stop: l.Stop, step: l.Step, body: body, loc: l.Loc}
 	if l.Kind == irpb.LoopKind_AFFINE {
-		cl.parallel, cl.locals = c.parallelSafe(body)
+		cl.parallel, cl.locals = c.parallelSafe(body, l.Var)
 	}
 	return cl, nil
 }
@@ -351,7 +351,7 @@ func (c *compiler) loop(l *irpb.Loop) (*cloop, error) {
 // alloc'ed inside the body (so each worker gets its own), and the body must
 // not print, draw random numbers, use atomics or collectives, or touch
 // physically placed tensors.
-func (c *compiler) parallelSafe(body []stmt) (bool, []int32) {
+func (c *compiler) parallelSafe(body []stmt, v int32) (bool, []int32) {
 	allocs := map[int32]bool{}
 	var writes []int32
 	ok := true
@@ -380,6 +380,9 @@ func (c *compiler) parallelSafe(body []stmt) (bool, []int32) {
 			}
 			for _, d := range ci.dst {
 				writes = append(writes, d.tensor)
+				if (d.t.Memory == irpb.Memory_SHARED_HBM || d.t.Role == irpb.TensorRole_PARAM) && !usesVar(d, v) {
+					ok = false // every iteration writes the same HBM tile: keep program order
+				}
 			}
 		}
 	}
@@ -720,4 +723,20 @@ func (ci *cinst) ints(name string) ([]int64, bool, error) {
 		return []int64{v.I}, true, nil
 	}
 	return nil, false, fmt.Errorf("attribute %s must be a list of integers", name)
+}
+
+// usesVar reports whether an access's index depends on loop variable v (or
+// on data: dynamic indices count as depending).
+func usesVar(a *cacc, v int32) bool {
+	if len(a.dyn) > 0 {
+		return true
+	}
+	for _, ix := range a.idx {
+		for _, t := range ix.vt {
+			if t.kind == irpb.TermKind_LOOP_VAR && t.id == v && t.coef != 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
