@@ -708,3 +708,26 @@ def test_nc_matmul_is_transpose_needs_a_square_moving_operand():
 
     with pytest.raises(nki.errors.KernelError, match=r"is_transpose=True\) needs moving to be the \(32, 32\) identity"):
         bad(rand(32, 48), rand(32, 16))
+
+
+# ---- PSUM tensors whose blocks together exceed a bank ----
+
+
+@nki.jit
+def _psum_blocks_over_a_bank(a, b):
+    # acc: 2 blocks of (32, 512) f32 = 2 KiB each, 4 KiB in all
+    out = nl.ndarray((2, 32, 512), dtype=np.float32, buffer=nl.shared_hbm)
+    acc = nl.zeros((2, nl.par_dim(32), 512), dtype=np.float32, buffer=nl.psum)
+    scratch = nl.ndarray((2, nl.par_dim(32), 512), dtype=np.float32, buffer=nl.psum)
+    at = nl.load(a)
+    for j in nl.affine_range(2):
+        acc[j] += nisa.nc_matmul(at, nl.load(b[j]))
+        scratch[j] = nisa.nc_matmul(at, nl.load(b[j]))
+        nl.store(out[j], value=nl.add(acc[j], scratch[j]))
+    return out
+
+
+def test_psum_block_tensors_larger_than_a_bank():
+    a, b = rand(16, 32), rand(2, 16, 512)
+    want = 2 * np.stack([a.T @ b[0], a.T @ b[1]])
+    np.testing.assert_allclose(_psum_blocks_over_a_bank(a, b), want, rtol=1e-5, atol=1e-5)

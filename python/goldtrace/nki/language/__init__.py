@@ -145,14 +145,40 @@ def _new(shape, dtype, buffer=None, name=None, init=True):
         # user dim u is stored at: pax -> 0, u < pax -> u + 1, u > pax -> u
         t.perm = tuple(0 if u == pax else (u + 1 if u < pax else u) for u in range(len(shape)))
         t.shape = shape
+        t.nblock = pax
     if init:
         _emit_alloc(tr, t)
     return t
 
 
+def _whole_tiles(t):
+    """Tiles covering all of t: its full tile, or, for a PSUM tensor whose
+    blocks together exceed a bank, one tile per block (an instruction's PSUM
+    tile must fit a bank; each block does)."""
+    full = t.full_tile()
+    nblock = getattr(t, "nblock", 0)
+    if t.memory != PSUM or not nblock:
+        return [full]
+    itemsize = _dtypes.storage(t.dtype).itemsize
+    per_part = int(np.prod(full.shape[1:])) * itemsize
+    if per_part <= 2048:
+        return [full]
+    import itertools
+
+    blocks, free = full.shape[1:1 + nblock], full.shape[1 + nblock:]
+    shape = (full.shape[0],) + tuple(free)
+    tiles = []
+    for idx in itertools.product(*[range(b) for b in blocks]):
+        index = [Sym.axis(0, shape)] + [Sym(i) for i in idx] + [Sym.axis(1 + k, shape) for k in range(len(free))]
+        tiles.append(Tile(t, shape, [Sym(s.const, s.terms, ()) for s in index]))
+    return tiles
+
+
 def _emit_alloc(tr, t):
-    tr.emit("alloc", [t.full_tile()])
-    if t.memory == PSUM and tr.events and tr.events[-1].get("inst", {}).get("op") == "alloc":
+    tiles = _whole_tiles(t)
+    for tl in tiles:
+        tr.emit("alloc", [tl])
+    if t.memory == PSUM and len(tiles) == 1 and tr.events and tr.events[-1].get("inst", {}).get("op") == "alloc":
         t._fresh_alloc = (tr.events[-1]["inst"], getattr(tr, "flush_gen", 0))
 
 
@@ -511,7 +537,9 @@ def empty_like(a, *, buffer=None, name="", **kwargs):
 def full(shape, fill_value, dtype, *, buffer=None, name="", **kwargs):
     """A new tensor filled with fill_value."""
     t = _new(shape, dtype, buffer, name or None, init=False)
-    require("full").emit("memset", [t.full_tile()], attrs={"value": float(fill_value)})
+    tr = require("full")
+    for tl in _whole_tiles(t):
+        tr.emit("memset", [tl], attrs={"value": float(fill_value)})
     return t
 
 
