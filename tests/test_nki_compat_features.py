@@ -723,7 +723,7 @@ def _psum_blocks_over_a_bank(a, b):
     for j in nl.affine_range(2):
         acc[j] += nisa.nc_matmul(at, nl.load(b[j]))
         scratch[j] = nisa.nc_matmul(at, nl.load(b[j]))
-        nl.store(out[j], value=nl.add(acc[j], scratch[j]))
+        nl.store(out[j], value=nl.add(acc[j], nl.copy(scratch[j])))
     return out
 
 
