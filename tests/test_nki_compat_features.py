@@ -731,3 +731,11 @@ def test_psum_block_tensors_larger_than_a_bank():
     a, b = rand(16, 32), rand(2, 16, 512)
     want = 2 * np.stack([a.T @ b[0], a.T @ b[1]])
     np.testing.assert_allclose(_psum_blocks_over_a_bank(a, b), want, rtol=1e-5, atol=1e-5)
+
+
+def test_unknown_language_names_are_named_in_the_error():
+    with pytest.raises(AttributeError, match=r"neuronxcc.nki.language.int1 is not part of the legacy"):
+        nl.int1
+    with pytest.raises(AttributeError, match=r"neuronxcc.nki.isa.core_barrier is not part of the legacy"):
+        nisa.core_barrier
+    assert not hasattr(nl, "int1") and getattr(nisa, "core_barrier", None) is None

@@ -470,3 +470,13 @@ def get_nc_version():
 
 
 __all__ = [n for n in dir() if not n.startswith("_")]
+
+
+def __getattr__(name):
+    # A name the legacy neuronxcc.nki.isa surface has no counterpart for here: say so
+    # (an AttributeError, so hasattr() and getattr(..., default) still work).
+    if name.startswith("__"):
+        raise AttributeError(name)
+    raise AttributeError(
+        f"{user_location()}: neuronxcc.nki.isa.{name} is not part of the legacy neuronxcc.nki.isa API goldtrace implements "
+        "(newer NKI releases' additions are not supported)")

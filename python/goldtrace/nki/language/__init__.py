@@ -1055,3 +1055,13 @@ class spmd_dim:
 
 # The constants submodule (neuronxcc.nki.language.constants).
 from . import constants  # noqa: E402,F401
+
+
+def __getattr__(name):
+    # A name the legacy neuronxcc.nki.language surface has no counterpart for here: say so
+    # (an AttributeError, so hasattr() and getattr(..., default) still work).
+    if name.startswith("__"):
+        raise AttributeError(name)
+    raise AttributeError(
+        f"{user_location()}: neuronxcc.nki.language.{name} is not part of the legacy neuronxcc.nki.language API goldtrace implements "
+        "(newer NKI releases' additions are not supported)")
