@@ -174,3 +174,17 @@ func fixSubnormalPaths[F float](op string, y, x, o []F) {
 		}
 	}
 }
+
+// keepsSubnormalResult reports whether binary op's result can be subnormal
+// although its kernel runs under FTZ: atan2(s, 1) returns s, fmod is exact.
+func keepsSubnormalResult(op string) bool { return op == "atan2" || op == "remainder" }
+
+// fixCbrtSubnormals sets o[i] to XLA:CPU's f32 cbrt of a subnormal wherever
+// the raw input x[i] is one (cbrtOfSubnormalF32).
+func fixCbrtSubnormals(x, o []float32) {
+	for i, v := range x {
+		if b := math.Float32bits(v) & 0x7fffffff; b != 0 && b < 0x00800000 {
+			o[i] = math.Float32frombits(cbrtOfSubnormalF32)
+		}
+	}
+}

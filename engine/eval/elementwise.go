@@ -7,7 +7,6 @@ package eval
 
 import (
 	"fmt"
-	"math"
 	"unsafe"
 
 	"goldtrace/engine/dtype"
@@ -99,6 +98,22 @@ func evalUnary(_ *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
 	return ArrayValue(out), nil
 }
 
+// throughF16 reports whether XLA:CPU computes elementwise ops of float
+// type t in f16 (float normalization widens 8- and 4-bit floats to f16,
+// except f8e8m0fnu, whose range needs f32): results are rounded to f16 and
+// then to t. For +, -, *, / and sqrt that equals one rounding; for exp it
+// does not (f8e5m2 exp(-0.375) is 0.75, not 0.625).
+func throughF16(t dtype.Type) bool {
+	return t.IsFloat() && t.Size() == 1 && t != dtype.F8E8M0FNU
+}
+
+// roundToF16 rounds each value to the nearest f16 (as f32).
+func roundToF16(o []float32) {
+	for i, v := range o {
+		o[i] = dtype.ToF32(dtype.F16, dtype.FromF32(dtype.F16, v))
+	}
+}
+
 // glibcSubnormalOps are the binary ops XLA:CPU hands to glibc, whose
 // subnormal operands take paths flushed ones would not (atan2_daz.go).
 var glibcSubnormalOps = map[string]bool{"atan2": true, "power": true, "remainder": true}
@@ -157,11 +172,10 @@ func unary(op string, x *tensor.Tensor) (*tensor.Tensor, error) {
 			}
 		})
 		if op == "cbrt" {
-			for i, v := range raw {
-				if b := math.Float32bits(v) & 0x7fffffff; b != 0 && b < 0x00800000 {
-					o[i] = math.Float32frombits(cbrtOfSubnormalF32)
-				}
-			}
+			fixCbrtSubnormals(raw, o)
+		}
+		if throughF16(x.Type) {
+			roundToF16(o)
 		}
 		if x.Type != dtype.F32 {
 			return newFromF32(x.Type, x.Dims, o), nil
@@ -327,6 +341,9 @@ func binaryFlushing(op string, a, b *tensor.Tensor, flush bool) (*tensor.Tensor,
 		})
 		if glibcSubnormalOps[op] && flush {
 			fixSubnormalPaths(op, rawA, rawB, o)
+		}
+		if throughF16(a.Type) {
+			roundToF16(o)
 		}
 		if a.Type != dtype.F32 {
 			return newFromF32(a.Type, a.Dims, o), nil

@@ -249,7 +249,8 @@ func planFusion(c *hlo.Computation) *fusionPlan {
 		g.flushed = make([]bool, n)
 		for j, m := range g.members {
 			g.pos[m] = j
-			g.flushed[j] = g.kinds[j] == fuseBinary || g.kinds[j] == fuseUnary && !keepsSubnormals(m.Opcode)
+			g.flushed[j] = g.kinds[j] == fuseBinary && !keepsSubnormalResult(m.Opcode) ||
+				g.kinds[j] == fuseUnary && !keepsSubnormals(m.Opcode)
 			if g.kinds[j] == fuseBroadcast {
 				src := tensor.Strides(m.Operands[0].Shape.Dims)
 				st := make([]int64, len(g.dims))
@@ -520,10 +521,16 @@ func (w *fuseWorker) block(g *fusedGroup, ext [][][]float32, s, e int, o []float
 			if !keep {
 				ftz(dst)
 			}
+			if m.Opcode == "cbrt" {
+				fixCbrtSubnormals(arg(0), dst)
+			}
 		case fuseBinary:
 			a, b := daz(0, w.tmp[0]), daz(1, w.tmp[1])
 			binaryFloat(m.Opcode, a, b, dst)
 			ftz(dst)
+			if glibcSubnormalOps[m.Opcode] {
+				fixSubnormalPaths(m.Opcode, arg(0), arg(1), dst)
+			}
 		case fuseFMA:
 			a, b, c := arg(0), arg(1), arg(2)
 			for i := range dst {

@@ -829,7 +829,7 @@ func unaryStep(op string, a, dst sreg) scalarStep {
 		case signOnly[op]:
 			return nil
 		}
-		if !unaryFloat[float32](op, nil, nil) || op == "cbrt" {
+		if !unaryFloat[float32](op, nil, nil) || op == "cbrt" || throughF16(a.typ) {
 			return nil // cbrt's subnormal result is unary's (cbrtOfSubnormalF32)
 		}
 		dec, enc := decoder(a.typ), encoder(a.typ)
@@ -894,7 +894,7 @@ func unaryStep(op string, a, dst sreg) scalarStep {
 
 func binaryStep(op string, x, y int, dst sreg) scalarStep {
 	d := dst.reg
-	if c := classOf(dst.typ); glibcSubnormalOps[op] && (c == classF32 || c == classF64) {
+	if c := classOf(dst.typ); glibcSubnormalOps[op] && (c == classF32 || c == classF64) || throughF16(dst.typ) {
 		return nil // subnormal operands take glibc's paths (atan2_daz.go): binary's
 	}
 	switch classOf(dst.typ) {
