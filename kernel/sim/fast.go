@@ -207,3 +207,44 @@ func contiguousF32(v view, dom []int) bool {
 	}
 	return true
 }
+
+// transfer copies the values of view s (broadcast to dom) into view d (tile
+// dom) in one strided pass, between private float64 and float32 stores.
+// The values must already be representable in d's dtype. It reports false
+// (and does nothing) for physical memory or explicit-offset views.
+func transfer(d, s view, dom []int) bool {
+	if d.offs != nil || s.offs != nil || d.st.mem != nil || s.st.mem != nil {
+		return false
+	}
+	ss := bcastStrides(s.shape, s.str, dom)
+	ds := d.str
+	sv, sf, dv, df := s.st.vals, s.st.f32, d.st.vals, d.st.f32
+	rows(dom, [][]int{ds, ss}, []int{d.base, s.base}, func(o, inner []int, n, _ int) {
+		dp, sp, di, si := o[0], o[1], inner[0], inner[1]
+		switch {
+		case dv != nil && sv != nil && di == 1 && si == 1:
+			copy(dv[dp:dp+n], sv[sp:sp+n])
+		case dv != nil && sv != nil:
+			for j := 0; j < n; j++ {
+				dv[dp] = sv[sp]
+				dp, sp = dp+di, sp+si
+			}
+		case df != nil && sv != nil:
+			for j := 0; j < n; j++ {
+				df[dp] = float32(sv[sp])
+				dp, sp = dp+di, sp+si
+			}
+		case dv != nil && sf != nil:
+			for j := 0; j < n; j++ {
+				dv[dp] = float64(sf[sp])
+				dp, sp = dp+di, sp+si
+			}
+		default:
+			for j := 0; j < n; j++ {
+				df[dp] = sf[sp]
+				dp, sp = dp+di, sp+si
+			}
+		}
+	})
+	return true
+}

@@ -198,6 +198,16 @@ func runDMA(in *instance, ci *cinst) error {
 		if err != nil {
 			return err
 		}
+		if same && xv.offs == nil {
+			// one strided pass from source storage to destination storage
+			dv, err := in.resolve(ci, dst, nil, ci.skipOOB())
+			if err != nil {
+				return err
+			}
+			if !(dv.st == xv.st && dv.base != xv.base) && transfer(dv, xv, dom) {
+				return nil
+			}
+		}
 		if xv.offs == nil {
 			d, err := in.dst(ci, xv)
 			if err != nil {

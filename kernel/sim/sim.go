@@ -219,6 +219,10 @@ func (p *program) run(inputs []*tensor.Tensor, opts Options) ([]*tensor.Tensor, 
 		case dt == dtype.F32 && len(in.Data) > 0:
 			c := in.Clone()
 			st = &storage{dt: dt, f32: f32View(c.Data), out: c}
+		case dt.IsFloat():
+			// narrower floats are exact in float32
+			st = &storage{dt: dt, f32: make([]float32, in.NumElements())}
+			dtype.DecodeF32(dt, in.Data, st.f32)
 		default:
 			st = &storage{dt: dt, vals: make([]float64, in.NumElements())}
 			decodeVals(dt, in.Data, st.vals)
@@ -243,6 +247,13 @@ func (p *program) run(inputs []*tensor.Tensor, opts Options) ([]*tensor.Tensor, 
 				f[i] = nan
 			}
 			shared[id] = &storage{dt: dtype.F32, f32: f, out: o}
+		case t.Memory == irpb.Memory_SHARED_HBM && dtype.Type(t.Dtype).IsFloat():
+			f := make([]float32, tensor.NumElements(t.Shape))
+			nan := float32(math.NaN())
+			for i := range f {
+				f[i] = nan
+			}
+			shared[id] = &storage{dt: dtype.Type(t.Dtype), f32: f}
 		case t.Memory == irpb.Memory_SHARED_HBM:
 			shared[id] = newPrivate(dtype.Type(t.Dtype), tensor.NumElements(t.Shape))
 		}
@@ -306,8 +317,10 @@ func (p *program) run(inputs []*tensor.Tensor, opts Options) ([]*tensor.Tensor, 
 			continue
 		}
 		o := tensor.New(st.dt, t.Shape)
-		if st.f32 != nil {
+		if st.f32 != nil && st.dt == dtype.F32 {
 			copy(o.Data, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(st.f32))), 4*len(st.f32)))
+		} else if st.f32 != nil {
+			dtype.EncodeF32(st.dt, st.f32, o.Data)
 		} else {
 			encodeVals(st.dt, st.vals, o.Data)
 		}
