@@ -739,3 +739,17 @@ def test_unknown_language_names_are_named_in_the_error():
     with pytest.raises(AttributeError, match=r"neuronxcc.nki.isa.core_barrier is not part of the legacy"):
         nisa.core_barrier
     assert not hasattr(nl, "int1") and getattr(nisa, "core_barrier", None) is None
+
+
+@nki.jit
+def _tile_plus_loop_var(x):
+    out = nl.ndarray((3,) + x.shape, dtype=np.float32, buffer=nl.shared_hbm)
+    t = nl.load(x)
+    for i in nl.affine_range(3):
+        nl.store(out[i], value=t + i)  # a tile plus a loop variable, as a value
+    return out
+
+
+def test_tile_plus_loop_variable_is_a_value_outside_indices():
+    x = rand(4, 8)
+    np.testing.assert_allclose(_tile_plus_loop_var(x), np.stack([x + i for i in range(3)]), rtol=1e-6)

@@ -733,7 +733,7 @@ def as_tile(x, what="operand"):
 
 
 def is_tile(x):
-    return isinstance(x, (_Operand, _InPlaceResult))
+    return isinstance(x, (_Operand, _InPlaceResult, DynIndex))
 
 
 # ---------------------------------------------------------------------------
@@ -830,7 +830,7 @@ def index(t, key):
     if advanced:
         # Data-dependent indices (tiles of integers) shape the access like arange
         # expressions do: the tile's shape is part of the broadcast.
-        sym_shapes = ([k.shape for k in key if isinstance(k, Sym)] + [as_tile(k).shape for k in key if is_tile(k)]
+        sym_shapes = ([k.shape for k in key if isinstance(k, Sym)] + [as_tile(k).shape for k in key if is_tile(k) and not isinstance(k, DynIndex)]
                       + [s for k in key if isinstance(k, DynIndex) for s in (k.sym.shape, as_tile(k.tile_).shape)])
         has_slice = any(isinstance(k, (slice, DynSlice)) and k != slice(None) for k in key)
         full_slices = [d for d, k in enumerate([k for k in key if k is not None]) if isinstance(k, slice) and k == slice(None)]
@@ -854,13 +854,13 @@ def index(t, key):
             if isinstance(k, slice):
                 new_axes.append(Sym(0, {(TILE_AXIS, rank + ex): 1}, ()))
                 ex += 1
+            elif isinstance(k, DynIndex):
+                new_axes.append(Sym(k.sym.const, k.sym._aligned(rank), ()))
+                dynamic.append((d, as_tile(k.tile_)))
             elif is_tile(k):
                 dt = as_tile(k)
                 new_axes.append(Sym(0))
                 dynamic.append((d, dt))
-            elif isinstance(k, DynIndex):
-                new_axes.append(Sym(k.sym.const, k.sym._aligned(rank), ()))
-                dynamic.append((d, as_tile(k.tile_)))
             else:
                 s = Sym.coerce(k)
                 if s is None:
