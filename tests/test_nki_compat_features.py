@@ -753,3 +753,29 @@ def _tile_plus_loop_var(x):
 def test_tile_plus_loop_variable_is_a_value_outside_indices():
     x = rand(4, 8)
     np.testing.assert_allclose(_tile_plus_loop_var(x), np.stack([x + i for i in range(3)]), rtol=1e-6)
+
+
+# ---- bn_stats under a mask: masked-off elements are left out of the statistics ----
+
+
+@nki.jit
+def _masked_bn_mean_var(x):
+    P, F = x.shape
+    out = nl.ndarray((P, 2), dtype=np.float32, buffer=nl.shared_hbm)
+    t = nl.load(x)
+    n = -(-F // 512)
+    stats = nl.ndarray((P, 6 * n), dtype=np.float32)
+    i_p = nl.arange(P)[:, None]
+    i_f = nl.arange(512)[None, :]
+    i_s = nl.arange(6)[None, :]
+    for j in nl.affine_range(n):
+        stats[i_p, j * 6 + i_s] = nisa.bn_stats(t[i_p, j * 512 + i_f], mask=(j * 512 + i_f < F), dtype=np.float32)
+    nl.store(out, value=nisa.bn_aggr(stats))
+    return out
+
+
+def test_bn_stats_with_a_tail_mask_counts_only_active_elements():
+    x = rand(16, 700) * 3 + 1
+    got = _masked_bn_mean_var(x)
+    np.testing.assert_allclose(got[:, 0], x.mean(axis=1), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got[:, 1], x.var(axis=1), rtol=1e-4, atol=1e-5)

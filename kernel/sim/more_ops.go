@@ -280,11 +280,25 @@ func meanM2(xs []float32) (c, mean, m2 float32) {
 }
 
 func runBNStats(in *instance, ci *cinst) error {
-	x, err := in.readTile(ci, 0)
-	if err != nil {
-		return err
-	}
+	// A mask over the source (the domain) leaves masked-off elements out of
+	// the statistics (and out of bounds checks): a chunk's counts are its
+	// active elements, so bn_aggr weights it by them.
 	src := ci.src[0]
+	keep := in.domMask(ci, src.shape)
+	var x []float64
+	if keep == nil {
+		var err error
+		if x, err = in.readTile(ci, 0); err != nil {
+			return err
+		}
+	} else {
+		v, err := in.resolve(ci, src, &maskCtx{preds: ci.mask, axisMap: identityMap(len(src.shape))}, false)
+		if err != nil {
+			return err
+		}
+		x = make([]float64, src.n)
+		in.gather(v, src.shape, x)
+	}
 	P := src.shape[0]
 	f := src.n / P
 	chunks := (f + 511) / 512
@@ -296,6 +310,9 @@ func runBNStats(in *instance, ci *cinst) error {
 			seg := row[c*512 : min((c+1)*512, f)]
 			ev, od = ev[:0], od[:0]
 			for j, v := range seg {
+				if keep != nil && !keep[p*f+c*512+j] {
+					continue
+				}
 				if j%2 == 0 {
 					ev = append(ev, float32(v))
 				} else {
