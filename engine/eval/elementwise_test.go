@@ -26,7 +26,7 @@ func TestElementwiseAgainstJax(t *testing.T) {
 	}
 	dir := genJaxCases(t, "gen_elementwise.py")
 	cases := readManifest[elementwiseCase](t, dir)
-	requireCases(t, cases, 109)
+	requireCases(t, cases, 110)
 	for _, c := range cases {
 		t.Run(c.Name, func(t *testing.T) { runElementwiseCase(t, dir, c) })
 	}

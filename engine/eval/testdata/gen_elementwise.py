@@ -132,6 +132,10 @@ group("bf16_eq_const", {"ne": lambda a: a != 0, "astype_bool": lambda a: a.astyp
                         "where_eq": lambda a: jnp.where(a == 0, 0, a), "where_ne": lambda a: jnp.where(a != 0, a, 7),
                         "sort": jnp.sort, "gt": lambda a: a > 0}, [xb])
 
+# f8e8m0fnu computes in f32 (its range does not fit f16) and rounds once.
+group("unary_float8_e8m0fnu", {"exp": lax.exp, "tanh": lax.tanh},
+      [np.arange(256, dtype=np.uint8).view(ml_dtypes.float8_e8m0fnu)])
+
 for dt in F8:
     x, y = rsq(floats(dt, scale=2)), rsq(floats(dt, scale=2))
     group(f"binary_{name_of(dt)}", {"add": lax.add, "mul": lax.mul, "div": lax.div, "max": lax.max,
