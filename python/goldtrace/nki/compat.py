@@ -48,6 +48,16 @@ class _AliasFinder(importlib.abc.MetaPathFinder):
 _installed = False
 
 
+def _present(name):
+    """A real module of that name is importable (or already imported)."""
+    if name in sys.modules:
+        return True
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return True
+
+
 def install(force=False):
     """Install the aliases unless the real neuronxcc is importable (force=True: always).
     Returns True when goldtrace now provides neuronxcc.nki."""
@@ -62,9 +72,9 @@ def install(force=False):
             return False
         # The JAX aliases only where those packages are absent too.
         for name in ("jax_neuronx", "neuron_jax"):
-            if importlib.util.find_spec(name) is not None:
+            if _present(name):
                 _ALIASES.pop(name, None)
-        if importlib.util.find_spec("torch_neuronx") is not None:
+        if _present("torch_neuronx"):
             for name in ("torch_neuronx", "torch_neuronx.xla_impl", "torch_neuronx.xla_impl.ops"):
                 _ALIASES.pop(name, None)
     sys.meta_path.insert(0, _AliasFinder())
