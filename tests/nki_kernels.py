@@ -368,3 +368,27 @@ def flash_attention(q, k, v, causal=False):
         res = nl.divide(o_buf[nblk], l_buf[nblk], dtype=q.dtype)
         nl.store(out[b, h, qi * 128:(qi + 1) * 128, :], value=res)
     return out
+
+
+# Undecorated kernel bodies, for tests that wrap them themselves
+# (nki.jit, UnifiedKernel(func=...), FrameworkKernel subclasses).
+
+
+def _add(a, b):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    nl.store(out, value=nl.add(nl.load(a), nl.load(b)))
+    return out
+
+
+def _pair(a, scale):
+    s = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    p = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+    t = nl.load(a)
+    nl.store(s, value=nl.multiply(t, scale))
+    nl.store(p, value=nl.exp(t, dtype=nl.float32))
+    return s, p
+
+
+def _accumulate(acc: nki.typing.mutable_tensor, x):
+    nl.store(acc, value=nl.add(nl.load(acc), nl.load(x)))
+    return acc

@@ -21,24 +21,7 @@ def _target(monkeypatch):
     monkeypatch.setenv("NEURON_PLATFORM_TARGET_OVERRIDE", "trn2")
 
 
-def _add(a, b):
-    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
-    nl.store(out, value=nl.add(nl.load(a), nl.load(b)))
-    return out
-
-
-def _pair(a, scale):
-    s = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
-    p = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.shared_hbm)
-    t = nl.load(a)
-    nl.store(s, value=nl.multiply(t, scale))
-    nl.store(p, value=nl.exp(t, dtype=nl.float32))
-    return s, p
-
-
-def _accumulate(acc: nki.typing.mutable_tensor, x):
-    nl.store(acc, value=nl.add(nl.load(acc), nl.load(x)))
-    return acc
+from nki_kernels import _accumulate, _add, _pair  # noqa: E402  (undecorated bodies shared by the kernel tests)
 
 
 def _inputs(rng, shape=(128, 64)):
