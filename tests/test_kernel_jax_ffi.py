@@ -181,12 +181,14 @@ def test_collectives_across_program_instances_inside_jit_and_goldens(rng):
     with nki.lowering("neuron"):
         text = jax.jit(lambda a: k[2](a)).lower(x).as_text(dialect="hlo")
     np.testing.assert_array_equal(goldtrace.golden(text, x)[0], want)
-    # Across emulated devices the kernel's collectives would have to meet the
-    # other devices' kernels: refused, never a guess.
+    # Across emulated devices each device runs its own launch: nl.all_reduce
+    # reduces the program instances of that launch only.
     two = text.replace("HloModule ", "HloModule two_devices_", 1).replace(", entry_computation_layout", ", replica_count=2, entry_computation_layout", 1)
     assert "replica_count=2" in two
-    with pytest.raises(goldtrace.GoldtraceError, match="has collectives and the golden runs 2 devices"):
-        goldtrace.golden(two, x, emulate_devices=2)
+    y = rng.standard_normal((256, 64)).astype(np.float32)
+    out = goldtrace.golden(two, x, y, emulate_devices=2)
+    np.testing.assert_array_equal(out.per_device[0][0], want)
+    np.testing.assert_array_equal(out.per_device[1][0], np.tile(y[:128] + y[128:], (2, 1)))
 
 
 def test_jitted_kernels_from_many_threads(rng):

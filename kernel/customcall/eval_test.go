@@ -254,27 +254,6 @@ ENTRY e {
 	}
 }
 
-// Kernels with collectives run on one device (across their own program
-// instances) and are refused, not guessed, across several emulated devices.
-func TestGoldenKernelCollectivesAcrossDevices(t *testing.T) {
-	cfg := encodeKernel(t, binaryKernel("golden_coll", "add", 4, 4), func(c *config.Config) { c.HasCollectives = true })
-	text := fmt.Sprintf(`HloModule m, replica_count=2
-ENTRY e {
-  a = f32[4,4]{1,0} parameter(0)
-  ROOT kern = f32[4,4]{1,0} custom-call(a, a), custom_call_target="AwsNeuronCustomNativeKernel", backend_config="%s"
-}`, cfg)
-	x := f32Tensor(t, make([]float32, 16), 4, 4)
-	_, err := evalText(t, text, eval.Options{}, x)
-	var ue *eval.UnsupportedError
-	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "has collectives and the golden runs 2 devices") {
-		t.Fatalf("collectives across devices: %v", err)
-	}
-	one := strings.Replace(text, ", replica_count=2", "", 1)
-	if _, err := evalText(t, one, eval.Options{}, x); err != nil {
-		t.Fatalf("one device: %v", err)
-	}
-}
-
 func TestGoldenKernelShapeErrors(t *testing.T) {
 	cfg := encodeKernel(t, binaryKernel("golden_shapes", "add", 4, 4), nil)
 	for _, c := range []struct{ shape, operands, want string }{
