@@ -90,6 +90,16 @@ func BenchmarkMatmulKernel(b *testing.B) {
 	benchKernel(b, k, ins, numpyBest(b, setup, "a.T @ b", 10, false), numpyBest(b, setup, "a.T @ b", 10, true))
 }
 
+// BenchmarkMatmulBlockedKernel: bench/kernels.py's matmul_blocked (1024³
+// bf16, K resident per block, 128×512 PSUM accumulators) against numpy.
+func BenchmarkMatmulBlockedKernel(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 1))
+	k := matmulBlockedKernel(1024, 1024, 1024, dtype.BF16)
+	ins := []*tensor.Tensor{randTensor(r, dtype.BF16, -1, 1, 1024, 1024), randTensor(r, dtype.BF16, -1, 1, 1024, 1024)}
+	setup := "import numpy as np\na=np.random.rand(1024,1024).astype(np.float32)\nb=np.random.rand(1024,1024).astype(np.float32)"
+	benchKernel(b, k, ins, numpyBest(b, setup, "a.T @ b", 10, false), numpyBest(b, setup, "a.T @ b", 10, true))
+}
+
 // BenchmarkSoftmaxKernel: 4096×1024 f32 softmax in 128-row tiles against
 // numpy's row softmax.
 func BenchmarkSoftmaxKernel(b *testing.B) {

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 
 	"goldtrace/engine/dtype"
 	"goldtrace/engine/tensor"
@@ -32,12 +33,10 @@ type cloop struct {
 	v                 int32
 	start, stop, step int64
 	body              []stmt
-	// parallel: iterations may run concurrently (affine loop whose writes
-	// all go to tensors allocated inside the body or to HBM, without
-	// prints, RNG, atomics, collectives, matmul accumulation into outer
-	// tensors or physically placed tensors).
+	// parallel: iterations may run concurrently (see parallelSafe).
 	parallel bool
-	locals   []int32 // tensors alloc'ed in the body (fresh per worker)
+	locals   []int32 // tensors local to one iteration (fresh per worker)
+	affine   bool
 	loc      *irpb.Loc
 }
 
@@ -101,6 +100,9 @@ type cinst struct {
 	line  int
 	run   func(in *instance, ci *cinst) error
 	aux   any // op-specific prepared data
+	// allocElided: an alloc whose sentinel fill is skipped (the next
+	// instruction overwrites the whole tensor).
+	allocElided bool
 }
 
 func (ci *cinst) errf(rule, format string, args ...any) *Error {
@@ -199,6 +201,9 @@ func compile(k *irpb.Kernel) (*program, error) {
 		return nil, err
 	}
 	p.body = body
+	total := map[int32]int{}
+	countAccesses(body, total)
+	markParallel(body, total)
 	n := float64(p.numInstances) * countExecs(body)
 	if n > float64(MaxInstructionExecutions) {
 		return nil, &Error{Rule: "invalid", Msg: fmt.Sprintf("kernel %s executes about %.3g instructions (loops × program instances), more than the simulator's limit %d", k.Name, n, MaxInstructionExecutions)}
@@ -296,6 +301,7 @@ func (c *compiler) block(ss []*irpb.Stmt) ([]stmt, error) {
 		}
 		if !reads {
 			a.run = func(*instance, *cinst) error { return nil }
+			a.allocElided = true
 		}
 	}
 	return out, nil
@@ -340,20 +346,21 @@ func (c *compiler) loop(l *irpb.Loop) (*cloop, error) {
 		return nil, err
 	}
 	cl := &cloop{v: l.Var, start: l.Start, stop: l.Stop, step: l.Step, body: body, loc: l.Loc}
-	if l.Kind == irpb.LoopKind_AFFINE {
-		cl.parallel, cl.locals = c.parallelSafe(body, l.Var)
-	}
+	cl.affine = l.Kind == irpb.LoopKind_AFFINE
 	return cl, nil
 }
 
 // parallelSafe decides whether an affine loop's iterations can run
-// concurrently: every on-chip / private tensor the body writes must be
-// alloc'ed inside the body (so each worker gets its own), and the body must
-// not print, draw random numbers, use atomics or collectives, or touch
-// physically placed tensors.
-func (c *compiler) parallelSafe(body []stmt, v int32) (bool, []int32) {
-	allocs := map[int32]bool{}
-	var writes []int32
+// concurrently, each worker with its own storage for the loop's locals: the
+// body must not print, draw random numbers, use atomics or collectives, or
+// touch physically placed tensors, and every on-chip / private tensor it
+// writes must be local to one iteration: accessed nowhere outside the body
+// (total: the kernel's access count per tensor) and, in every iteration,
+// first accessed by an instruction that overwrites the whole tensor without
+// reading it (an alloc, a memset, a full-tile copy or DMA, …). Iterations
+// then never see each other's values, so any schedule gives the same bits.
+func parallelSafe(body []stmt, v int32, total map[int32]int) (bool, []int32) {
+	written := map[int32]bool{}
 	ok := true
 	var walk func(ss []stmt)
 	walk = func(ss []stmt) {
@@ -366,23 +373,24 @@ func (c *compiler) parallelSafe(body []stmt, v int32) (bool, []int32) {
 			switch ci.op {
 			case "print", "rand", "dropout", "random_seed", "atomic_rmw", "all_reduce":
 				ok = false
-			case "alloc":
-				allocs[ci.dst[0].tensor] = true
 			case "dma":
 				if ci.aux.(dmaAux).rmw != nil {
 					ok = false // read-modify-write of HBM may overlap across iterations
 				}
 			}
-			for _, a := range append(append([]*cacc{}, ci.dst...), ci.src...) {
+			ci.accesses(func(a *cacc, _ bool) {
 				if a.t.Allocation != nil && (a.t.Memory == irpb.Memory_SBUF || a.t.Memory == irpb.Memory_PSUM) {
 					ok = false
 				}
-			}
+			})
 			for _, d := range ci.dst {
-				writes = append(writes, d.tensor)
-				if (d.t.Memory == irpb.Memory_SHARED_HBM || d.t.Role == irpb.TensorRole_PARAM) && !usesVar(d, v) {
-					ok = false // every iteration writes the same HBM tile: keep program order
+				if d.t.Memory == irpb.Memory_SHARED_HBM || d.t.Role == irpb.TensorRole_PARAM {
+					if !usesVar(d, v) {
+						ok = false // every iteration writes the same HBM tile: keep program order
+					}
+					continue // iterations of an affine loop write disjoint HBM tiles
 				}
+				written[d.tensor] = true
 			}
 		}
 	}
@@ -390,20 +398,123 @@ func (c *compiler) parallelSafe(body []stmt, v int32) (bool, []int32) {
 	if !ok {
 		return false, nil
 	}
-	for _, w := range writes {
-		t := c.k.Tensors[w]
-		if t.Memory == irpb.Memory_SHARED_HBM || t.Role == irpb.TensorRole_PARAM {
-			continue // iterations of an affine loop write disjoint HBM tiles
+	inside := map[int32]int{}
+	countAccesses(body, inside)
+	var locals []int32
+	for id := range written {
+		if inside[id] != total[id] {
+			return false, nil // read or written outside the loop too
 		}
-		if !allocs[w] {
+		if found, over := firstAccess(body, id); !found || !over {
 			return false, nil
 		}
-	}
-	var locals []int32
-	for id := range allocs {
 		locals = append(locals, id)
 	}
+	slices.Sort(locals)
 	return true, locals
+}
+
+// accesses calls f on every access of the instruction, the index tensors of
+// dynamic accesses included (those are reads).
+func (ci *cinst) accesses(f func(a *cacc, write bool)) {
+	var rec func(a *cacc, write bool)
+	rec = func(a *cacc, write bool) {
+		f(a, write)
+		for _, d := range a.dyn {
+			rec(d.acc, false)
+		}
+	}
+	for _, a := range ci.src {
+		rec(a, false)
+	}
+	for _, a := range ci.dst {
+		rec(a, true)
+	}
+}
+
+func countAccesses(ss []stmt, m map[int32]int) {
+	for _, s := range ss {
+		if s.loop != nil {
+			countAccesses(s.loop.body, m)
+			continue
+		}
+		s.inst.accesses(func(a *cacc, _ bool) { m[a.tensor]++ })
+	}
+}
+
+// firstAccess finds the first instruction to touch tensor id when ss runs
+// (loops without iterations skipped) and reports whether it overwrites the
+// whole tensor without reading it.
+func firstAccess(ss []stmt, id int32) (found, overwrites bool) {
+	for _, s := range ss {
+		if l := s.loop; l != nil {
+			if l.stop <= l.start {
+				continue
+			}
+			if found, over := firstAccess(l.body, id); found {
+				return true, over
+			}
+			continue
+		}
+		ci := s.inst
+		reads, writes := false, 0
+		ci.accesses(func(a *cacc, w bool) {
+			if a.tensor != id {
+				return
+			}
+			if w {
+				writes++
+			} else {
+				reads = true
+			}
+		})
+		if reads {
+			return true, false
+		}
+		if writes == 0 {
+			continue
+		}
+		if ci.op == "alloc" && ci.allocElided {
+			continue // the next instruction overwrites the tensor: it decides
+		}
+		return true, writes == 1 && ci.dst[0].tensor == id && overwritesDst0(ci)
+	}
+	return false, false
+}
+
+// overwritesDst0: the instruction writes every element of dst[0]'s tensor
+// and reads none of it (ops whose write set is their whole dst tile).
+func overwritesDst0(ci *cinst) bool {
+	switch ci.op {
+	case "alloc", "memset", "iota", "dma", "dma_transpose", "tensor_copy", "activation", "tensor_tensor",
+		"tensor_scalar", "scalar_tensor_tensor", "tensor_reduce", "tensor_partition_reduce", "transpose",
+		"select", "affine_select", "matmul":
+	default:
+		return false
+	}
+	if len(ci.mask) > 0 || !coversWhole(ci.dst[0]) || ci.dst[0].t.Allocation != nil {
+		return false
+	}
+	if _, rmw := ci.in.Attrs["dst_rmw_op"]; rmw {
+		return false
+	}
+	if mm, ok := ci.aux.(mmAux); ok && mm.accumulate {
+		return false
+	}
+	return true
+}
+
+// markParallel decides, after the whole kernel is compiled, which affine
+// loops may fan out (parallelSafe needs the kernel-wide access counts).
+func markParallel(ss []stmt, total map[int32]int) {
+	for _, s := range ss {
+		if l := s.loop; l != nil {
+			if l.affine {
+				l.parallel, l.locals = parallelSafe(l.body, l.v, total)
+			}
+			markParallel(l.body, total)
+		}
+	}
 }
 
 // affine compiles an Affine over a tile of rank r.

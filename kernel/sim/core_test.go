@@ -469,3 +469,33 @@ func TestConcurrentRunsParallel(t *testing.T) {
 		}
 	}
 }
+
+// The blocked tutorial matmul (K resident per block, memset-created PSUM
+// accumulators): integer-valued operands make the f32 sums exact, so the
+// result is checked bit for bit against numpy; random operands must give
+// the same bits serially and on several goroutines.
+func TestMatmulBlockedVsNumpyAndDeterministic(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	K, M, N := int64(512), int64(384), int64(2048)
+	k := matmulBlockedKernel(K, M, N, dtype.BF16)
+	a := intValued(randTensor(r, dtype.BF16, -8, 8, K, M))
+	bm := intValued(randTensor(r, dtype.BF16, -8, 8, K, N))
+	got := run(t, k, a, bm)[0]
+	want := npRef(t, "r0 = (a0.astype(np.float32).T @ a1.astype(np.float32)).astype(ml_dtypes.bfloat16)", []*tensor.Tensor{a, bm}, dtype.BF16)[0]
+	same(t, "blocked matmul exact", got, want, 0)
+
+	a = randTensor(r, dtype.BF16, -1, 1, K, M)
+	bm = randTensor(r, dtype.BF16, -1, 1, K, N)
+	var first []byte
+	for _, par := range []int{1, 2, 3, 4} {
+		outs, err := Run(k, []*tensor.Tensor{a, bm}, Options{Parallel: par})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first == nil {
+			first = outs[0].Data
+		} else if string(first) != string(outs[0].Data) {
+			t.Fatalf("Parallel=%d gives different bits than Parallel=1", par)
+		}
+	}
+}

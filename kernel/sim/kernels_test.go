@@ -66,3 +66,47 @@ func softmaxKernel(R, C int64, dt dtype.Type) *irpb.Kernel {
 	})
 	return b.kernel()
 }
+
+// matmulBlockedKernel mirrors bench/kernels.py's matmul_blocked as the
+// Python tracer emits it: per block of BN·TN result columns the moving tiles
+// of all K in one SBUF tensor (K/TK, TK, BN·TN) (partition axis first), per
+// M tile the stationary tiles of all K, a (TM, TN) PSUM accumulator per
+// N tile created by memset (no alloc), copied to SBUF and stored.
+func matmulBlockedKernel(K, M, N int64, dt dtype.Type) *irpb.Kernel {
+	b := newK("matmul_blocked")
+	lhsT := b.param("lhsT", dt, K, M)
+	rhs := b.param("rhs", dt, K, N)
+	res := b.output("out", dt, M, N)
+	const TK, TM, TN, BN = 128, 128, 512, 2
+	KT := K / TK
+	b.loop(irpb.LoopKind_AFFINE, 0, N/(TN*BN), 1, func(n int) {
+		rt := b.sbuf("rhs_tiles", dt, TK, KT, TN*BN)
+		b.alloc(rt)
+		b.loop(irpb.LoopKind_AFFINE, 0, KT, 1, func(k int) {
+			b.dma(acc(rt, []int64{TK, TN * BN}, aff(0, tax(0, 1)), aff(0, lv(k, 1)), aff(0, tax(1, 1))),
+				b.tile(rhs, []int64{TK, TN * BN}, aff(0, lv(k, TK)), aff(0, lv(n, TN*BN))))
+		})
+		b.loop(irpb.LoopKind_AFFINE, 0, M/TM, 1, func(m int) {
+			lt := b.sbuf("lhs_tiles", dt, TK, KT, TM)
+			b.alloc(lt)
+			b.loop(irpb.LoopKind_AFFINE, 0, KT, 1, func(k int) {
+				b.dma(acc(lt, []int64{TK, TM}, aff(0, tax(0, 1)), aff(0, lv(k, 1)), aff(0, tax(1, 1))),
+					b.tile(lhsT, []int64{TK, TM}, aff(0, lv(k, TK)), aff(0, lv(m, TM))))
+			})
+			ps := b.psum("acc", dtype.F32, TM, TN)
+			sb := b.sbuf("res", dt, TM, TN)
+			b.loop(irpb.LoopKind_AFFINE, 0, BN, 1, func(bn int) {
+				b.op("memset", dts(b.full(ps)), nil, attrs{"value": F(0)})
+				b.loop(irpb.LoopKind_AFFINE, 0, KT, 1, func(k int) {
+					b.op("matmul", dts(b.full(ps)), dts(
+						acc(lt, []int64{TK, TM}, aff(0, tax(0, 1)), aff(0, lv(k, 1)), aff(0, tax(1, 1))),
+						acc(rt, []int64{TK, TN}, aff(0, tax(0, 1)), aff(0, lv(k, 1)), aff(0, lv(bn, TN), tax(1, 1)))),
+						attrs{"accumulate": B(true)})
+				})
+				b.op("tensor_copy", dts(b.full(sb)), dts(b.full(ps)), nil)
+				b.dma(b.tile(res, []int64{TM, TN}, aff(0, lv(m, TM)), aff(0, lv(n, TN*BN), lv(bn, TN))), b.full(sb))
+			})
+		})
+	})
+	return b.kernel()
+}
