@@ -21,6 +21,10 @@ type DeviceGrid struct {
 // Self is this device's flattened id.
 func (g DeviceGrid) Self() int64 { return g.Replica*g.Partitions + g.Partition }
 
+// Grid is the device grid the evaluator runs in and its device (what
+// replica-id, partition-id and the collectives use).
+func (ev *Evaluator) Grid() DeviceGrid { return ev.grid() }
+
 // grid is the device grid an evaluator runs in: Options' counts when set,
 // else the module's.
 func (ev *Evaluator) grid() DeviceGrid {

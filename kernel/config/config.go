@@ -78,7 +78,7 @@ type ConstantValue struct {
 }
 
 // FromKernel fills what the IR determines: version, func_name (the kernel's
-// name), grid, has_collectives (an all_reduce instruction), matmul_mac_count,
+// name), grid, has_collectives (an all_reduce or cc_* instruction), matmul_mac_count,
 // opts (the IR's options), serialize_dims (the parameters' shapes), tiled and
 // Kernel. The caller sets the platform target, constants, kernel_return and
 // result_is_sequence.
@@ -103,7 +103,7 @@ func FromKernel(k *irpb.Kernel) Config {
 
 func hasCollectives(body []*irpb.Stmt) bool {
 	for _, s := range body {
-		if in := s.GetInst(); in != nil && in.Op == "all_reduce" {
+		if in := s.GetInst(); in != nil && (in.Op == "all_reduce" || ir.IsDeviceCollective(in.Op)) {
 			return true
 		}
 		if l := s.GetLoop(); l != nil && hasCollectives(l.Body) {

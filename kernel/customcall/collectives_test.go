@@ -2,12 +2,16 @@ package customcall
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
+	"goldtrace/engine/eval"
 	"goldtrace/engine/golden"
 	"goldtrace/engine/hlo"
 	"goldtrace/engine/tensor"
+	"goldtrace/kernel/config"
 	"goldtrace/kernel/ir/irpb"
 )
 
@@ -104,5 +108,111 @@ ENTRY e {
 	for d := range devices {
 		wantF32(t, fmt.Sprintf("device %d kernel", d), res.Outputs[2*d], local[d])
 		wantF32(t, fmt.Sprintf("device %d all-reduce", d), res.Outputs[2*d+1], across)
+	}
+}
+
+func attrS(s string) *irpb.Attr { return &irpb.Attr{Value: &irpb.Attr_S{S: s}} }
+func attrI(i int64) *irpb.Attr  { return &irpb.Attr{Value: &irpb.Attr_I{I: i}} }
+func attrInts(v ...int64) *irpb.Attr {
+	return &irpb.Attr{Value: &irpb.Attr_Ints{Ints: &irpb.IntList{V: v}}}
+}
+
+// deviceCollectivesKernel applies each device collective to x (p, f) in
+// groups {0,2} and {1,3}, HBM to HBM, and a 4-cycle permute.
+func deviceCollectivesKernel(p, f int64) *irpb.Kernel {
+	b := newKKit("device_collectives")
+	x := b.param("x", p, f)
+	sum, gath, scat, perm := b.output("sum", p, f), b.output("gathered", 2*p, f), b.output("scattered", p/2, f), b.output("permuted", p, f)
+	groups := map[string]*irpb.Attr{"replica_groups": attrInts(0, 2, 1, 3), "group_size": attrI(2)}
+	with := func(extra map[string]*irpb.Attr) map[string]*irpb.Attr {
+		m := map[string]*irpb.Attr{}
+		for k, v := range groups {
+			m[k] = v
+		}
+		for k, v := range extra {
+			m[k] = v
+		}
+		return m
+	}
+	b.inst("cc_all_reduce", []int32{sum}, []int32{x}, with(map[string]*irpb.Attr{"op": attrS("add")}))
+	b.inst("cc_all_gather", []int32{gath}, []int32{x}, with(map[string]*irpb.Attr{"collective_dim": attrI(0)}))
+	b.inst("cc_reduce_scatter", []int32{scat}, []int32{x}, with(map[string]*irpb.Attr{"op": attrS("add"), "collective_dim": attrI(0)}))
+	b.inst("cc_collective_permute", []int32{perm}, []int32{x}, map[string]*irpb.Attr{"source_target_pairs": attrInts(0, 1, 1, 2, 2, 3, 3, 0)})
+	return b.k
+}
+
+// A kernel's device collectives meet the other emulated devices and give
+// bit for bit what the module's own HLO collectives give on the same
+// operands (the evaluator's XLA:CPU semantics: sums from +0 in group order).
+func TestGoldenKernelDeviceCollectivesMatchHLO(t *testing.T) {
+	const devices, p, f = 4, 8, 16
+	cfg := encodeKernel(t, deviceCollectivesKernel(p, f), func(c *config.Config) { c.ResultIsSequence = true })
+	text := fmt.Sprintf(`HloModule m, replica_count=%d
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+ENTRY e {
+  a = f32[8,16]{1,0} parameter(0)
+  kern = (f32[8,16]{1,0}, f32[16,16]{1,0}, f32[4,16]{1,0}, f32[8,16]{1,0}) custom-call(a), custom_call_target="AwsNeuronCustomNativeKernel", custom_call_has_side_effect=true, backend_config="%s"
+  ar = f32[8,16]{1,0} all-reduce(a), replica_groups={{0,2},{1,3}}, to_apply=add
+  ag = f32[16,16]{1,0} all-gather(a), replica_groups={{0,2},{1,3}}, dimensions={0}
+  rs = f32[4,16]{1,0} reduce-scatter(a), replica_groups={{0,2},{1,3}}, dimensions={0}, to_apply=add
+  cp = f32[8,16]{1,0} collective-permute(a), source_target_pairs={{0,1},{1,2},{2,3},{3,0}}
+  k0 = f32[8,16]{1,0} get-tuple-element(kern), index=0
+  k1 = f32[16,16]{1,0} get-tuple-element(kern), index=1
+  k2 = f32[4,16]{1,0} get-tuple-element(kern), index=2
+  k3 = f32[8,16]{1,0} get-tuple-element(kern), index=3
+  ROOT t = (f32[8,16]{1,0}, f32[16,16]{1,0}, f32[4,16]{1,0}, f32[8,16]{1,0}, f32[8,16]{1,0}, f32[16,16]{1,0}, f32[4,16]{1,0}, f32[8,16]{1,0}) tuple(k0, k1, k2, k3, ar, ag, rs, cp)
+}`, devices, cfg)
+	r := rand.New(rand.NewPCG(31, 32))
+	var ins []*tensor.Tensor
+	xs := make([][]float32, devices)
+	for d := range devices {
+		xs[d] = randF32(r, p*f)
+		xs[d][0] = float32(math.Copysign(0, -1))
+		ins = append(ins, f32Tensor(t, xs[d], p, f))
+	}
+	res, err := runGolden(t, text, ins...)
+	if err != nil {
+		t.Fatalf("golden: %v", err)
+	}
+	for d := range devices {
+		outs := res.Outputs[8*d : 8*d+8]
+		for k := range 4 {
+			wantF32(t, fmt.Sprintf("device %d, collective %d vs HLO", d, k), outs[k], outs[4+k].F32())
+		}
+		// And the arithmetic itself: the group of d is {d%2, d%2+2}.
+		g := []int{d % 2, d%2 + 2}
+		sum := make([]float32, p*f) // from +0: a sum of -0s is +0
+		for i := range sum {
+			sum[i] = sum[i] + xs[g[0]][i] + xs[g[1]][i]
+		}
+		wantF32(t, fmt.Sprintf("device %d sum", d), outs[0], sum)
+		wantF32(t, fmt.Sprintf("device %d gathered", d), outs[1], append(append([]float32{}, xs[g[0]]...), xs[g[1]]...))
+		wantF32(t, fmt.Sprintf("device %d permuted", d), outs[3], xs[(d+3)%4])
+	}
+}
+
+// Outside a multi-device golden, a kernel collective whose group needs other
+// devices is an error naming the custom-call and the instruction.
+func TestGoldenKernelDeviceCollectivesNeedTheirDevices(t *testing.T) {
+	cfg := encodeKernel(t, deviceCollectivesKernel(8, 16), func(c *config.Config) { c.ResultIsSequence = true })
+	text := fmt.Sprintf(`HloModule m
+ENTRY e {
+  a = f32[8,16]{1,0} parameter(0)
+  ROOT kern = (f32[8,16]{1,0}, f32[16,16]{1,0}, f32[4,16]{1,0}, f32[8,16]{1,0}) custom-call(a), custom_call_target="AwsNeuronCustomNativeKernel", backend_config="%s"
+}`, cfg)
+	_, err := evalText(t, text, eval.Options{}, f32Tensor(t, make([]float32, 128), 8, 16))
+	if err == nil || !strings.Contains(err.Error(), "%kern") || !strings.Contains(err.Error(), "cc_all_reduce") || !strings.Contains(err.Error(), "names device 2, but the kernel runs on one device") {
+		t.Fatalf("one device: %v", err)
+	}
+	// A module of 4 replicas evaluated as one device (no exchange): the
+	// other devices' data is not there.
+	four := strings.Replace(text, "HloModule m", "HloModule m, replica_count=4", 1)
+	_, err = evalText(t, four, eval.Options{}, f32Tensor(t, make([]float32, 128), 8, 16))
+	if err == nil || !strings.Contains(err.Error(), "needs device 2's data") {
+		t.Fatalf("four replicas, one evaluated: %v", err)
 	}
 }

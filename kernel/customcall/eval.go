@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"goldtrace/engine/dtype"
 	"goldtrace/engine/eval"
 	"goldtrace/engine/hlo"
 	"goldtrace/engine/tensor"
@@ -61,18 +62,6 @@ func kernelConfigOf(in *hlo.Instruction) (string, error) {
 	return "", fmt.Errorf("backend_config dictionary has no entry `kernel` (has %s)", strings.Join(keys, ", "))
 }
 
-// deviceCount is the number of devices the golden emulates.
-func deviceCount(ev *eval.Evaluator) int64 {
-	r, p := ev.Options.ReplicaCount, ev.Options.NumPartitions
-	if r == 0 && ev.Module != nil {
-		r = ev.Module.ReplicaCount
-	}
-	if p == 0 && ev.Module != nil {
-		p = ev.Module.NumPartitions
-	}
-	return max(r, 1) * max(p, 1)
-}
-
 func evalKernelCustomCall(ev *eval.Evaluator, in *hlo.Instruction, args []eval.Value) (eval.Value, error) {
 	s, err := kernelConfigOf(in)
 	if err != nil {
@@ -88,7 +77,9 @@ func evalKernelCustomCall(ev *eval.Evaluator, in *hlo.Instruction, args []eval.V
 	// has_collectives says the kernel communicates. nl.all_reduce reduces
 	// across the program instances of one launch, which is what each
 	// emulated device runs: such kernels run per device, each device its own
-	// launch (docs/design.md, decision 21).
+	// launch. Device collectives (cc_*) meet the same kernel call on the
+	// other emulated devices through the evaluator's exchange (docs/design.md,
+	// decision 21).
 	ts := make([]*tensor.Tensor, len(args))
 	for i, a := range args {
 		if a.T == nil {
@@ -122,7 +113,11 @@ func evalKernelCustomCall(ev *eval.Evaluator, in *hlo.Instruction, args []eval.V
 	if err := kc.checkAliasing(in); err != nil {
 		return eval.Value{}, err
 	}
-	outs, err := kc.run(inputs, sim.Options{Parallel: ev.Options.Parallelism})
+	opts := sim.Options{Parallel: ev.Options.Parallelism}
+	if kc.deviceCollectives {
+		opts.Devices = &evalDevices{ev: ev, in: in, name: kc.name(), grid: ev.Grid()}
+	}
+	outs, err := kc.run(inputs, opts)
 	if err != nil {
 		var ce *configError
 		if errors.As(err, &ce) {
@@ -168,4 +163,57 @@ func (kc *kernelCall) checkAliasing(in *hlo.Instruction) error {
 		}
 	}
 	return nil
+}
+
+// evalDevices serves a kernel's device collectives from the evaluator's
+// device machinery: each cc_* execution is one exchange, at the kernel's
+// custom-call, among every emulated device (all devices run the same module,
+// so the k-th exchange at this custom-call on one device meets the k-th on
+// the others; the simulator picks its group's data from what it gets back).
+// Each contribution carries the instruction's site id, so devices that reach
+// different collectives fail instead of mixing data.
+type evalDevices struct {
+	ev   *eval.Evaluator
+	in   *hlo.Instruction
+	name string
+	grid eval.DeviceGrid
+}
+
+func (d *evalDevices) Rank() int64 { return d.grid.Self() }
+func (d *evalDevices) Size() int64 { return d.grid.Replicas * d.grid.Partitions }
+
+func (d *evalDevices) Exchange(site int, data []float64) ([][]float64, error) {
+	n, self := d.Size(), d.Rank()
+	out := make([][]float64, n)
+	if d.ev.Options.Exchange == nil {
+		// One emulated device: only its own data is there.
+		out[self] = data
+		return out, nil
+	}
+	all := make([]int64, n)
+	for i := range all {
+		all[i] = int64(i)
+	}
+	t := tensor.New(dtype.F64, []int64{int64(len(data)) + 1})
+	f := t.F64()
+	f[0] = float64(site)
+	copy(f[1:], data)
+	vals, err := d.ev.Options.Exchange(d.in, all, eval.ArrayValue(t))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(vals)) != n {
+		return nil, fmt.Errorf("the exchange returned %d values for %d devices", len(vals), n)
+	}
+	for i, v := range vals {
+		if v.T == nil || v.T.Type != dtype.F64 || v.T.Rank() != 1 || v.T.NumElements() < 1 {
+			return nil, fmt.Errorf("device %d contributed %v, not kernel collective data", i, v)
+		}
+		g := v.T.F64()
+		if int(g[0]) != site {
+			return nil, fmt.Errorf("device %d reached device collective #%d of kernel %q where device %d reached #%d", i, int(g[0]), d.name, self, site)
+		}
+		out[i] = g[1:]
+	}
+	return out, nil
 }

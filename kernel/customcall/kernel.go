@@ -26,6 +26,9 @@ import (
 type kernelCall struct {
 	cfg *config.Config
 	k   *irpb.Kernel
+	// deviceCollectives: the IR has cc_* instructions (nki.collectives),
+	// which meet the other emulated devices of a golden.
+	deviceCollectives bool
 }
 
 // name is the kernel's name for messages.
@@ -121,7 +124,7 @@ func decodeKernel(s string) (*kernelCall, error) {
 			return nil, &configError{fmt.Errorf("kernel %q: output %d names tensor %d, which does not exist", c.FuncName, i, id)}
 		}
 	}
-	return &kernelCall{cfg: c, k: k}, nil
+	return &kernelCall{cfg: c, k: k, deviceCollectives: hasDeviceCollectives(k.Body)}, nil
 }
 
 // ---- operands and results ----
@@ -213,4 +216,16 @@ func (kc *kernelCall) run(inputs []*tensor.Tensor, opts sim.Options) ([]*tensor.
 		return nil, fmt.Errorf("the simulator returned %d outputs for a kernel with %d", len(outs), len(kc.k.Outputs))
 	}
 	return outs, nil
+}
+
+func hasDeviceCollectives(body []*irpb.Stmt) bool {
+	for _, s := range body {
+		if in := s.GetInst(); in != nil && ir.IsDeviceCollective(in.Op) {
+			return true
+		}
+		if l := s.GetLoop(); l != nil && hasDeviceCollectives(l.Body) {
+			return true
+		}
+	}
+	return false
 }

@@ -353,6 +353,8 @@ func (v *validator) opRules(in *irpb.Instruction, op string) {
 		if a, b := v.tensor(src(0).Tensor), v.tensor(dst(0).Tensor); a.Dtype != b.Dtype || a.Tf32 != b.Tf32 {
 			v.errf("op-dtype", in.Loc, op, "src %s is %s but dst %s is %s; a predicated copy does not convert", tensorLabel(a), dtypeName(a), tensorLabel(b), dtypeName(b))
 		}
+	case "cc_all_reduce", "cc_all_gather", "cc_reduce_scatter", "cc_all_to_all", "cc_collective_permute":
+		v.deviceCollective(in, op)
 	case "atomic_rmw":
 		if !isHBM(v.mem(dst(0))) {
 			v.errf("engine-memory", in.Loc, op, "dst %s must be an HBM tensor", v.label(dst(0).Tensor))

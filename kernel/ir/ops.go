@@ -119,6 +119,37 @@ var ops = map[string]opSpec{
 		"program_axes": opt(kInts), // the grid axes reduced over (what the tracer sends)
 	}, false},
 	"print": {0, 0, 1, 1, map[string]attrSpec{"prefix": opt(kStr)}, false},
+	// Device collectives (nki.collectives): across the devices of a
+	// multi-device golden; ranks are flattened device ids.
+	"cc_all_reduce": {1, 1, 1, 1, map[string]attrSpec{
+		"op": {kind: kEnum, required: true, values: ccReduceOps}, "replica_groups": opt(kInts), "group_size": opt(kInt),
+	}, false},
+	"cc_all_gather": {1, 1, 1, 1, map[string]attrSpec{
+		"collective_dim": req(kInt), "replica_groups": opt(kInts), "group_size": opt(kInt),
+	}, false},
+	"cc_reduce_scatter": {1, 1, 1, 1, map[string]attrSpec{
+		"op": {kind: kEnum, required: true, values: ccReduceOps}, "collective_dim": req(kInt),
+		"replica_groups": opt(kInts), "group_size": opt(kInt),
+	}, false},
+	"cc_all_to_all": {1, 1, 1, 1, map[string]attrSpec{
+		"collective_dim": req(kInt), "replica_groups": opt(kInts), "group_size": opt(kInt),
+	}, false},
+	"cc_collective_permute": {1, 1, 1, 1, map[string]attrSpec{"source_target_pairs": req(kInts)}, false},
+}
+
+// ccReduceOps are the reductions device collectives take (nl.add,
+// nl.minimum, nl.maximum).
+var ccReduceOps = []string{"add", "maximum", "minimum"}
+
+// IsDeviceCollective reports whether op is a device collective (cc_*): it
+// exchanges data with the same instruction on the other devices running the
+// kernel, where nl.all_reduce stays within the program instances of one launch.
+func IsDeviceCollective(op string) bool {
+	switch op {
+	case "cc_all_reduce", "cc_all_gather", "cc_reduce_scatter", "cc_all_to_all", "cc_collective_permute":
+		return true
+	}
+	return false
 }
 
 // requiredAttrs lists each opcode's required attributes, sorted.

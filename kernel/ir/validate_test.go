@@ -364,6 +364,41 @@ func validateCases() []vcase {
 			in.Mask = []*irpb.Predicate{{Expr: aff(-301, ax(0), pid(0, 128)), Cmp: irpb.Cmp_LT}}
 			return b
 		}, rules: []string{"oob"}, want: "reaches 300, outside [0, 300) for an element the mask lets through"},
+		{name: "cc gather shape", build: func() *kb {
+			b := newKernel("k")
+			a := b.param("a", dtype.F32, 8, 16)
+			o := b.output("o", dtype.F32, 24, 16)
+			b.inst("cc_all_gather", 30, accs(tile(o, sh(24, 16))), accs(tile(a, sh(8, 16))), attrs{"collective_dim": ai(0), "replica_groups": aints(0, 1, 2, 3), "group_size": ai(2)})
+			return b
+		}, rules: []string{"shape-mismatch"}, first: "kernel.py:30: cc_all_gather: src tile (8, 16) and dst tile (24, 16) do not fit a cc_all_gather (rule: shape-mismatch)"},
+		{name: "cc groups and op", build: func() *kb {
+			b := newKernel("k")
+			a := b.param("a", dtype.F32, 8, 16)
+			o := b.output("o", dtype.F32, 8, 16)
+			b.inst("cc_all_reduce", 31, accs(tile(o, sh(8, 16))), accs(tile(a, sh(8, 16))), attrs{"op": as("add"), "replica_groups": aints(0, 1, 1, 2), "group_size": ai(2)})
+			return b
+		}, rules: []string{"attr-value"}, want: "rank 1 is in more than one replica group"},
+		{name: "cc reduction op", build: func() *kb {
+			b := newKernel("k")
+			a := b.param("a", dtype.F32, 8, 16)
+			o := b.output("o", dtype.F32, 8, 16)
+			b.inst("cc_all_reduce", 31, accs(tile(o, sh(8, 16))), accs(tile(a, sh(8, 16))), attrs{"op": as("subtract")})
+			return b
+		}, rules: []string{"attr-value"}, want: `unknown value "subtract" (expected one of add, maximum, minimum)`},
+		{name: "cc memory and dtype", build: func() *kb {
+			b := newKernel("k")
+			a := b.param("a", dtype.S32, 8, 16)
+			p := b.psum("p", 8, 16)
+			b.inst("cc_all_reduce", 32, accs(tile(p, sh(8, 16))), accs(tile(a, sh(8, 16))), attrs{"op": as("add")})
+			return b
+		}, rules: []string{"collective-memory", "collective-memory", "op-dtype", "op-dtype"}, want: "device collectives reduce float tensors only"},
+		{name: "cc permute pairs", build: func() *kb {
+			b := newKernel("k")
+			a := b.param("a", dtype.F32, 8, 16)
+			o := b.output("o", dtype.F32, 8, 16)
+			b.inst("cc_collective_permute", 33, accs(tile(o, sh(8, 16))), accs(tile(a, sh(8, 16))), attrs{"source_target_pairs": aints(0, 1, 2, 1)})
+			return b
+		}, rules: []string{"attr-value"}, want: "rank 1 is the target of two pairs"},
 	}
 }
 

@@ -6,19 +6,23 @@ import (
 
 	"goldtrace/engine/dtype"
 	"goldtrace/engine/tensor"
+	"goldtrace/kernel/ir"
 	"goldtrace/kernel/ir/irpb"
 )
 
 // program is a kernel checked and prepared for running: attributes parsed,
 // shapes checked, accesses turned into coefficient tables.
 type program struct {
-	k               *irpb.Kernel
-	body            []stmt
-	numInstances    int64
-	hasCollectives  bool
-	serialInstances bool // atomics / prints / RNG: instances run in order
-	hasPhysSBUF     bool
-	hasPhysPSUM     bool
+	k              *irpb.Kernel
+	body           []stmt
+	numInstances   int64
+	hasCollectives bool
+	// hasDeviceCollectives: cc_* instructions, which meet the other devices
+	// in program order, so instances run one after the other.
+	hasDeviceCollectives bool
+	serialInstances      bool // atomics / prints / RNG: instances run in order
+	hasPhysSBUF          bool
+	hasPhysPSUM          bool
 	// f32Store: float SBUF tensors read by matmul keep float32 storage, so
 	// the GEMM reads them in place.
 	f32Store map[int32]bool
@@ -113,6 +117,7 @@ type compiler struct {
 	k       *irpb.Kernel
 	p       *program
 	loopVar map[int32]bool // loop vars in scope
+	ccSites int            // cc_* instructions compiled so far (their site ids)
 }
 
 func locOf(k *irpb.Kernel, l *irpb.Loc) (string, int) {
@@ -204,6 +209,11 @@ func compile(k *irpb.Kernel) (*program, error) {
 	total := map[int32]int{}
 	countAccesses(body, total)
 	markParallel(body, total)
+	if p.hasCollectives && p.hasDeviceCollectives && p.numInstances > 1 {
+		// nl.all_reduce needs the launch's instances to run together, device
+		// collectives need them one after the other (program order).
+		return nil, &Error{Rule: "invalid", Msg: fmt.Sprintf("kernel %s mixes nl.all_reduce across its %d program instances with device collectives (nki.collectives); the simulator runs one or the other", k.Name, p.numInstances)}
+	}
 	n := float64(p.numInstances) * countExecs(body)
 	if n > float64(MaxInstructionExecutions) {
 		return nil, &Error{Rule: "invalid", Msg: fmt.Sprintf("kernel %s executes about %.3g instructions (loops × program instances), more than the simulator's limit %d", k.Name, n, MaxInstructionExecutions)}
@@ -371,7 +381,8 @@ func parallelSafe(body []stmt, v int32, total map[int32]int) (bool, []int32) {
 			}
 			ci := s.inst
 			switch ci.op {
-			case "print", "rand", "dropout", "random_seed", "atomic_rmw", "all_reduce":
+			case "print", "rand", "dropout", "random_seed", "atomic_rmw", "all_reduce",
+				"cc_all_reduce", "cc_all_gather", "cc_reduce_scatter", "cc_all_to_all", "cc_collective_permute":
 				ok = false
 			case "dma":
 				if ci.aux.(dmaAux).rmw != nil {
@@ -724,7 +735,12 @@ func (c *compiler) inst(x *irpb.Instruction) (*cinst, error) {
 	case "atomic_rmw", "print", "rand", "dropout", "random_seed":
 		c.p.serialInstances = true
 	}
-	if err := spec.prep(ci); err != nil {
+	prep := spec.prep
+	if ir.IsDeviceCollective(x.Op) {
+		c.p.hasDeviceCollectives, c.p.serialInstances = true, true
+		prep = prepDeviceCollective(c)
+	}
+	if err := prep(ci); err != nil {
 		var se *Error
 		if ok := asErr(err, &se); ok {
 			return nil, se

@@ -33,6 +33,12 @@ func init() {
 		"atomic_rmw":              {1, 1, 1, 1, false, prepAtomic, runAtomic},
 		"all_reduce":              {1, 1, 1, 1, false, prepAllReduce, runAllReduce},
 		"print":                   {0, 0, 1, 1, true, prepNone, runPrint},
+		// prepared by prepDeviceCollective (compile.go), which numbers them
+		"cc_all_reduce":         {1, 1, 1, 1, false, prepNone, runDeviceCollective},
+		"cc_all_gather":         {1, 1, 1, 1, false, prepNone, runDeviceCollective},
+		"cc_reduce_scatter":     {1, 1, 1, 1, false, prepNone, runDeviceCollective},
+		"cc_all_to_all":         {1, 1, 1, 1, false, prepNone, runDeviceCollective},
+		"cc_collective_permute": {1, 1, 1, 1, false, prepNone, runDeviceCollective},
 	}
 	registerMoreOps()
 }

@@ -67,6 +67,9 @@ type Options struct {
 	// prints or RNG run their instances serially (deterministic order);
 	// kernels with collectives run one goroutine per instance (they must meet).
 	Parallel int
+	// Devices connects the kernel's device collectives (cc_*) to the other
+	// devices of a multi-device run (devcoll.go); nil: one device.
+	Devices DeviceComm
 }
 
 // Error is a simulator failure. Rule classifies it:

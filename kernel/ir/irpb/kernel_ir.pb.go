@@ -1533,6 +1533,21 @@ func (x *FloatList) GetV() []float64 {
 //	                                                                        ids (row-major over the grid); no replica_groups: all instances; f32 in member order
 //	print              []                       [s]                         prefix:s; prints the tile (nl.device_print) as "prefix [[a b] \n [c d]]" lines
 //
+// DEVICE COLLECTIVES (nki.collectives; has_collectives). Across the devices running the kernel (the emulated devices of a
+// multi-device golden; ranks are flattened device ids); the k-th execution on one device meets the k-th on the others, and a
+// launch's program instances run one after the other. Tiles in HBM or SBUF (both the same), src and dst of one dtype.
+// replica_groups:ints (flattened, group_size:i each; absent: one group of every device). On one device a group of that device
+// alone is the identity, a group naming others an error. Reductions (op:s add|maximum|minimum, float dtypes) start from the
+// op's identity and fold the members in group order in f32 (a NaN never wins min/max), rounding once to dst's dtype.
+//
+//	cc_all_reduce         [t]                   [s]                         op:s; t = the group's reduction of s (same shape)
+//	cc_all_gather         [t]                   [s]                         collective_dim:i; t = the members' s concatenated along collective_dim in group order
+//	cc_reduce_scatter     [t]                   [s]                         op:s, collective_dim:i; t = block i (along collective_dim) of the reduction, i = the
+//	                                                                        device's position in its group
+//	cc_all_to_all         [t]                   [s]                         collective_dim:i (HBM); block j of s goes to member j; t = the blocks received, in group order
+//	cc_collective_permute [t]                   [s]                         source_target_pairs:ints (flattened (source, target) pairs; HBM); t = s of the device whose
+//	                                                                        pair targets this one; a device no pair targets leaves t unchanged
+//
 // UNARY FUNCTIONS (activation func): identity copy exp log sqrt rsqrt reciprocal
 // abs negative sign square sin cos tan arctan tanh sigmoid relu gelu
 // gelu_apprx_tanh gelu_dx gelu_apprx_sigmoid silu silu_dx erf erf_dx softplus
