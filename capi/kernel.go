@@ -35,7 +35,8 @@ func gt_kb_new(name *C.char, out *C.uint64_t, errOut **C.char) C.gt_status {
 	})
 }
 
-// gt_kb_append applies a BuildBatch (protobuf JSON). Tensor ids and loop
+// gt_kb_append applies a batch of events: an event tape (a JSON array, see
+// kernel/ir/tape.go) or a BuildBatch in protobuf JSON. Tensor ids and loop
 // variables are assigned in declaration order, so the caller can count them.
 //
 //export gt_kb_append
@@ -45,7 +46,12 @@ func gt_kb_append(h C.uint64_t, js unsafe.Pointer, n C.int64_t, errOut **C.char)
 		if err != nil {
 			return err
 		}
-		if _, _, err := b.AppendJSON(goBytes(js, n)); err != nil {
+		data := goBytes(js, n)
+		appendEvents := b.AppendJSON
+		if len(data) > 0 && data[0] == '[' {
+			appendEvents = b.AppendTape // the tracer's compact form (kernel/ir/tape.go)
+		}
+		if _, _, err := appendEvents(data); err != nil {
 			return withStatus(statusInvalidArgument, "%v", err)
 		}
 		return nil

@@ -27,7 +27,7 @@ func Marshal(k *irpb.Kernel) ([]byte, error) {
 	if err := checkStructure(k).Err(); err != nil {
 		return nil, err
 	}
-	return proto.MarshalOptions{Deterministic: true}.Marshal(k)
+	return marshalDeterministic(k), nil
 }
 
 // Unmarshal decodes protobuf binary into a Kernel and checks that it is one

@@ -1,7 +1,10 @@
 package ir
 
 import (
+	"bytes"
 	"testing"
+
+	"google.golang.org/protobuf/proto"
 
 	"goldtrace/engine/dtype"
 	"goldtrace/kernel/ir/irpb"
@@ -40,8 +43,13 @@ func FuzzUnmarshal(f *testing.F) {
 		_ = Validate(k)
 		_ = Format(k)
 		_ = MatmulMACs(k)
-		if _, err := Marshal(k); err != nil {
+		got, err := Marshal(k)
+		if err != nil {
 			t.Fatalf("Marshal refuses what Unmarshal accepted: %v", err)
+		}
+		deterministic := proto.MarshalOptions{Deterministic: true}
+		if want, _ := deterministic.Marshal(k); !bytes.Equal(got, want) {
+			t.Fatalf("the hand-written encoder differs from protobuf-go on a decoded kernel")
 		}
 	})
 }

@@ -69,11 +69,24 @@ def _canonical(dtype):
     return dt
 
 
+_CODES = {}
+
+
 def code_of(dtype):
+    """(XLA element-type code, is tfloat32) of a kernel dtype."""
+    try:
+        hit = _CODES.get(dtype)
+    except TypeError:
+        hit = None
+    if hit is not None:
+        return hit
     dt = canonical(dtype)
-    if dt is tfloat32:
-        return 11, True
-    return _xla.code_of(dt), False
+    out = (11, True) if dt is tfloat32 else (_xla.code_of(dt), False)
+    try:
+        _CODES[dtype] = out
+    except TypeError:
+        pass
+    return out
 
 
 def name_of(dt):

@@ -283,8 +283,12 @@ class Sym:
         return out
 
     def to_json(self, rank=None):
+        """[constant, kind, id, coef, ...]: the tape's affine (kernel/ir/tape.go)."""
         terms = self.terms if rank is None else self._aligned(rank)
-        return {"constant": self.const, "terms": [{"kind": k, "id": i, "coef": c} for (k, i), c in terms.items()]}
+        out = [self.const]
+        for (k, i), c in terms.items():
+            out += (k, i, c)
+        return out
 
     def __repr__(self):
         names = {LOOP_VAR: "i", PROGRAM_ID: "pid", TILE_AXIS: "t"}
@@ -331,7 +335,7 @@ class Pred:
         return [self]
 
     def to_json(self, rank):
-        return {"expr": self.expr.to_json(rank), "cmp": CMP_CODES[self.cmp]}
+        return [CMP_CODES[self.cmp], *self.expr.to_json(rank)]
 
 
 class Mask:

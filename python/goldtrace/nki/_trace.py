@@ -8,6 +8,7 @@ Tensor ids and loop variables are numbered in declaration order on both
 sides, so no call needs an answer back.
 """
 
+import functools
 import gc
 import json
 import math
@@ -61,24 +62,33 @@ class Buffer:
 
 
 def _attr(v):
-    if isinstance(v, bool):
-        return {"b": v}
+    """An attribute value as the event tape carries it (kernel/ir/tape.go):
+    Python int, float (JSON writes 1.0, so the kind survives), bool, str, or
+    a list of ints or of floats."""
+    t = type(v)
+    if t is str or t is bool or t is int:
+        return v
+    if t is float or isinstance(v, (float, np.floating)):
+        return float(v)
     if isinstance(v, (int, np.integer)):
-        return {"i": int(v)}
-    if isinstance(v, (float, np.floating)):
-        f = float(v)
-        if math.isnan(f):
-            return {"f": "NaN"}
-        if math.isinf(f):
-            return {"f": "Infinity" if f > 0 else "-Infinity"}
-        return {"f": f}
-    if isinstance(v, str):
-        return {"s": v}
+        return int(v)
     if isinstance(v, (list, tuple)):
         if all(isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in v):
-            return {"ints": {"v": [int(x) for x in v]}}
-        return {"floats": {"v": [float(x) for x in v]}}
+            return [int(x) for x in v]
+        return [float(x) for x in v]
     raise TypeError(f"attribute value {v!r}")
+
+
+_PLAIN_ATTR = frozenset([str, bool, int, float])
+
+# Event tags and instruction fields of the tape (kernel/ir/tape.go).
+EV_TENSOR, EV_INST, EV_LOOP, EV_END = 0, 1, 2, 3
+I_OP, I_DST, I_SRC, I_ATTRS, I_MASK, I_EXPRS, I_PREDS, I_ENGINE = 1, 4, 5, 6, 7, 8, 9, 10
+
+
+def access_tensor(a):
+    """The tensor id of an access in tape form (an id, or [id, shape, index...])."""
+    return a if type(a) is int else a[0]
 
 
 class Trace:
@@ -132,14 +142,15 @@ class Trace:
 
     # ---- locations ----
     def loc(self):
+        """(file index, line) of the kernel's own code being traced."""
         f = user_frame()
         if f is None:
-            return {"file": 0, "line": 0}
+            return 0, 0
         fn = f.f_code.co_filename
         idx = self.files.get(fn)
         if idx is None:
             idx = self.files[fn] = len(self.files)
-        return {"file": idx, "line": f.f_lineno}
+        return idx, f.f_lineno
 
     # ---- the event stream ----
     def _push(self, ev):
@@ -150,33 +161,36 @@ class Trace:
     def flush(self):
         if not self.events:
             return
-        data = json.dumps({"events": self.events}, separators=(",", ":")).encode()
+        data = json.dumps(self.events, separators=(",", ":")).encode()
         self.events = []
         self.flush_gen = getattr(self, "flush_gen", 0) + 1
         _bridge.call(_bridge.lib.gt_kb_append, self.builder, data, len(data))
 
     def declare(self, shape, dtype, memory, role, name=None, mutable=False, data=None, allocation=None):
         """Declare a tensor; returns a KTensor."""
-        shape = tuple(int(s) for s in shape)
+        if type(shape) is not tuple:
+            shape = tuple(int(s) for s in shape)
         for s in shape:
             if s <= 0:
                 raise KernelError(f"{user_location()}: tensor shape {shape} has a non-positive dimension")
+            if type(s) is not int:
+                shape = tuple(int(s) for s in shape)
+                break
         code, tf32 = _dtypes.code_of(dtype)
         tid = self.ntensors
         self.ntensors += 1
         name = name or f"t{tid}"
-        ev = {"id": tid, "name": name, "memory": memory, "role": role, "shape": list(shape), "dtype": code, "loc": self.loc()}
-        if tf32:
-            ev["tf32"] = True
-        if mutable:
-            ev["mutable"] = True
+        file, line = self.loc()
+        ev = [EV_TENSOR, name, memory, role, shape, code, (1 if tf32 else 0) | (2 if mutable else 0), file, line]
+        if allocation is not None or data is not None:
+            ev.append(None if allocation is None else [
+                allocation.get("partition_offset", 0), allocation.get("byte_offset", 0), allocation.get("loop_var", 0),
+                allocation.get("num_free_tiles", 0), allocation.get("bytes_per_tile", 0), allocation.get("kind", "")])
         if data is not None:
             import base64
 
-            ev["data"] = base64.b64encode(data).decode()
-        if allocation is not None:
-            ev["allocation"] = allocation
-        self._push({"tensor": ev})
+            ev.append(base64.b64encode(data).decode())
+        self._push(ev)
         t = KTensor(self, tid, shape, _dtypes.canonical(dtype), memory, role, name, mutable)
         self.tensors.append(t)
         return t
@@ -184,19 +198,23 @@ class Trace:
     def emit(self, op, dst=(), src=(), attrs=None, mask=None, domain=None, exprs=(), preds=(), engine=""):
         """Append one instruction. dst/src are Tiles; mask a Pred/Mask over the
         domain (default: dst[0]'s shape)."""
-        inst = {"op": op, "loc": self.loc()}
+        file, line = self.loc()
+        inst = [EV_INST, op, file, line, None, None, None]
         if dst:
-            inst["dst"] = [d.to_json() for d in dst]
+            inst[I_DST] = [d.to_json() for d in dst]
             for d in dst:
-                self._note_write(d.tensor)
-                d.tensor._fresh_alloc = None
+                t = d.tensor
+                if t.role == PARAM:
+                    self._note_write(t)
+                if t._fresh_alloc is not None:
+                    t._fresh_alloc = None
         if src:
-            inst["src"] = [s.to_json() for s in src]
+            inst[I_SRC] = [s.to_json() for s in src]
         if attrs:
-            inst["attrs"] = {k: _attr(v) for k, v in attrs.items() if v is not None}
-        if mask is False or (isinstance(mask, (bool, np.bool_)) and not mask):
-            return  # a mask known false at trace time: the instruction never runs
-        if isinstance(mask, (bool, np.bool_)):
+            inst[I_ATTRS] = {k: (v if type(v) in _PLAIN_ATTR else _attr(v)) for k, v in attrs.items() if v is not None}
+        if mask is not None and isinstance(mask, (bool, np.bool_)):
+            if not mask:
+                return  # a mask known false at trace time: the instruction never runs
             mask = None
         if domain is None:
             domain = dst[0].shape if dst else (src[0].shape if src else ())
@@ -212,39 +230,36 @@ class Trace:
                 raise KernelError(f"{user_location()}: mask= must be a predicate built from affine comparisons joined with &, got {type(mask).__name__}")
             if len(mask.shape) > rank:
                 raise KernelError(f"{user_location()}: mask of rank {len(mask.shape)} does not fit the instruction's {rank}-D tile {tuple(domain)}")
-            inst["mask"] = [p.to_json(rank) for p in mask.preds()]
-        if exprs:
-            inst["exprs"] = [e.to_json(rank) for e in exprs]
-        if preds:
-            inst["preds"] = [p.to_json(rank) for p in preds]
-        if engine:
-            inst["engine"] = engine
-        self._push({"inst": inst})
+            mask = [p.to_json(rank) for p in mask.preds()]
+        if mask is not None or exprs or preds or engine:
+            # The optional tail of the tape's instruction (most have none).
+            inst += (mask, [e.to_json(rank) for e in exprs] if exprs else None,
+                     [p.to_json(rank) for p in preds] if preds else None, engine or None)
+        self._push(inst)
 
     def _retarget(self, src, dst):
         """Make the last instruction write dst instead of its fresh temp src."""
         prod = getattr(src.tensor, "_producer", None)
         if prod is None or prod[0] != len(self.events) - 1 or not self.events:
             return False
-        inst = self.events[-1].get("inst")
-        if not inst or inst["dst"][0]["tensor"] != src.tensor.id:
+        inst = self.events[-1]
+        if inst[0] != EV_INST or not inst[I_DST] or access_tensor(inst[I_DST][0]) != src.tensor.id:
             return False
         full = src.tensor.tile()
         if tuple(src.shape) != tuple(full.shape) or [s.to_json() for s in src.index] != [s.to_json() for s in full.index]:
             return False
         if tuple(dst.shape) != tuple(src.shape):
             return False
-        if dst.tensor.dtype != src.tensor.dtype and inst["op"] in ("matmul", "transpose") and dst.memory != "PSUM":
+        op = inst[I_OP]
+        if dst.tensor.dtype != src.tensor.dtype and op in ("matmul", "transpose") and dst.memory != "PSUM":
             return False
-        if dst.memory in HBM_SPACES and inst["op"] not in ("dma", "dma_transpose"):
+        if dst.memory in HBM_SPACES and op not in ("dma", "dma_transpose"):
             return False  # engines write on-chip memory only
-        if dst.memory not in HBM_SPACES and inst["op"] in ("dma",) and src.tensor.memory != dst.memory:
-            pass
-        if inst["op"] == "matmul" and dst.memory != "PSUM":
+        if op == "matmul" and dst.memory != "PSUM":
             return False
-        if inst["op"] == "transpose" and inst.get("engine") == "tensor" and dst.memory != "PSUM":
+        if op == "transpose" and len(inst) > I_ENGINE and inst[I_ENGINE] == "tensor" and dst.memory != "PSUM":
             return False  # the tensor engine writes PSUM; the assignment is a copy out of it
-        inst["dst"][0] = dst.to_json()
+        inst[I_DST][0] = dst.to_json()
         self._note_write(dst.tensor)
         src.tensor._producer = None
         return True
@@ -257,21 +272,24 @@ class Trace:
         n = getattr(value, "_matmul_group", 1)  # instructions that together produced value
         if len(self.events) < n:
             return False
-        insts = [ev.get("inst") for ev in self.events[-n:]]
+        insts = self.events[-n:]
         for inst in insts:
-            if not inst or inst["op"] != "matmul" or inst["dst"][0]["tensor"] != value.id or tuple(acc.shape) != tuple(value.shape):
+            if (inst[0] != EV_INST or inst[I_OP] != "matmul" or access_tensor(inst[I_DST][0]) != value.id
+                    or tuple(acc.shape) != tuple(value.shape)):
                 return False
         fresh = getattr(acc.tensor, "_fresh_alloc", None)
         if fresh is not None and fresh[1] == getattr(self, "flush_gen", 0):
             # The first write of a PSUM tile declared without a value is a
             # matmul accumulation: the accumulation group starts from zero
             # (the tensor engine's first matmul of a group overwrites).
-            fresh[0]["op"] = "memset"
-            fresh[0]["attrs"] = {"value": _attr(0.0)}
+            fresh[0][I_OP] = "memset"
+            fresh[0][I_ATTRS] = {"value": 0.0}
         acc.tensor._fresh_alloc = None
         for inst in insts:
-            inst["dst"] = [acc.to_json()]
-            inst.setdefault("attrs", {})["accumulate"] = {"b": True}
+            inst[I_DST] = [acc.to_json()]
+            if inst[I_ATTRS] is None:
+                inst[I_ATTRS] = {}
+            inst[I_ATTRS]["accumulate"] = True
         self._note_write(acc.tensor)
         return True
 
@@ -282,13 +300,13 @@ class Trace:
     def loop_begin(self, start, stop, step, kind):
         var = self.nvars
         self.nvars += 1
-        self._push({"loop_begin": {"start": start, "stop": stop, "step": step, "kind": kind, "loc": self.loc()}})
+        self._push([EV_LOOP, start, stop, step, kind, *self.loc()])
         self.loop_ranges.append((var, start, stop, step))
         return var
 
     def loop_end(self):
         self.loop_ranges.pop()
-        self._push({"loop_end": True})
+        self._push([EV_END])
 
     def finish(self, inputs, outputs, options=None, mutable=()):
         """Close the kernel; returns the Go kernel handle (validated)."""
@@ -525,8 +543,10 @@ class KTensor(_Operand):
     def tile(self):
         # Not cached on the tensor: a cached tile would hold a reference cycle,
         # and the anonymous-temp detection counts references.
-        r = len(self.shape)
         perm = self.perm
+        if not perm:
+            return WholeTile(self)
+        r = len(self.shape)
         idx = [None] * (r if not perm else builtins_sum(1 for j in perm if j is not None))
         for u in range(r):
             j = perm[u] if perm else u
@@ -573,10 +593,10 @@ class Tile(_Operand):
         js = self.__dict__.get("_json")
         if js is not None:
             return js
-        out = {"tensor": self.tensor.id, "shape": list(self.shape), "index": [s.to_json() for s in self.index]}
+        out = [self.tensor.id, self.shape, [s.to_json() for s in self.index]]
         if self.dynamic:
-            out["dynamic_dim"] = [d for d, _ in self.dynamic]
-            out["dynamic"] = [t.to_json() for _, t in self.dynamic]
+            out.append([d for d, _ in self.dynamic])
+            out.append([t.to_json() for _, t in self.dynamic])
         self._json = out
         return out
 
@@ -592,6 +612,20 @@ class Tile(_Operand):
 
     def __repr__(self):
         return f"<tile of {self.tensor.name} {list(self.shape)} {_dtypes.name_of(self.dtype)}>"
+
+
+class WholeTile(Tile):
+    """Every element of a tensor in order (tile axis k indexes dimension k):
+    the tape's whole-tensor access. Most operands are whole tiles, so the
+    index expressions are built only when something asks for them."""
+
+    def __init__(self, tensor):
+        self.tensor, self.shape, self.dynamic = tensor, tensor.shape, []
+        self._json = tensor.id
+
+    @functools.cached_property
+    def index(self):
+        return [Sym(0, {(TILE_AXIS, u): 1} if n > 1 else {}, ()) for u, n in enumerate(self.shape)]
 
 
 class ReshapeView(Tile):

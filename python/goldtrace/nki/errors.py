@@ -26,12 +26,22 @@ class KernelUnsupportedError(UnsupportedError):
     """A feature the kernel uses that goldtrace does not implement."""
 
 
+# co_filename -> whether the file is goldtrace.nki's own (or frozen
+# importlib) code. Every traced instruction asks twice, so the prefix tests
+# run once per file.
+_OWN_FILE = {}
+
+
 def user_frame():
     """The innermost frame outside goldtrace.nki (the kernel's own code)."""
     f = sys._getframe(1)
+    own = _OWN_FILE
     while f is not None:
         fn = f.f_code.co_filename
-        if not fn.startswith(_PKG_DIR) and not fn.startswith("<frozen"):
+        o = own.get(fn)
+        if o is None:
+            o = own[fn] = fn.startswith(_PKG_DIR) or fn.startswith("<frozen")
+        if not o:
             return f
         f = f.f_back
     return None

@@ -178,8 +178,8 @@ def _emit_alloc(tr, t):
     tiles = _whole_tiles(t)
     for tl in tiles:
         tr.emit("alloc", [tl])
-    if t.memory == PSUM and len(tiles) == 1 and tr.events and tr.events[-1].get("inst", {}).get("op") == "alloc":
-        t._fresh_alloc = (tr.events[-1]["inst"], getattr(tr, "flush_gen", 0))
+    if t.memory == PSUM and len(tiles) == 1 and tr.events and tr.events[-1][0] == 1 and tr.events[-1][1] == "alloc":
+        t._fresh_alloc = (tr.events[-1], getattr(tr, "flush_gen", 0))
 
 
 def _placement(buf, stored, dtype, nblock):
@@ -193,7 +193,10 @@ def _result(shape, dtype, buffer=None):
     """The destination of an op: a new on-chip tile (no alloc; the op writes it)."""
     tr = require("a kernel operation")
     buf = _buffer(buffer)
-    t = tr.declare(_shape(shape), dtype, buf.memory, TEMP, allocation=buf.allocation(_shape(shape), dtype))
+    shape = _shape(shape)
+    # The plain memory spaces place nothing; allocators (nki.compiler) do.
+    alloc = None if type(buf) is Buffer else buf.allocation(shape, dtype)
+    t = tr.declare(shape, dtype, buf.memory, TEMP, allocation=alloc)
     t.implicit = True  # placed by goldtrace (as the compiler would), not declared by the kernel
     return t
 
