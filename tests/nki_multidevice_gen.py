@@ -20,19 +20,9 @@ from jax import shard_map  # noqa: E402
 from jax.sharding import Mesh, PartitionSpec as P  # noqa: E402
 
 from goldtrace import nki  # noqa: E402
-import goldtrace.nki.language as nl  # noqa: E402
 
-
-@nki.jit
-def blocksum(a):
-    """Program instance i loads row block i; nl.all_reduce sums the blocks
-    across the launch's instances; every block of the output is that sum."""
-    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
-    i = nl.program_id(0)
-    ip, jf = nl.mgrid[0:128, 0:64]
-    s = nl.all_reduce(nl.load(a[i * 128 + ip, jf]), op=np.add)
-    nl.store(out[i * 128 + ip, jf], value=nl.multiply(s, 2.0))
-    return out
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from nki_collective_kernels import blocksum, device_collectives  # noqa: E402
 
 
 def launch_local(a):
@@ -40,20 +30,45 @@ def launch_local(a):
     return k, jax.lax.psum(k, "x")
 
 
+def kernel_collectives(a):
+    return device_collectives(a)
+
+
+def lax_collectives(a):
+    """The same math with JAX's own collectives (mesh x=2, y=2: device 2x+y;
+    rank lists {0,1},{2,3} are axis y, {0,2},{1,3} axis x)."""
+    both = ("x", "y")
+    return (jax.lax.psum(a, both), jax.lax.pmax(a, both), jax.lax.all_gather(a, "y", axis=0, tiled=True),
+            jax.lax.psum_scatter(a, "x", scatter_dimension=0, tiled=True),
+            jax.lax.all_to_all(a, both, 0, 0, tiled=True),
+            jax.lax.ppermute(a, both, perm=[(0, 1), (1, 2), (2, 3), (3, 0)]), jax.lax.pmin(a, both))
+
+
+BLOCKS = P(("x", "y"))
 PROGRAMS = {
-    # name: (shard_map body, input, in_specs, out_specs)
-    "launch_local": (launch_local, (1024, 64), P("x"), (P("x"), P())),
+    # name: (shard_map body, global input shape, in_specs, out_specs, mesh shape, pure-JAX reference body)
+    "launch_local": (launch_local, (1024, 64), P("x"), (P("x"), P()), (4,), None),
+    "device_collectives": (kernel_collectives, (1024, 64), BLOCKS, (BLOCKS,) * 7, (2, 2), lax_collectives),
 }
 
 
-def save(out, name, body, shape, in_specs, out_specs):
+def save(out, name, body, shape, in_specs, out_specs, mesh_shape, ref):
     d = os.path.join(out, name)
     os.makedirs(d, exist_ok=True)
-    mesh = Mesh(np.array(jax.devices()), ("x",))
-    f = jax.jit(shard_map(body, mesh=mesh, in_specs=in_specs, out_specs=out_specs, check_vma=False))
+    axes = ("x",) if len(mesh_shape) == 1 else ("x", "y")
+    mesh = Mesh(np.array(jax.devices()).reshape(mesh_shape), axes)
+
+    def sm(fn):
+        return jax.jit(shard_map(fn, mesh=mesh, in_specs=in_specs, out_specs=out_specs, check_vma=False))
+
+    f = sm(body)
     a = np.random.default_rng(len(name)).standard_normal(shape).astype(np.float32)
     np.save(os.path.join(d, "a.npy"), a)
-    for k, o in enumerate(f(a)):
+    # JAX runs the program itself when its kernels stay on their device;
+    # kernels with device collectives cannot (each device's kernel runs
+    # alone in the typed-FFI handler): then the pure-JAX program is the
+    # reference.
+    for k, o in enumerate((sm(ref) if ref else f)(a)):
         np.save(os.path.join(d, f"jax_out{k}.npy"), np.asarray(o))
     with nki.lowering("neuron"):
         open(os.path.join(d, "neuron.hlo"), "w").write(f.lower(a).as_text(dialect="hlo"))
@@ -63,7 +78,13 @@ def save(out, name, body, shape, in_specs, out_specs):
     order = list(co.input_shardings[0][0]._device_assignment)
     for sh in x.addressable_shards:
         np.save(os.path.join(d, f"in.dev{order.index(sh.device)}.npy"), np.asarray(sh.data))
-    for k, r in enumerate(co(x)):
+    if ref:
+        rc = sm(ref).lower(a).compile()
+        results = rc(jax.device_put(a, rc.input_shardings[0][0]))
+        order = list(rc.input_shardings[0][0]._device_assignment)
+    else:
+        results = co(x)
+    for k, r in enumerate(results):
         for sh in r.addressable_shards:
             np.save(os.path.join(d, f"jax_out{k}.dev{order.index(sh.device)}.npy"), np.asarray(sh.data))
 

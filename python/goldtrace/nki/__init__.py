@@ -18,12 +18,12 @@ import time as _time
 
 import numpy as _np
 
-from . import errors, language, isa, typing, compiler, compat  # noqa: F401
+from . import errors, language, isa, typing, compiler, compat, collectives  # noqa: F401
 from ._kernel import Kernel, Placeholder, simulate as _simulate
 from .errors import KernelError, KernelRuntimeError, KernelUnsupportedError, SymbolicValueError
 
 __all__ = ["jit", "trace", "baremetal", "simulate_kernel", "benchmark", "profile", "language", "isa", "typing",
-           "compiler", "compat", "Kernel", "KernelError", "KernelRuntimeError", "KernelUnsupportedError",
+           "compiler", "compat", "collectives", "Kernel", "KernelError", "KernelRuntimeError", "KernelUnsupportedError",
            "SymbolicValueError"]
 
 

@@ -10,7 +10,7 @@ import threading
 import numpy as np
 
 from .. import _bridge
-from ..errors import InvalidArgumentError
+from ..errors import EvaluationError, InvalidArgumentError
 from . import _dtypes
 from . import typing as nt
 from ._trace import OUTPUT, PARAM, PRIVATE_HBM, SHARED_HBM, TEMP, KTensor, Trace, current, is_tile
@@ -252,6 +252,10 @@ def simulate(traced, arrays, stdout=True):
         _bridge.call(_bridge.lib.gt_kernel_simulate, traced.handle, views.c, views.n, b"{}", out, printed)
     except InvalidArgumentError as exc:
         raise KernelError(str(exc)) from None
+    except EvaluationError as exc:
+        if isinstance(exc, KernelRuntimeError):
+            raise
+        raise KernelRuntimeError(str(exc)) from None
     finally:
         if printed[0] != _bridge.ffi.NULL:
             text = _bridge.ffi.string(printed[0]).decode("utf-8", "replace")
