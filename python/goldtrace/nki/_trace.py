@@ -22,7 +22,7 @@ from .. import _bridge
 from ..errors import InvalidArgumentError
 from . import _dtypes
 from ._sym import LOOP_VAR, PROGRAM_ID, TILE_AXIS, Mask, Pred, Sym, broadcast_shapes
-from .errors import KernelError, KernelUnsupportedError, user_frame, user_location
+from .errors import _OWN_FILE, KernelError, KernelUnsupportedError, is_own_file, user_frame, user_location
 
 _local = threading.local()
 
@@ -112,6 +112,8 @@ class Trace:
         self.builder = out[0]
         self.closed = False
 
+    _last_declared = None  # the last tensor event (emit reuses its location)
+
     def __enter__(self):
         stack = getattr(_local, "stack", None)
         if stack is None:
@@ -143,7 +145,19 @@ class Trace:
     # ---- locations ----
     def loc(self):
         """(file index, line) of the kernel's own code being traced."""
-        f = user_frame()
+        # The walk starts at loc's caller's caller, always goldtrace's own:
+        # Python materializes a frame object for each frame the walk visits,
+        # and that dominated the cost of tracing an instruction.
+        f = sys._getframe(2)
+        own = _OWN_FILE
+        while f is not None:
+            fn = f.f_code.co_filename
+            o = own.get(fn)
+            if o is None:
+                o = is_own_file(fn)
+            if not o:
+                break
+            f = f.f_back
         if f is None:
             return 0, 0
         fn = f.f_code.co_filename
@@ -182,6 +196,7 @@ class Trace:
         name = name or f"t{tid}"
         file, line = self.loc()
         ev = [EV_TENSOR, name, memory, role, shape, code, (1 if tf32 else 0) | (2 if mutable else 0), file, line]
+        self._last_declared = ev
         if allocation is not None or data is not None:
             ev.append(None if allocation is None else [
                 allocation.get("partition_offset", 0), allocation.get("byte_offset", 0), allocation.get("loop_var", 0),
@@ -198,7 +213,13 @@ class Trace:
     def emit(self, op, dst=(), src=(), attrs=None, mask=None, domain=None, exprs=(), preds=(), engine=""):
         """Append one instruction. dst/src are Tiles; mask a Pred/Mask over the
         domain (default: dst[0]'s shape)."""
-        file, line = self.loc()
+        ev = self._last_declared
+        if dst and ev is not None and self.events and self.events[-1] is ev and dst[0].tensor.implicit:
+            # The op's own result, declared by the same nl call just now
+            # (language._result): the same source line.
+            file, line = ev[7], ev[8]
+        else:
+            file, line = self.loc()
         inst = [EV_INST, op, file, line, None, None, None]
         if dst:
             inst[I_DST] = [d.to_json() for d in dst]

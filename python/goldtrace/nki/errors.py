@@ -32,6 +32,11 @@ class KernelUnsupportedError(UnsupportedError):
 _OWN_FILE = {}
 
 
+def is_own_file(fn):
+    o = _OWN_FILE[fn] = fn.startswith(_PKG_DIR) or fn.startswith("<frozen")
+    return o
+
+
 def user_frame():
     """The innermost frame outside goldtrace.nki (the kernel's own code)."""
     f = sys._getframe(1)
@@ -40,7 +45,7 @@ def user_frame():
         fn = f.f_code.co_filename
         o = own.get(fn)
         if o is None:
-            o = own[fn] = fn.startswith(_PKG_DIR) or fn.startswith("<frozen")
+            o = is_own_file(fn)
         if not o:
             return f
         f = f.f_back
