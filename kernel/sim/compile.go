@@ -26,6 +26,8 @@ type program struct {
 	// f32Store: float SBUF tensors read by matmul keep float32 storage, so
 	// the GEMM reads them in place.
 	f32Store map[int32]bool
+	// used: tensors some instruction accesses (others get no storage)
+	used []bool
 }
 
 type stmt struct {
@@ -213,6 +215,10 @@ func compile(k *irpb.Kernel) (*program, error) {
 		// nl.all_reduce needs the launch's instances to run together, device
 		// collectives need them one after the other (program order).
 		return nil, &Error{Rule: "invalid", Msg: fmt.Sprintf("kernel %s mixes nl.all_reduce across its %d program instances with device collectives (nki.collectives); the simulator runs one or the other", k.Name, p.numInstances)}
+	}
+	p.used = make([]bool, len(k.Tensors))
+	for id := range total {
+		p.used[id] = true
 	}
 	n := float64(p.numInstances) * countExecs(body)
 	if n > float64(MaxInstructionExecutions) {

@@ -229,6 +229,16 @@ func transfer(d, s view, dom []int) bool {
 				dv[dp] = sv[sp]
 				dp, sp = dp+di, sp+si
 			}
+		case df != nil && sv != nil && di == 1 && si == 1:
+			d, s := df[dp:dp+n], sv[sp:sp+n]
+			for j, x := range s {
+				d[j] = float32(x)
+			}
+		case dv != nil && sf != nil && di == 1 && si == 1:
+			d, s := dv[dp:dp+n], sf[sp:sp+n]
+			for j, x := range s {
+				d[j] = float64(x)
+			}
 		case df != nil && sv != nil:
 			for j := 0; j < n; j++ {
 				df[dp] = float32(sv[sp])
@@ -239,6 +249,8 @@ func transfer(d, s view, dom []int) bool {
 				dv[dp] = float64(sf[sp])
 				dp, sp = dp+di, sp+si
 			}
+		case di == 1 && si == 1:
+			copy(df[dp:dp+n], sf[sp:sp+n])
 		default:
 			for j := 0; j < n; j++ {
 				df[dp] = sf[sp]
@@ -247,4 +259,34 @@ func transfer(d, s view, dom []int) bool {
 		}
 	})
 	return true
+}
+
+// fillF32 / fillF64 set every element to x (by doubling copies: memmove
+// speed on large tiles).
+func fillF32(d []float32, x float32) {
+	if len(d) == 0 {
+		return
+	}
+	if x == 0 && math.Float32bits(x) == 0 {
+		clear(d)
+		return
+	}
+	d[0] = x
+	for n := 1; n < len(d); n *= 2 {
+		copy(d[n:], d[:n])
+	}
+}
+
+func fillF64(d []float64, x float64) {
+	if len(d) == 0 {
+		return
+	}
+	if x == 0 && math.Float64bits(x) == 0 {
+		clear(d)
+		return
+	}
+	d[0] = x
+	for n := 1; n < len(d); n *= 2 {
+		copy(d[n:], d[:n])
+	}
 }

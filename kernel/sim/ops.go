@@ -60,17 +60,11 @@ func runAlloc(in *instance, ci *cinst) error {
 	st := in.stores[id]
 	t := ci.dst[0].t
 	if st.f32 != nil {
-		nan := float32(math.NaN())
-		for i := range st.f32 {
-			st.f32[i] = nan
-		}
+		fillF32(st.f32, float32(math.NaN()))
 		return nil
 	}
 	if st.mem == nil {
-		s := sentinel(st.dt)
-		for i := range st.vals {
-			st.vals[i] = s
-		}
+		fillF64(st.vals, sentinel(st.dt))
 		return nil
 	}
 	// physical: the tensor's current placement, every element
@@ -110,8 +104,29 @@ func prepMemset(ci *cinst) error {
 
 func runMemset(in *instance, ci *cinst) error {
 	d := ci.dst[0]
-	buf := in.buf.get(0, d.n)
 	v := ci.aux.(memsetAux).value
+	if len(ci.mask) == 0 && len(d.dyn) == 0 {
+		// a contiguous private tile: fill the storage with the rounded value
+		dv, err := in.resolve(ci, d, nil, ci.skipOOB())
+		if err != nil {
+			return err
+		}
+		if f32 := contiguousF32(dv, d.shape); f32 || contiguous(dv, d.shape) {
+			x := []float64{v}
+			if d.t.Tf32 {
+				roundSlice(d.dt, x)
+				roundTF32(x)
+			}
+			roundSlice(dv.st.dt, x)
+			if f32 {
+				fillF32(dv.st.f32[dv.base:dv.base+d.n], float32(x[0]))
+			} else {
+				fillF64(dv.st.vals[dv.base:dv.base+d.n], x[0])
+			}
+			return nil
+		}
+	}
+	buf := in.buf.get(0, d.n)
 	for i := range buf {
 		buf[i] = v
 	}
@@ -308,6 +323,28 @@ func prepCopy(ci *cinst) error {
 
 func runCopy(in *instance, ci *cinst) error {
 	dom := ci.dst[0].shape
+	same := ci.src[0].dt == ci.dst[0].dt && ci.src[0].t.Tf32 == ci.dst[0].t.Tf32
+	if len(ci.mask) == 0 && len(ci.src[0].dyn) == 0 {
+		// a float32 tile (PSUM) copied whole into contiguous storage: one
+		// pass from the source's float32 values, then the dst rounding
+		xv, err := in.resolve(ci, ci.src[0], nil, ci.skipOOB())
+		if err != nil {
+			return err
+		}
+		if contiguousF32(xv, dom) {
+			d, err := in.dst(ci, xv)
+			if err != nil {
+				return err
+			}
+			if d.direct {
+				src := xv.st.f32[xv.base : xv.base+len(d.out)]
+				for i, x := range src {
+					d.out[i] = float64(x)
+				}
+				return in.commit(ci, d, same || f32Exact(ci))
+			}
+		}
+	}
 	x, xv, err := in.operand(ci, 0, dom, 0)
 	if err != nil {
 		return err
@@ -316,7 +353,6 @@ func runCopy(in *instance, ci *cinst) error {
 	if err != nil {
 		return err
 	}
-	same := ci.src[0].dt == ci.dst[0].dt && ci.src[0].t.Tf32 == ci.dst[0].t.Tf32
 	switch {
 	case x.full != nil:
 		if same {
@@ -1214,7 +1250,12 @@ func runMatmul(in *instance, ci *cinst) error {
 	// The stationary tile is copied transposed (A row-major, which every
 	// GEMM backend takes fastest); the moving tile is read in place when
 	// its storage is float32.
-	if sv.offs == nil {
+	if sv.offs == nil && sv.st.f32 != nil {
+		// float32 storage: the GEMM reads the stationary tile in place as
+		// the transposed A (A[i,p] = stationary[p,i]); its packing copies
+		// columns of a transposed A as fast as rows of a row-major one.
+		sf, ars, acs = sv.st.f32[sv.base:], sv.str[1], sv.str[0]
+	} else if sv.offs == nil {
 		sf = in.buf.f32(0, a.k*a.m)
 		tv := sv
 		tv.shape = []int{a.m, a.k}

@@ -190,6 +190,8 @@ type runState struct {
 	atomMu sync.Mutex
 	coll   *collectives
 
+	bufs owned // pooled storage of this run
+
 	fanMu             sync.Mutex
 	fanning           bool
 	instancesParallel bool
@@ -197,6 +199,12 @@ type runState struct {
 
 func (p *program) run(inputs []*tensor.Tensor, opts Options) ([]*tensor.Tensor, error) {
 	k := p.k
+	par := opts.Parallel
+	if par <= 0 {
+		par = runtime.GOMAXPROCS(0)
+	}
+	rs := &runState{p: p, opts: opts, par: par, out: opts.Stdout}
+	defer rs.bufs.release()
 	if len(inputs) != len(k.Inputs) {
 		return nil, &Error{Rule: "input", Msg: fmt.Sprintf("kernel %s takes %d inputs, got %d", k.Name, len(k.Inputs), len(inputs))}
 	}
@@ -224,8 +232,8 @@ func (p *program) run(inputs []*tensor.Tensor, opts Options) ([]*tensor.Tensor, 
 			st = &storage{dt: dt, f32: f32View(c.Data), out: c}
 		case dt.IsFloat():
 			// narrower floats are exact in float32
-			st = &storage{dt: dt, f32: make([]float32, in.NumElements())}
-			dtype.DecodeF32(dt, in.Data, st.f32)
+			st = &storage{dt: dt, f32: rs.bufs.f32Buf(int(in.NumElements()))}
+			decodeF32Par(par, dt, in.Data, st.f32)
 		default:
 			st = &storage{dt: dt, vals: make([]float64, in.NumElements())}
 			decodeVals(dt, in.Data, st.vals)
@@ -245,27 +253,16 @@ func (p *program) run(inputs []*tensor.Tensor, opts Options) ([]*tensor.Tensor, 
 			// f32 outputs live in the returned tensor's bytes
 			o := tensor.New(dtype.F32, t.Shape)
 			f := f32View(o.Data)
-			nan := float32(math.NaN())
-			for i := range f {
-				f[i] = nan
-			}
+			fillF32(f, float32(math.NaN()))
 			shared[id] = &storage{dt: dtype.F32, f32: f, out: o}
 		case t.Memory == irpb.Memory_SHARED_HBM && dtype.Type(t.Dtype).IsFloat():
-			f := make([]float32, tensor.NumElements(t.Shape))
-			nan := float32(math.NaN())
-			for i := range f {
-				f[i] = nan
-			}
+			f := rs.bufs.f32Buf(int(tensor.NumElements(t.Shape)))
+			fillF32(f, float32(math.NaN()))
 			shared[id] = &storage{dt: dtype.Type(t.Dtype), f32: f}
 		case t.Memory == irpb.Memory_SHARED_HBM:
 			shared[id] = newPrivate(dtype.Type(t.Dtype), tensor.NumElements(t.Shape))
 		}
 	}
-	par := opts.Parallel
-	if par <= 0 {
-		par = runtime.GOMAXPROCS(0)
-	}
-	rs := &runState{p: p, opts: opts, par: par, out: opts.Stdout}
 	n := p.numInstances
 	if p.hasCollectives {
 		rs.coll = newCollectives(int(n))
@@ -323,7 +320,7 @@ func (p *program) run(inputs []*tensor.Tensor, opts Options) ([]*tensor.Tensor, 
 		if st.f32 != nil && st.dt == dtype.F32 {
 			copy(o.Data, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(st.f32))), 4*len(st.f32)))
 		} else if st.f32 != nil {
-			dtype.EncodeF32(st.dt, st.f32, o.Data)
+			encodeF32Par(par, st.dt, st.f32, o.Data)
 		} else {
 			encodeVals(st.dt, st.vals, o.Data)
 		}
@@ -422,7 +419,9 @@ func (rs *runState) newInstance(shared []*storage, lin int64) *instance {
 			in.stores[id] = shared[id]
 			continue
 		}
-		in.stores[id] = in.freshStorage(int32(id))
+		if p.used[id] {
+			in.stores[id] = in.freshStorage(int32(id))
+		}
 		_ = t
 	}
 	return in
@@ -454,14 +453,13 @@ func (in *instance) freshStorage(id int32) *storage {
 	}
 	if (t.Memory == irpb.Memory_PSUM && dt.IsFloat()) || in.r.p.f32Store[id] {
 		// PSUM accumulators keep float32 storage: matmul accumulates in place
-		f := make([]float32, tensor.NumElements(t.Shape))
-		nan := float32(math.NaN())
-		for i := range f {
-			f[i] = nan
-		}
+		f := in.r.bufs.f32Buf(int(tensor.NumElements(t.Shape)))
+		fillF32(f, float32(math.NaN()))
 		return &storage{dt: dt, f32: f}
 	}
-	return newPrivate(dt, tensor.NumElements(t.Shape))
+	v := in.r.bufs.f64Buf(int(tensor.NumElements(t.Shape)))
+	fillF64(v, sentinel(dt))
+	return &storage{dt: dt, vals: v}
 }
 
 // scratch holds reusable buffers of one instance / worker.
