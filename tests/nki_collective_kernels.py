@@ -56,3 +56,11 @@ def alone(a):
     cc.all_reduce([a], [s], me, nl.add)
     cc.all_gather([a], [g], me, 0)
     return s, g
+
+
+@nki.jit
+def across_x(a):
+    """all_reduce over devices 0 and 2 (mesh x=2, y=2: the devices with y = 0)."""
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    cc.all_reduce([a], [out], cc.ReplicaGroup([[0, 2]]), nl.add)
+    return out

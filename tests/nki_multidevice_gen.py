@@ -22,7 +22,7 @@ from jax.sharding import Mesh, PartitionSpec as P  # noqa: E402
 from goldtrace import nki  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from nki_collective_kernels import blocksum, device_collectives  # noqa: E402
+from nki_collective_kernels import across_x, blocksum, device_collectives  # noqa: E402
 
 
 def launch_local(a):
@@ -44,22 +44,38 @@ def lax_collectives(a):
             jax.lax.ppermute(a, both, perm=[(0, 1), (1, 2), (2, 3), (3, 0)]), jax.lax.pmin(a, both))
 
 
+def kernel_partial(a):
+    return across_x(a)
+
+
+def lax_partial(a):
+    return jax.lax.psum(a, "x")
+
+
 BLOCKS = P(("x", "y"))
 PROGRAMS = {
-    # name: (shard_map body, global input shape, in_specs, out_specs, mesh shape, pure-JAX reference body)
-    "launch_local": (launch_local, (1024, 64), P("x"), (P("x"), P()), (4,), None),
-    "device_collectives": (kernel_collectives, (1024, 64), BLOCKS, (BLOCKS,) * 7, (2, 2), lax_collectives),
+    # name: (shard_map body, global input shape, in_specs, out_specs, mesh shape, pure-JAX reference body,
+    #        shard_map's manual axes)
+    "launch_local": (launch_local, (1024, 64), P("x"), (P("x"), P()), (4,), None, None),
+    "device_collectives": (kernel_collectives, (1024, 64), BLOCKS, (BLOCKS,) * 7, (2, 2), lax_collectives, None),
+    # Manual over x only: the region runs on devices 0 and 2 (y = 0).
+    "partial_manual": (kernel_partial, (512, 64), P("x"), P(), (2, 2), lax_partial, {"x"}),
 }
 
 
-def save(out, name, body, shape, in_specs, out_specs, mesh_shape, ref):
+def _tuple(x):
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
+def save(out, name, body, shape, in_specs, out_specs, mesh_shape, ref, manual_axes):
     d = os.path.join(out, name)
     os.makedirs(d, exist_ok=True)
     axes = ("x",) if len(mesh_shape) == 1 else ("x", "y")
     mesh = Mesh(np.array(jax.devices()).reshape(mesh_shape), axes)
 
     def sm(fn):
-        return jax.jit(shard_map(fn, mesh=mesh, in_specs=in_specs, out_specs=out_specs, check_vma=False))
+        kw = {"axis_names": manual_axes} if manual_axes else {}
+        return jax.jit(shard_map(fn, mesh=mesh, in_specs=in_specs, out_specs=out_specs, check_vma=False, **kw))
 
     f = sm(body)
     a = np.random.default_rng(len(name)).standard_normal(shape).astype(np.float32)
@@ -68,7 +84,7 @@ def save(out, name, body, shape, in_specs, out_specs, mesh_shape, ref):
     # kernels with device collectives cannot (each device's kernel runs
     # alone in the typed-FFI handler): then the pure-JAX program is the
     # reference.
-    for k, o in enumerate((sm(ref) if ref else f)(a)):
+    for k, o in enumerate(_tuple((sm(ref) if ref else f)(a))):
         np.save(os.path.join(d, f"jax_out{k}.npy"), np.asarray(o))
     with nki.lowering("neuron"):
         open(os.path.join(d, "neuron.hlo"), "w").write(f.lower(a).as_text(dialect="hlo"))
@@ -84,7 +100,7 @@ def save(out, name, body, shape, in_specs, out_specs, mesh_shape, ref):
         order = list(rc.input_shardings[0][0]._device_assignment)
     else:
         results = co(x)
-    for k, r in enumerate(results):
+    for k, r in enumerate(_tuple(results)):
         for sh in r.addressable_shards:
             np.save(os.path.join(d, f"jax_out{k}.dev{order.index(sh.device)}.npy"), np.asarray(sh.data))
 

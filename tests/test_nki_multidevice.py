@@ -136,6 +136,16 @@ def test_device_collectives_partitioned_per_device(programs):
             np.testing.assert_array_equal(outs[k], want[p][k], err_msg=f"device {p} output {k}")
 
 
+def test_device_collectives_in_a_partially_manual_region(programs):
+    # shard_map over x only on a 2x2 mesh: the region runs on devices 0 and
+    # 2, and the kernel's rank list [0, 2] names exactly those.
+    d = programs / "partial_manual"
+    a = np.load(d / "a.npy")
+    out = goldtrace.golden((d / "neuron.hlo").read_text(), a, spmd=True)
+    np.testing.assert_array_equal(out[0], np.load(d / "jax_out0.npy"))
+    np.testing.assert_array_equal(out[0], np.float32(0) + a[:256] + a[256:])
+
+
 def test_device_collectives_on_one_device():
     import jax
 

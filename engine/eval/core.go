@@ -99,6 +99,10 @@ type Options struct {
 	// order, this device included), blocking until all have contributed.
 	// Without it only collectives whose group is this device alone run.
 	Exchange func(in *hlo.Instruction, group []int64, v Value) ([]Value, error)
+	// Running, when set, lists the devices (flattened ids, ascending) that
+	// run with this one, when not every device of the grid does (a partially
+	// manual region under -S); nil: every device runs.
+	Running []int64
 	// Trace, when set, receives every instruction's value after it is computed
 	// (used for --save-intermediates and progress).
 	Trace func(in *hlo.Instruction, v Value)

@@ -802,13 +802,16 @@ func evalManual(ev *eval.Evaluator, in *hlo.Instruction, args []eval.Value) (eva
 		argsOf[r] = append(argsOf[r], args[nEntryOps:]...)
 	}
 	rv := NewRendezvous(int(spec.Devices))
-	running := map[int64]bool{}
+	isRunning := map[int64]bool{}
 	for _, d := range spec.Runs {
-		running[d] = true
+		isRunning[d] = true
 	}
+	var running []int64 // ascending
 	for d := range spec.Devices {
-		if !running[d] {
+		if !isRunning[d] {
 			rv.Finish(int(d), nil)
+		} else {
+			running = append(running, d)
 		}
 	}
 	outs := make([]eval.Value, runs)
@@ -827,6 +830,9 @@ func evalManual(ev *eval.Evaluator, in *hlo.Instruction, args []eval.Value) (eva
 			opts.ReplicaID, opts.PartitionID = 0, dev
 			opts.ReplicaCount, opts.NumPartitions = 1, spec.Devices
 			opts.Trace = nil
+			if int64(len(spec.Runs)) != spec.Devices {
+				opts.Running = running
+			}
 			opts.Exchange = func(in *hlo.Instruction, group []int64, v eval.Value) ([]eval.Value, error) {
 				return rv.ExchangeGroup(in, int(dev), group, v)
 			}

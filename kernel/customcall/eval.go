@@ -167,7 +167,7 @@ func (kc *kernelCall) checkAliasing(in *hlo.Instruction) error {
 
 // evalDevices serves a kernel's device collectives from the evaluator's
 // device machinery: each cc_* execution is one exchange, at the kernel's
-// custom-call, among every emulated device (all devices run the same module,
+// custom-call, among every emulated device that runs (all run the same module,
 // so the k-th exchange at this custom-call on one device meets the k-th on
 // the others; the simulator picks its group's data from what it gets back).
 // Each contribution carries the instruction's site id, so devices that reach
@@ -190,9 +190,12 @@ func (d *evalDevices) Exchange(site int, data []float64) ([][]float64, error) {
 		out[self] = data
 		return out, nil
 	}
-	all := make([]int64, n)
-	for i := range all {
-		all[i] = int64(i)
+	all := d.ev.Options.Running // a partially manual region runs some devices
+	if all == nil {
+		all = make([]int64, n)
+		for i := range all {
+			all[i] = int64(i)
+		}
 	}
 	t := tensor.New(dtype.F64, []int64{int64(len(data)) + 1})
 	f := t.F64()
@@ -202,10 +205,14 @@ func (d *evalDevices) Exchange(site int, data []float64) ([][]float64, error) {
 	if err != nil {
 		return nil, err
 	}
-	if int64(len(vals)) != n {
-		return nil, fmt.Errorf("the exchange returned %d values for %d devices", len(vals), n)
+	if len(vals) != len(all) {
+		return nil, fmt.Errorf("the exchange returned %d values for %d devices", len(vals), len(all))
 	}
-	for i, v := range vals {
+	for j, v := range vals {
+		i := all[j]
+		if i < 0 || i >= n {
+			return nil, fmt.Errorf("the exchange names device %d of %d", i, n)
+		}
 		if v.T == nil || v.T.Type != dtype.F64 || v.T.Rank() != 1 || v.T.NumElements() < 1 {
 			return nil, fmt.Errorf("device %d contributed %v, not kernel collective data", i, v)
 		}

@@ -174,7 +174,7 @@ func runDeviceCollective(in *instance, ci *cinst) error {
 	parts := make([][]float64, len(members))
 	for i, m := range members {
 		if all[m] == nil {
-			return ci.errf("runtime", "needs device %d's data, but device %d does not take part in this run (it emulates one device; run the golden on every device: -e or -S)", m, m)
+			return ci.errf("runtime", "needs device %d's data, but device %d does not run this kernel here (a golden of one device: run every device with -e or -S; or a shard_map region over some of the mesh axes)", m, m)
 		}
 		if len(all[m]) != src.n {
 			return ci.errf("runtime", "device %d contributed %d elements, this device %d", m, len(all[m]), src.n)
