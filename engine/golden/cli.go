@@ -45,6 +45,7 @@ infergoldens batch --help (the Python package's runner).
 // It writes the -v report to stdout and errors, one line each, to stderr. It
 // is shared by cmd/infergoldens and the C library's Python console script.
 func Main(args []string, stdout, stderr io.Writer) (code int) {
+	defer tuneGCForGoldens()() // the whole command: reading inputs, running, writing outputs
 	var cfg *cliConfig
 	fail := func(c int, msg string) int {
 		if cfg != nil && cfg.errorFile != "" {

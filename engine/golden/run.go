@@ -110,6 +110,7 @@ func DeviceCount(m *hlo.Module, opts Options) (int, error) {
 // devices, either that list, given to every device, or one such list per
 // device, concatenated). m itself is not changed.
 func Run(m *hlo.Module, inputs []*tensor.Tensor, opts Options) (res *Result, err error) {
+	defer tuneGCForGoldens()()
 	defer func() {
 		if r := recover(); r != nil {
 			res, err = nil, &InternalError{Value: r}
