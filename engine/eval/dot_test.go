@@ -82,3 +82,49 @@ func BenchmarkGonumSgemm_1024(bm *testing.B) {
 	}
 	bm.ReportMetric(2*n*n*n*float64(bm.N)/bm.Elapsed().Seconds()/1e9, "GFLOP/s")
 }
+
+// BenchmarkGemmKernels runs every f32 and f64 kernel this CPU can run on one
+// goroutine: a 1024³ product through the packed path and, as "micro", the
+// micro-kernel alone on one kc=256 pair of panels resident in L1 (its
+// ceiling).
+func BenchmarkGemmKernels(bm *testing.B) {
+	a, b := benchData(1024)
+	for _, kn := range gemmKernelsF32() {
+		bm.Run("f32_"+kn.name, func(bm *testing.B) { benchKernel(bm, kn, a, b) })
+		bm.Run("f32_"+kn.name+"_micro", func(bm *testing.B) { benchMicro(bm, kn) })
+	}
+	a64, b64 := toFloat64s(a), toFloat64s(b)
+	for _, kn := range gemmKernelsF64() {
+		bm.Run("f64_"+kn.name, func(bm *testing.B) { benchKernel(bm, kn, a64, b64) })
+		bm.Run("f64_"+kn.name+"_micro", func(bm *testing.B) { benchMicro(bm, kn) })
+	}
+}
+
+func benchKernel[T float32 | float64](bm *testing.B, kn *gemmKernel[T], a, b []T) {
+	const n = 1024
+	c := make([]T, n*n)
+	bm.ResetTimer()
+	for i := 0; i < bm.N; i++ {
+		clear(c)
+		kn.run(1, 1, n, n, n, a, rowMajor(n, n), b, rowMajor(n, n), c)
+	}
+	bm.ReportMetric(2*float64(n*n*n)*float64(bm.N)/bm.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
+
+func benchMicro[T float32 | float64](bm *testing.B, kn *gemmKernel[T]) {
+	const kc, reps = 256, 1000
+	a, b, c := make([]T, kn.mr*kc), make([]T, kc*kn.nr), make([]T, kn.mr*kn.nr)
+	for i := range a {
+		a[i] = T(i%7) / 8
+	}
+	for i := range b {
+		b[i] = T(i%5) / 8
+	}
+	bm.ResetTimer()
+	for i := 0; i < bm.N; i++ {
+		for range reps {
+			kn.micro(kc, a, b, c, kn.nr)
+		}
+	}
+	bm.ReportMetric(2*float64(kn.mr*kn.nr*kc*reps)*float64(bm.N)/bm.Elapsed().Seconds()/1e9, "GFLOP/s")
+}

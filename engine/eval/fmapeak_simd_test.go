@@ -14,8 +14,13 @@ import (
 // vector FMA chains (16 lanes with AVX-512, else 8) on every core; the
 // GFLOP/s metric counts 2 flops per lane per FMA. make bench reports the
 // GEMM and convolution rates against it.
-func BenchmarkFMAPeak(bm *testing.B) {
-	par := runtime.GOMAXPROCS(0)
+func BenchmarkFMAPeak(bm *testing.B) { benchFMAPeak(bm, runtime.GOMAXPROCS(0)) }
+
+// BenchmarkFMAPeak_1core is the ceiling of one core, beside the per-kernel
+// GEMM benchmarks (BenchmarkGemmKernels), which run on one goroutine.
+func BenchmarkFMAPeak_1core(bm *testing.B) { benchFMAPeak(bm, 1) }
+
+func benchFMAPeak(bm *testing.B, par int) {
 	const iters = 1 << 20
 	lanes := 8
 	run := fmaChains8

@@ -208,8 +208,8 @@ func (kn *gemmKernel[T]) shared(bp []T, par, m, n, k int, a []T, la gemmLayout, 
 }
 
 // macro multiplies the packed mc×kc block of A by the packed kc×nc panel of B
-// into c (row stride ldc), tile by tile; ragged edge tiles are computed into
-// scratch and only their valid part is added.
+// into c (row stride ldc), tile by tile; ragged edge tiles run the kernel on
+// a scratch copy of their valid part (see tileIn).
 func (kn *gemmKernel[T]) macro(ap, bp, tile, c []T, ldc, mc, nc, kc int) {
 	mr, nr := kn.mr, kn.nr
 	for j := 0; j < nc; j += nr {
@@ -222,15 +222,28 @@ func (kn *gemmKernel[T]) macro(ap, bp, tile, c []T, ldc, mc, nc, kc int) {
 				kn.micro(kc, apan, bpan, c[i*ldc+j:], ldc)
 				continue
 			}
-			clear(tile)
+			tileIn(tile, nr, c[i*ldc+j:], ldc, rows, cols)
 			kn.micro(kc, apan, bpan, tile, nr)
-			for r := 0; r < rows; r++ {
-				crow := c[(i+r)*ldc+j : (i+r)*ldc+j+cols]
-				for q := range crow {
-					crow[q] += tile[r*nr+q]
-				}
-			}
+			tileOut(tile, nr, c[i*ldc+j:], ldc, rows, cols)
 		}
+	}
+}
+
+// Ragged edge tiles go through a scratch tile: tileIn copies the rows×cols
+// corner of C at c into it, the micro-kernel adds to it exactly as it adds to
+// a full tile of C, and tileOut copies the valid part back. Every element of C
+// so takes the same instructions wherever it lies, NaN payload choices
+// included.
+func tileIn[T number](tile []T, nr int, c []T, ldc, rows, cols int) {
+	clear(tile)
+	for r := range rows {
+		copy(tile[r*nr:r*nr+cols], c[r*ldc:r*ldc+cols])
+	}
+}
+
+func tileOut[T number](tile []T, nr int, c []T, ldc, rows, cols int) {
+	for r := range rows {
+		copy(c[r*ldc:r*ldc+cols], tile[r*nr:r*nr+cols])
 	}
 }
 
@@ -246,17 +259,34 @@ func packA[T number](dst []T, mr int, a []T, l gemmLayout, ic, mc, pc, kc int) {
 			for p := 0; p < kc; p++ {
 				copy(panel[p*mr:p*mr+rows], a[base+p*l.cs:])
 			}
-		case l.cs == 1 && mr == 4 && rows == 4:
-			// Every kernel's tile is 4 rows tall: read the rows in lockstep
-			// so the panel is written sequentially.
-			r0 := a[base : base+kc]
-			r1 := a[base+l.rs:][:len(r0)]
-			r2 := a[base+2*l.rs:][:len(r0)]
-			r3 := a[base+3*l.rs:][:len(r0)]
-			panel = panel[:4*len(r0)]
-			for p := range r0 {
-				q := panel[4*p : 4*p+4 : 4*p+4]
-				q[0], q[1], q[2], q[3] = r0[p], r1[p], r2[p], r3[p]
+		case l.cs == 1 && rows == mr:
+			// A full panel of row-major A: read its rows four (then two,
+			// then one) at a time in lockstep, writing each panel column
+			// in runs.
+			r := 0
+			for ; r+4 <= mr; r += 4 {
+				r0 := a[base+r*l.rs:][:kc]
+				r1 := a[base+(r+1)*l.rs:][:len(r0)]
+				r2 := a[base+(r+2)*l.rs:][:len(r0)]
+				r3 := a[base+(r+3)*l.rs:][:len(r0)]
+				for p := range r0 {
+					q := panel[p*mr+r : p*mr+r+4 : p*mr+r+4]
+					q[0], q[1], q[2], q[3] = r0[p], r1[p], r2[p], r3[p]
+				}
+			}
+			if r+2 <= mr {
+				r0 := a[base+r*l.rs:][:kc]
+				r1 := a[base+(r+1)*l.rs:][:len(r0)]
+				for p := range r0 {
+					q := panel[p*mr+r : p*mr+r+2 : p*mr+r+2]
+					q[0], q[1] = r0[p], r1[p]
+				}
+				r += 2
+			}
+			if r < mr {
+				for p, v := range a[base+r*l.rs:][:kc] {
+					panel[p*mr+r] = v
+				}
 			}
 		case l.cs == 1:
 			for r := 0; r < rows; r++ {

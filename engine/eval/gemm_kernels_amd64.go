@@ -4,163 +4,30 @@
 
 package eval
 
-import (
-	"simd/archsimd"
-	"unsafe"
-)
+// gemmAVX512F32 adds the 12×32 product of the packed 12×kc panel at a and
+// the kc×32 block of B at b (rows ldb elements apart) to the tile of C at c
+// (rows ldc elements apart). kc > 0. Needs AVX-512F.
+//
+//go:noescape
+func gemmAVX512F32(kc int, a, b *float32, ldb int, c *float32, ldc int)
 
-// microF32x16 adds the 4x32 product of packed panels a (4×kc) and b (kc×32) to c.
-func microF32x16(kc int, a, b, c []float32, ldc int) {
-	if kc <= 0 {
-		return
-	}
-	_, _ = a[kc*4-1], b[kc*32-1]
-	pa, pb := unsafe.Pointer(unsafe.SliceData(a)), unsafe.Pointer(unsafe.SliceData(b))
-	var c00, c01, c10, c11, c20, c21, c30, c31 archsimd.Float32x16
-	for i := 0; i < kc; i++ {
-		ai, bi := unsafe.Add(pa, i*16), unsafe.Add(pb, i*128)
-		b0 := archsimd.LoadFloat32x16((*[16]float32)(unsafe.Add(bi, 0)))
-		b1 := archsimd.LoadFloat32x16((*[16]float32)(unsafe.Add(bi, 64)))
-		a0 := archsimd.BroadcastFloat32x16(*(*float32)(unsafe.Add(ai, 0)))
-		c00 = a0.MulAdd(b0, c00)
-		c01 = a0.MulAdd(b1, c01)
-		a1 := archsimd.BroadcastFloat32x16(*(*float32)(unsafe.Add(ai, 4)))
-		c10 = a1.MulAdd(b0, c10)
-		c11 = a1.MulAdd(b1, c11)
-		a2 := archsimd.BroadcastFloat32x16(*(*float32)(unsafe.Add(ai, 8)))
-		c20 = a2.MulAdd(b0, c20)
-		c21 = a2.MulAdd(b1, c21)
-		a3 := archsimd.BroadcastFloat32x16(*(*float32)(unsafe.Add(ai, 12)))
-		c30 = a3.MulAdd(b0, c30)
-		c31 = a3.MulAdd(b1, c31)
-	}
-	r0 := c[0*ldc : 0*ldc+32]
-	archsimd.LoadFloat32x16((*[16]float32)(r0[0:])).Add(c00).Store((*[16]float32)(r0[0:]))
-	archsimd.LoadFloat32x16((*[16]float32)(r0[16:])).Add(c01).Store((*[16]float32)(r0[16:]))
-	r1 := c[1*ldc : 1*ldc+32]
-	archsimd.LoadFloat32x16((*[16]float32)(r1[0:])).Add(c10).Store((*[16]float32)(r1[0:]))
-	archsimd.LoadFloat32x16((*[16]float32)(r1[16:])).Add(c11).Store((*[16]float32)(r1[16:]))
-	r2 := c[2*ldc : 2*ldc+32]
-	archsimd.LoadFloat32x16((*[16]float32)(r2[0:])).Add(c20).Store((*[16]float32)(r2[0:]))
-	archsimd.LoadFloat32x16((*[16]float32)(r2[16:])).Add(c21).Store((*[16]float32)(r2[16:]))
-	r3 := c[3*ldc : 3*ldc+32]
-	archsimd.LoadFloat32x16((*[16]float32)(r3[0:])).Add(c30).Store((*[16]float32)(r3[0:]))
-	archsimd.LoadFloat32x16((*[16]float32)(r3[16:])).Add(c31).Store((*[16]float32)(r3[16:]))
-}
+// gemmAVX2F32 adds the 6×16 product of the packed 6×kc panel at a and
+// the kc×16 block of B at b (rows ldb elements apart) to the tile of C at c
+// (rows ldc elements apart). kc > 0. Needs AVX2 and FMA.
+//
+//go:noescape
+func gemmAVX2F32(kc int, a, b *float32, ldb int, c *float32, ldc int)
 
-// microF32x8 adds the 4x16 product of packed panels a (4×kc) and b (kc×16) to c.
-func microF32x8(kc int, a, b, c []float32, ldc int) {
-	if kc <= 0 {
-		return
-	}
-	_, _ = a[kc*4-1], b[kc*16-1]
-	pa, pb := unsafe.Pointer(unsafe.SliceData(a)), unsafe.Pointer(unsafe.SliceData(b))
-	var c00, c01, c10, c11, c20, c21, c30, c31 archsimd.Float32x8
-	for i := 0; i < kc; i++ {
-		ai, bi := unsafe.Add(pa, i*16), unsafe.Add(pb, i*64)
-		b0 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(bi, 0)))
-		b1 := archsimd.LoadFloat32x8((*[8]float32)(unsafe.Add(bi, 32)))
-		a0 := archsimd.BroadcastFloat32x8(*(*float32)(unsafe.Add(ai, 0)))
-		c00 = a0.MulAdd(b0, c00)
-		c01 = a0.MulAdd(b1, c01)
-		a1 := archsimd.BroadcastFloat32x8(*(*float32)(unsafe.Add(ai, 4)))
-		c10 = a1.MulAdd(b0, c10)
-		c11 = a1.MulAdd(b1, c11)
-		a2 := archsimd.BroadcastFloat32x8(*(*float32)(unsafe.Add(ai, 8)))
-		c20 = a2.MulAdd(b0, c20)
-		c21 = a2.MulAdd(b1, c21)
-		a3 := archsimd.BroadcastFloat32x8(*(*float32)(unsafe.Add(ai, 12)))
-		c30 = a3.MulAdd(b0, c30)
-		c31 = a3.MulAdd(b1, c31)
-	}
-	r0 := c[0*ldc : 0*ldc+16]
-	archsimd.LoadFloat32x8((*[8]float32)(r0[0:])).Add(c00).Store((*[8]float32)(r0[0:]))
-	archsimd.LoadFloat32x8((*[8]float32)(r0[8:])).Add(c01).Store((*[8]float32)(r0[8:]))
-	r1 := c[1*ldc : 1*ldc+16]
-	archsimd.LoadFloat32x8((*[8]float32)(r1[0:])).Add(c10).Store((*[8]float32)(r1[0:]))
-	archsimd.LoadFloat32x8((*[8]float32)(r1[8:])).Add(c11).Store((*[8]float32)(r1[8:]))
-	r2 := c[2*ldc : 2*ldc+16]
-	archsimd.LoadFloat32x8((*[8]float32)(r2[0:])).Add(c20).Store((*[8]float32)(r2[0:]))
-	archsimd.LoadFloat32x8((*[8]float32)(r2[8:])).Add(c21).Store((*[8]float32)(r2[8:]))
-	r3 := c[3*ldc : 3*ldc+16]
-	archsimd.LoadFloat32x8((*[8]float32)(r3[0:])).Add(c30).Store((*[8]float32)(r3[0:]))
-	archsimd.LoadFloat32x8((*[8]float32)(r3[8:])).Add(c31).Store((*[8]float32)(r3[8:]))
-}
+// gemmAVX512F64 adds the 12×16 product of the packed 12×kc panel at a and
+// the kc×16 block of B at b (rows ldb elements apart) to the tile of C at c
+// (rows ldc elements apart). kc > 0. Needs AVX-512F.
+//
+//go:noescape
+func gemmAVX512F64(kc int, a, b *float64, ldb int, c *float64, ldc int)
 
-// microF64x8 adds the 4x16 product of packed panels a (4×kc) and b (kc×16) to c.
-func microF64x8(kc int, a, b, c []float64, ldc int) {
-	if kc <= 0 {
-		return
-	}
-	_, _ = a[kc*4-1], b[kc*16-1]
-	pa, pb := unsafe.Pointer(unsafe.SliceData(a)), unsafe.Pointer(unsafe.SliceData(b))
-	var c00, c01, c10, c11, c20, c21, c30, c31 archsimd.Float64x8
-	for i := 0; i < kc; i++ {
-		ai, bi := unsafe.Add(pa, i*32), unsafe.Add(pb, i*128)
-		b0 := archsimd.LoadFloat64x8((*[8]float64)(unsafe.Add(bi, 0)))
-		b1 := archsimd.LoadFloat64x8((*[8]float64)(unsafe.Add(bi, 64)))
-		a0 := archsimd.BroadcastFloat64x8(*(*float64)(unsafe.Add(ai, 0)))
-		c00 = a0.MulAdd(b0, c00)
-		c01 = a0.MulAdd(b1, c01)
-		a1 := archsimd.BroadcastFloat64x8(*(*float64)(unsafe.Add(ai, 8)))
-		c10 = a1.MulAdd(b0, c10)
-		c11 = a1.MulAdd(b1, c11)
-		a2 := archsimd.BroadcastFloat64x8(*(*float64)(unsafe.Add(ai, 16)))
-		c20 = a2.MulAdd(b0, c20)
-		c21 = a2.MulAdd(b1, c21)
-		a3 := archsimd.BroadcastFloat64x8(*(*float64)(unsafe.Add(ai, 24)))
-		c30 = a3.MulAdd(b0, c30)
-		c31 = a3.MulAdd(b1, c31)
-	}
-	r0 := c[0*ldc : 0*ldc+16]
-	archsimd.LoadFloat64x8((*[8]float64)(r0[0:])).Add(c00).Store((*[8]float64)(r0[0:]))
-	archsimd.LoadFloat64x8((*[8]float64)(r0[8:])).Add(c01).Store((*[8]float64)(r0[8:]))
-	r1 := c[1*ldc : 1*ldc+16]
-	archsimd.LoadFloat64x8((*[8]float64)(r1[0:])).Add(c10).Store((*[8]float64)(r1[0:]))
-	archsimd.LoadFloat64x8((*[8]float64)(r1[8:])).Add(c11).Store((*[8]float64)(r1[8:]))
-	r2 := c[2*ldc : 2*ldc+16]
-	archsimd.LoadFloat64x8((*[8]float64)(r2[0:])).Add(c20).Store((*[8]float64)(r2[0:]))
-	archsimd.LoadFloat64x8((*[8]float64)(r2[8:])).Add(c21).Store((*[8]float64)(r2[8:]))
-	r3 := c[3*ldc : 3*ldc+16]
-	archsimd.LoadFloat64x8((*[8]float64)(r3[0:])).Add(c30).Store((*[8]float64)(r3[0:]))
-	archsimd.LoadFloat64x8((*[8]float64)(r3[8:])).Add(c31).Store((*[8]float64)(r3[8:]))
-}
-
-// microF64x4 adds the 4x8 product of packed panels a (4×kc) and b (kc×8) to c.
-func microF64x4(kc int, a, b, c []float64, ldc int) {
-	if kc <= 0 {
-		return
-	}
-	_, _ = a[kc*4-1], b[kc*8-1]
-	pa, pb := unsafe.Pointer(unsafe.SliceData(a)), unsafe.Pointer(unsafe.SliceData(b))
-	var c00, c01, c10, c11, c20, c21, c30, c31 archsimd.Float64x4
-	for i := 0; i < kc; i++ {
-		ai, bi := unsafe.Add(pa, i*32), unsafe.Add(pb, i*64)
-		b0 := archsimd.LoadFloat64x4((*[4]float64)(unsafe.Add(bi, 0)))
-		b1 := archsimd.LoadFloat64x4((*[4]float64)(unsafe.Add(bi, 32)))
-		a0 := archsimd.BroadcastFloat64x4(*(*float64)(unsafe.Add(ai, 0)))
-		c00 = a0.MulAdd(b0, c00)
-		c01 = a0.MulAdd(b1, c01)
-		a1 := archsimd.BroadcastFloat64x4(*(*float64)(unsafe.Add(ai, 8)))
-		c10 = a1.MulAdd(b0, c10)
-		c11 = a1.MulAdd(b1, c11)
-		a2 := archsimd.BroadcastFloat64x4(*(*float64)(unsafe.Add(ai, 16)))
-		c20 = a2.MulAdd(b0, c20)
-		c21 = a2.MulAdd(b1, c21)
-		a3 := archsimd.BroadcastFloat64x4(*(*float64)(unsafe.Add(ai, 24)))
-		c30 = a3.MulAdd(b0, c30)
-		c31 = a3.MulAdd(b1, c31)
-	}
-	r0 := c[0*ldc : 0*ldc+8]
-	archsimd.LoadFloat64x4((*[4]float64)(r0[0:])).Add(c00).Store((*[4]float64)(r0[0:]))
-	archsimd.LoadFloat64x4((*[4]float64)(r0[4:])).Add(c01).Store((*[4]float64)(r0[4:]))
-	r1 := c[1*ldc : 1*ldc+8]
-	archsimd.LoadFloat64x4((*[4]float64)(r1[0:])).Add(c10).Store((*[4]float64)(r1[0:]))
-	archsimd.LoadFloat64x4((*[4]float64)(r1[4:])).Add(c11).Store((*[4]float64)(r1[4:]))
-	r2 := c[2*ldc : 2*ldc+8]
-	archsimd.LoadFloat64x4((*[4]float64)(r2[0:])).Add(c20).Store((*[4]float64)(r2[0:]))
-	archsimd.LoadFloat64x4((*[4]float64)(r2[4:])).Add(c21).Store((*[4]float64)(r2[4:]))
-	r3 := c[3*ldc : 3*ldc+8]
-	archsimd.LoadFloat64x4((*[4]float64)(r3[0:])).Add(c30).Store((*[4]float64)(r3[0:]))
-	archsimd.LoadFloat64x4((*[4]float64)(r3[4:])).Add(c31).Store((*[4]float64)(r3[4:]))
-}
+// gemmAVX2F64 adds the 6×8 product of the packed 6×kc panel at a and
+// the kc×8 block of B at b (rows ldb elements apart) to the tile of C at c
+// (rows ldc elements apart). kc > 0. Needs AVX2 and FMA.
+//
+//go:noescape
+func gemmAVX2F64(kc int, a, b *float64, ldb int, c *float64, ldc int)

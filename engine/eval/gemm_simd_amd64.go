@@ -6,20 +6,23 @@ import "simd/archsimd"
 
 //go:generate go run gemm_gen.go
 
-// With the simd experiment, f32 and f64 products run on archsimd FMA
-// micro-kernels: AVX-512 when the CPU has it, else AVX2+FMA, else the portable
-// kernel (which then loses to gonum, see floatsOnBLAS).
+// With the simd experiment, f32 and f64 products run on the assembly FMA
+// micro-kernels of gemm_kernels_amd64.s: AVX-512 when the CPU has it, else
+// AVX2+FMA, else the portable kernel (which then loses to gonum, see
+// floatsOnBLAS).
 //
-// Blocking for the 4×(2 vectors) tiles: a kc×nr B panel (32 KiB for f32 on
-// AVX-512) stays in L1 while the mc×kc A block streams from L2 and the
-// kc×nc packed B block sits in L2/L3.
+// Blocking: a kc×nr B panel (32 KiB for f32 at kc=256, in L1) is reused by
+// every mr-tall panel of the mc×kc A block (192 KiB f32, 192 KiB f64: in L2
+// also on CPUs with 512 KiB of it), and the kc×nc packed B block (2 MiB)
+// sits in L2/L3. kc=256 is part of the arithmetic (each tile's FMA chain
+// covers one kc slice) and must not change.
 var (
 	simdF32 = simdKernels(
-		&gemmKernel[float32]{name: "avx512", mr: 4, nr: 32, kc: 256, mc: 256, nc: 2048, micro: microF32x16, microB: microF32x16B},
-		&gemmKernel[float32]{name: "avx2", mr: 4, nr: 16, kc: 256, mc: 256, nc: 2048, micro: microF32x8, microB: microF32x8B})
+		&gemmKernel[float32]{name: "avx512", mr: 12, nr: 32, kc: 256, mc: 192, nc: 2048, micro: microAVX512F32, microB: microAVX512F32B},
+		&gemmKernel[float32]{name: "avx2", mr: 6, nr: 16, kc: 256, mc: 192, nc: 2048, micro: microAVX2F32, microB: microAVX2F32B})
 	simdF64 = simdKernels(
-		&gemmKernel[float64]{name: "avx512", mr: 4, nr: 16, kc: 256, mc: 128, nc: 1024, micro: microF64x8},
-		&gemmKernel[float64]{name: "avx2", mr: 4, nr: 8, kc: 256, mc: 128, nc: 1024, micro: microF64x4})
+		&gemmKernel[float64]{name: "avx512", mr: 12, nr: 16, kc: 256, mc: 96, nc: 1024, micro: microAVX512F64},
+		&gemmKernel[float64]{name: "avx2", mr: 6, nr: 8, kc: 256, mc: 96, nc: 1024, micro: microAVX2F64})
 
 	f32Kernel = append(simdF32, genericKernel[float32]())[0]
 	f64Kernel = append(simdF64, genericKernel[float64]())[0]
@@ -45,3 +48,48 @@ func simdKernels[T number](avx512, avx2 *gemmKernel[T]) []*gemmKernel[T] {
 // gemmKernelsF32 and gemmKernelsF64 list every kernel usable here, for tests.
 func gemmKernelsF32() []*gemmKernel[float32] { return append(simdF32, genericKernel[float32]()) }
 func gemmKernelsF64() []*gemmKernel[float64] { return append(simdF64, genericKernel[float64]()) }
+
+// The micro and microB forms of the assembly kernels: the slices' bounds are
+// checked here, once, for everything the kernel reads and writes.
+
+func microAVX512F32(kc int, a, b, c []float32, ldc int) {
+	if kc > 0 {
+		_, _, _ = a[kc*12-1], b[kc*32-1], c[11*ldc+31]
+		gemmAVX512F32(kc, &a[0], &b[0], 32, &c[0], ldc)
+	}
+}
+
+func microAVX512F32B(kc int, a, b []float32, ldb int, c []float32, ldc int) {
+	if kc > 0 {
+		_, _, _ = a[kc*12-1], b[(kc-1)*ldb+31], c[11*ldc+31]
+		gemmAVX512F32(kc, &a[0], &b[0], ldb, &c[0], ldc)
+	}
+}
+
+func microAVX2F32(kc int, a, b, c []float32, ldc int) {
+	if kc > 0 {
+		_, _, _ = a[kc*6-1], b[kc*16-1], c[5*ldc+15]
+		gemmAVX2F32(kc, &a[0], &b[0], 16, &c[0], ldc)
+	}
+}
+
+func microAVX2F32B(kc int, a, b []float32, ldb int, c []float32, ldc int) {
+	if kc > 0 {
+		_, _, _ = a[kc*6-1], b[(kc-1)*ldb+15], c[5*ldc+15]
+		gemmAVX2F32(kc, &a[0], &b[0], ldb, &c[0], ldc)
+	}
+}
+
+func microAVX512F64(kc int, a, b, c []float64, ldc int) {
+	if kc > 0 {
+		_, _, _ = a[kc*12-1], b[kc*16-1], c[11*ldc+15]
+		gemmAVX512F64(kc, &a[0], &b[0], 16, &c[0], ldc)
+	}
+}
+
+func microAVX2F64(kc int, a, b, c []float64, ldc int) {
+	if kc > 0 {
+		_, _, _ = a[kc*6-1], b[kc*8-1], c[5*ldc+7]
+		gemmAVX2F64(kc, &a[0], &b[0], 8, &c[0], ldc)
+	}
+}

@@ -40,18 +40,13 @@ func (kn *gemmKernel[T]) smallM(par, m, n, k int, a []T, la gemmLayout, b []T, l
 						kn.microB(kc, apan, b[pc*ldb+j:], ldb, c[i*n+j:], n)
 						continue
 					}
-					clear(w.tile)
+					tileIn(w.tile, nr, c[i*n+j:], n, rows, cols)
 					if cols == nr {
 						kn.microB(kc, apan, b[pc*ldb+j:], ldb, w.tile, nr)
 					} else {
 						kn.micro(kc, apan, bpan, w.tile, nr)
 					}
-					for r := 0; r < rows; r++ {
-						crow := c[(i+r)*n+j : (i+r)*n+j+cols]
-						for q := range crow {
-							crow[q] += w.tile[r*nr+q]
-						}
-					}
+					tileOut(w.tile, nr, c[i*n+j:], n, rows, cols)
 				}
 			}
 		}
