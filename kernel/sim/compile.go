@@ -323,7 +323,8 @@ func (c *compiler) block(ss []*irpb.Stmt) ([]stmt, error) {
 	return out, nil
 }
 
-// coversWhole: the access is the identity tile over its whole tensor.
+// coversWhole: the access is the identity tile over its whole tensor (tile
+// axes of extent 1 contribute nothing, whatever their coefficients).
 func coversWhole(a *cacc) bool {
 	if len(a.shape) != len(a.t.Shape) || len(a.dyn) > 0 {
 		return false
@@ -333,7 +334,7 @@ func coversWhole(a *cacc) bool {
 			return false
 		}
 		for k, c := range ix.tile {
-			if (k == d && c != 1) || (k != d && c != 0) {
+			if a.shape[k] != 1 && ((k == d && c != 1) || (k != d && c != 0)) {
 				return false
 			}
 		}

@@ -1234,6 +1234,18 @@ func toF32(dst []float32, src []float64) {
 	}
 }
 
+// gemmPar: the goroutines one matmul may use. A product big enough to
+// split runs on all of the run's goroutines when nothing else runs beside
+// it (no loop fanned out around it, instances in order); the GEMM computes
+// each result element the same way whatever the split.
+func (in *instance) gemmPar(a mmAux) int {
+	r := in.r
+	if r.par <= 1 || in.nested || r.instancesParallel || r.p.hasCollectives || a.m*a.n*a.k < 1<<20 {
+		return 1
+	}
+	return r.par
+}
+
 func runMatmul(in *instance, ci *cinst) error {
 	a := ci.aux.(mmAux)
 	sv, err := in.resolve(ci, ci.src[0], nil, false)
@@ -1288,7 +1300,7 @@ func runMatmul(in *instance, ci *cinst) error {
 	if len(ci.mask) == 0 && contiguousF32(dv, d.shape) {
 		// accumulate straight into the PSUM tile's float32 storage
 		c := dv.st.f32[dv.base : dv.base+d.n]
-		eval.GemmF32(1, a.m, a.n, a.k, sf, ars, acs, mf, brs, bcs, c, a.accumulate)
+		eval.GemmF32(in.gemmPar(a), a.m, a.n, a.k, sf, ars, acs, mf, brs, bcs, c, a.accumulate)
 		clearUpper()
 		if d.dt != dtype.F32 {
 			for i, x := range c {
@@ -1300,7 +1312,7 @@ func runMatmul(in *instance, ci *cinst) error {
 	if a.accumulate {
 		in.gatherF32(dv, d.shape, cf)
 	}
-	eval.GemmF32(1, a.m, a.n, a.k, sf, ars, acs, mf, brs, bcs, cf, a.accumulate)
+	eval.GemmF32(in.gemmPar(a), a.m, a.n, a.k, sf, ars, acs, mf, brs, bcs, cf, a.accumulate)
 	clearUpper()
 	if len(ci.mask) == 0 && d.dt == dtype.F32 && contiguous(dv, d.shape) {
 		out := dv.st.vals[dv.base : dv.base+d.n]

@@ -42,9 +42,10 @@ func TestParallelLoopLocals(t *testing.T) {
 		x := b.param("x", dtype.F32, 512, 64)
 		y := b.output("y", dtype.F32, 512, 64)
 		tt := b.sbuf("t", dtype.F32, 128, 64)
-		acc := b.sbuf("acc", dtype.F32, 128, 64)
+		accT := b.sbuf("acc", dtype.F32, 128, 64)
+		red := b.sbuf("red", dtype.F32, 128, 1)
 		if variant == "carried" {
-			b.op("memset", dts(b.full(acc)), nil, attrs{"value": F(0)})
+			b.op("memset", dts(b.full(accT)), nil, attrs{"value": F(0)})
 		}
 		b.loop(irpb.LoopKind_AFFINE, 0, 4, 1, func(i int) {
 			switch variant {
@@ -58,11 +59,16 @@ func TestParallelLoopLocals(t *testing.T) {
 			case "partial":
 				// only half of t written by a full-tile op: the rest carries over
 				b.dma(b.tile(tt, []int64{64, 64}), b.tile(x, []int64{64, 64}, aff(0, lv(i, 128))))
+			case "rowreduce":
+				// a (128,1) result indexed t[p, 0], as the tracer writes it
+				b.dma(b.full(tt), b.tile(x, []int64{128, 64}, aff(0, lv(i, 128))))
+				b.op("tensor_reduce", dts(acc(red, []int64{128, 1}, aff(0, tax(0, 1)), aff(0))), dts(b.full(tt)), attrs{"op": S("maximum"), "axes": Ints(1)})
+				b.op("tensor_scalar", dts(b.full(tt)), dts(b.full(tt), b.full(red)), attrs{"op0": S("subtract"), "has_operand0_tile": B(true)})
 			case "carried", "escapes":
 				b.dma(b.full(tt), b.tile(x, []int64{128, 64}, aff(0, lv(i, 128))))
 			}
 			if variant == "carried" {
-				b.op("tensor_tensor", dts(b.full(acc)), dts(b.full(acc), b.full(tt)), attrs{"op": S("add")})
+				b.op("tensor_tensor", dts(b.full(accT)), dts(b.full(accT), b.full(tt)), attrs{"op": S("add")})
 			}
 			if variant != "readfirst" {
 				b.dma(b.tile(y, []int64{128, 64}, aff(0, lv(i, 128))), b.full(tt))
@@ -71,13 +77,13 @@ func TestParallelLoopLocals(t *testing.T) {
 		if variant == "escapes" || variant == "carried" {
 			src := tt
 			if variant == "carried" {
-				src = acc
+				src = accT
 			}
 			b.dma(b.tile(y, []int64{128, 64}), b.full(src))
 		}
 		return b.kernel()
 	}
-	for variant, want := range map[string]bool{"local": true, "readfirst": false, "partial": false, "carried": false, "escapes": false} {
+	for variant, want := range map[string]bool{"local": true, "rowreduce": true, "readfirst": false, "partial": false, "carried": false, "escapes": false} {
 		k := build(variant)
 		if got := loopsOf(t, k)[0].parallel; got != want {
 			t.Errorf("%s: parallel = %v, want %v", variant, got, want)
@@ -99,4 +105,45 @@ func TestParallelLoopLocals(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A matmul outside any fanned-out loop splits its GEMM over the run's
+// goroutines: the bits must not depend on Parallel.
+func TestMatmulGemmParallelSameBits(t *testing.T) {
+	const K, M, N = 512, 128, 512
+	b := newK("seq_matmul")
+	lhsT := b.param("lhsT", dtype.BF16, K, M)
+	rhs := b.param("rhs", dtype.BF16, K, N)
+	res := b.output("res", dtype.F32, M, N)
+	ps := b.psum("acc", dtype.F32, M, N)
+	b.op("memset", dts(b.full(ps)), nil, attrs{"value": F(0)})
+	b.loop(irpb.LoopKind_SEQUENTIAL, 0, K/128, 1, func(k int) {
+		lt := b.sbuf("lt", dtype.BF16, 128, M)
+		rt := b.sbuf("rt", dtype.BF16, 128, N)
+		b.dma(b.full(lt), b.tile(lhsT, []int64{128, M}, aff(0, lv(k, 128))))
+		b.dma(b.full(rt), b.tile(rhs, []int64{128, N}, aff(0, lv(k, 128))))
+		b.op("matmul", dts(b.full(ps)), dts(b.full(lt), b.full(rt)), attrs{"accumulate": B(true)})
+	})
+	sb := b.sbuf("sb", dtype.F32, M, N)
+	b.op("tensor_copy", dts(b.full(sb)), dts(b.full(ps)), nil)
+	b.dma(b.full(res), b.full(sb))
+	k := b.kernel()
+	r := rand.New(rand.NewPCG(11, 12))
+	a := randTensor(r, dtype.BF16, -1, 1, K, M)
+	bm := randTensor(r, dtype.BF16, -1, 1, K, N)
+	var first []byte
+	for _, par := range []int{1, 2, 3} {
+		outs, err := Run(k, []*tensor.Tensor{a, bm}, Options{Parallel: par})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first == nil {
+			first = outs[0].Data
+		} else if string(first) != string(outs[0].Data) {
+			t.Fatalf("Parallel=%d gives different bits than Parallel=1", par)
+		}
+	}
+	want := npRef(t, "r0 = a0.astype(np.float32).T @ a1.astype(np.float32)", []*tensor.Tensor{a, bm}, dtype.F32)[0]
+	got := &tensor.Tensor{Type: dtype.F32, Dims: []int64{M, N}, Data: first}
+	same(t, "sequential matmul", got, want, 1e-5)
 }
