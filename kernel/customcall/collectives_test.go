@@ -1,12 +1,15 @@
 package customcall
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
 
+	"goldtrace/engine/dtype"
 	"goldtrace/engine/eval"
 	"goldtrace/engine/golden"
 	"goldtrace/engine/hlo"
@@ -214,5 +217,97 @@ ENTRY e {
 	_, err = evalText(t, four, eval.Options{}, f32Tensor(t, make([]float32, 128), 8, 16))
 	if err == nil || !strings.Contains(err.Error(), "needs device 2's data") {
 		t.Fatalf("four replicas, one evaluated: %v", err)
+	}
+}
+
+// Integer reductions wrap in the type's width, as XLA's do: an s32 kernel
+// all_reduce and the module's s32 all-reduce agree on sums that overflow.
+func TestGoldenKernelIntegerCollectiveWraps(t *testing.T) {
+	b := newKKit("int_sum")
+	x := b.param("x", 4, 8)
+	o := b.output("sum", 4, 8)
+	m := b.output("max", 4, 8)
+	for _, id := range []int32{x, o, m} {
+		b.k.Tensors[id].Dtype = int32(dtype.S32)
+	}
+	b.inst("cc_all_reduce", []int32{o}, []int32{x}, map[string]*irpb.Attr{"op": attrS("add")})
+	b.inst("cc_all_reduce", []int32{m}, []int32{x}, map[string]*irpb.Attr{"op": attrS("maximum")})
+	cfg := encodeKernel(t, b.k, func(c *config.Config) { c.ResultIsSequence = true })
+	text := fmt.Sprintf(`HloModule m, replica_count=3
+add {
+  x = s32[] parameter(0)
+  y = s32[] parameter(1)
+  ROOT s = s32[] add(x, y)
+}
+max {
+  x = s32[] parameter(0)
+  y = s32[] parameter(1)
+  ROOT s = s32[] maximum(x, y)
+}
+ENTRY e {
+  a = s32[4,8]{1,0} parameter(0)
+  kern = (s32[4,8]{1,0}, s32[4,8]{1,0}) custom-call(a), custom_call_target="AwsNeuronCustomNativeKernel", custom_call_has_side_effect=true, backend_config="%s"
+  s = s32[4,8]{1,0} all-reduce(a), replica_groups={}, to_apply=add
+  m = s32[4,8]{1,0} all-reduce(a), replica_groups={}, to_apply=max
+  k0 = s32[4,8]{1,0} get-tuple-element(kern), index=0
+  k1 = s32[4,8]{1,0} get-tuple-element(kern), index=1
+  ROOT t = (s32[4,8]{1,0}, s32[4,8]{1,0}, s32[4,8]{1,0}, s32[4,8]{1,0}) tuple(k0, k1, s, m)
+}`, cfg)
+	r := rand.New(rand.NewPCG(41, 42))
+	var ins []*tensor.Tensor
+	want := make([]int32, 32)
+	for range 3 {
+		in := tensor.New(dtype.S32, []int64{4, 8})
+		for i := range in.I32() {
+			v := int32(r.Uint32())
+			if i < 4 {
+				v = math.MaxInt32 - int32(i) // overflows when summed
+			}
+			in.I32()[i] = v
+			want[i] += v // Go's int32 arithmetic wraps
+		}
+		ins = append(ins, in)
+	}
+	res, err := runGolden(t, text, ins...)
+	if err != nil {
+		t.Fatalf("golden: %v", err)
+	}
+	for d := range 3 {
+		outs := res.Outputs[4*d : 4*d+4]
+		for k := range 2 {
+			if !bytes.Equal(outs[k].Data, outs[2+k].Data) {
+				t.Fatalf("device %d: kernel %d %v, HLO %v", d, k, outs[k].I32(), outs[2+k].I32())
+			}
+		}
+		for i, v := range outs[0].I32() {
+			if v != want[i] {
+				t.Fatalf("device %d sum[%d] = %d, want %d", d, i, v, want[i])
+			}
+		}
+	}
+}
+
+// What stays refused: a launch of several program instances that mixes
+// nl.all_reduce (instances running together) with device collectives
+// (instances in program order) — an UnsupportedError naming the custom-call,
+// never a guess.
+func TestGoldenKernelMixedCollectivesRefused(t *testing.T) {
+	k := gridSumKernel(2, 8, 16)
+	b := &kkit{k: k, line: 10}
+	rs := int32(len(k.Tensors)) - 1 // the all_reduce result tile
+	b.instAcc("cc_all_reduce", []*irpb.Access{b.full(rs)}, []*irpb.Access{b.full(rs)}, map[string]*irpb.Attr{"op": attrS("add")})
+	// the new instruction must come before the final store
+	body := k.Body
+	k.Body = append(append(append([]*irpb.Stmt{}, body[:2]...), body[3]), body[2])
+	cfg := encodeKernel(t, k, nil)
+	text := fmt.Sprintf(`HloModule m, replica_count=2
+ENTRY e {
+  a = f32[16,16]{1,0} parameter(0)
+  ROOT kern = f32[16,16]{1,0} custom-call(a), custom_call_target="AwsNeuronCustomNativeKernel", custom_call_has_side_effect=true, backend_config="%s"
+}`, cfg)
+	_, err := runGolden(t, text, f32Tensor(t, make([]float32, 256), 16, 16))
+	var ue *eval.UnsupportedError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "%kern") || !strings.Contains(err.Error(), "mixes nl.all_reduce across its 2 program instances with device collectives") {
+		t.Fatalf("mixed collectives: %v", err)
 	}
 }

@@ -93,8 +93,8 @@ func (v *validator) deviceCollective(in *irpb.Instruction, op string) {
 	if st.Dtype != dt.Dtype {
 		v.errf("op-dtype", in.Loc, op, "src %s is %s but dst %s is %s; a collective does not convert", tensorLabel(st), dtypeName(st), tensorLabel(dt), dtypeName(dt))
 	}
-	if hasAttr(in, "op") && !dtype.Type(st.Dtype).IsFloat() {
-		v.errf("op-dtype", in.Loc, op, "reduces %s %s; device collectives reduce float tensors only", dtypeName(st), tensorLabel(st))
+	if dt := dtype.Type(st.Dtype); hasAttr(in, "op") && !dt.IsFloat() && !dt.IsInteger() {
+		v.errf("op-dtype", in.Loc, op, "reduces %s %s; device collectives reduce float and integer tensors", dtypeName(st), tensorLabel(st))
 	}
 	var gsize int64 // 0: every device (known when the kernel runs)
 	if in.Op == "cc_collective_permute" {

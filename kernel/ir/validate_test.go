@@ -387,11 +387,11 @@ func validateCases() []vcase {
 		}, rules: []string{"attr-value"}, want: `unknown value "subtract" (expected one of add, maximum, minimum)`},
 		{name: "cc memory and dtype", build: func() *kb {
 			b := newKernel("k")
-			a := b.param("a", dtype.S32, 8, 16)
+			a := b.param("a", dtype.Pred, 8, 16)
 			p := b.psum("p", 8, 16)
 			b.inst("cc_all_reduce", 32, accs(tile(p, sh(8, 16))), accs(tile(a, sh(8, 16))), attrs{"op": as("add")})
 			return b
-		}, rules: []string{"collective-memory", "collective-memory", "op-dtype", "op-dtype"}, want: "device collectives reduce float tensors only"},
+		}, rules: []string{"collective-memory", "collective-memory", "op-dtype", "op-dtype"}, want: "device collectives reduce float and integer tensors"},
 		{name: "cc permute pairs", build: func() *kb {
 			b := newKernel("k")
 			a := b.param("a", dtype.F32, 8, 16)

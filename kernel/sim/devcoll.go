@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"goldtrace/engine/dtype"
 	"goldtrace/kernel/ir"
 )
 
@@ -18,7 +19,8 @@ import (
 // Semantics follow the HLO collectives of the same names (engine/eval):
 // reductions start from the op's identity and fold the members in group
 // order in float32 (add, or std::min / std::max: a NaN never wins), then
-// round once to the destination dtype; all_gather concatenates along
+// round once to the destination dtype (integers in their own width, sums
+// wrapping); all_gather concatenates along
 // collective_dim in group order; reduce_scatter keeps block i of the
 // reduction for the member at position i; all_to_all sends block j to
 // member j and concatenates what arrives in group order. collective_permute
@@ -62,8 +64,8 @@ func prepDeviceCollective(c *compiler) func(ci *cinst) error {
 			default:
 				return fmt.Errorf("op %q is not a collective reduction (add, maximum, minimum)", a.reduce)
 			}
-			if !ci.src[0].dt.IsFloat() || !ci.dst[0].dt.IsFloat() {
-				return fmt.Errorf("device collectives reduce float tensors only, not %v", ci.src[0].dt)
+			if dt := ci.src[0].dt; !(dt.IsFloat() || dt.IsInteger()) || ci.dst[0].dt != dt {
+				return fmt.Errorf("device collectives reduce float or integer tensors into their own dtype, not %v into %v", dt, ci.dst[0].dt)
 			}
 		}
 		if ci.op == "cc_collective_permute" {
@@ -190,7 +192,7 @@ func runDeviceCollective(in *instance, ci *cinst) error {
 		}
 		res = parts[0]
 	case "cc_all_reduce":
-		res = ccReduce(a.reduce, parts)
+		res = ccReduce(a.reduce, src.dt, parts)
 	case "cc_all_gather":
 		if int64(ci.dst[0].shape[a.dim]) != n*int64(src.shape[a.dim]) {
 			return ci.errf("runtime", "dst tile %v must be src tile %v gathered from %d devices along dimension %d", ci.dst[0].shape, src.shape, n, a.dim)
@@ -204,7 +206,7 @@ func runDeviceCollective(in *instance, ci *cinst) error {
 		for i, p := range parts {
 			blocks[i] = blockAlong(p, src.shape, a.dim, pos, int(n))
 		}
-		res = ccReduce(a.reduce, blocks)
+		res = ccReduce(a.reduce, src.dt, blocks)
 	case "cc_all_to_all":
 		if int64(src.shape[a.dim])%n != 0 {
 			return ci.errf("runtime", "src tile %v does not split into %d blocks along dimension %d", src.shape, n, a.dim)
@@ -222,9 +224,12 @@ func runDeviceCollective(in *instance, ci *cinst) error {
 	return in.writeDst(ci, res)
 }
 
-// ccReduce folds parts elementwise in order from the op's identity, in
-// float32.
-func ccReduce(op string, parts [][]float64) []float64 {
+// ccReduce folds parts elementwise in order from the op's identity: floats
+// in float32, integers in their own width (sums wrap, as XLA's do).
+func ccReduce(op string, dt dtype.Type, parts [][]float64) []float64 {
+	if dt.IsInteger() {
+		return ccReduceInt(op, dt, parts)
+	}
 	acc := make([]float32, len(parts[0]))
 	var id float32
 	switch op {
@@ -253,6 +258,48 @@ func ccReduce(op string, parts [][]float64) []float64 {
 				if y := float32(x); y < acc[i] {
 					acc[i] = y
 				}
+			}
+		}
+	}
+	out := make([]float64, len(acc))
+	for i, x := range acc {
+		out[i] = float64(x)
+	}
+	return out
+}
+
+func ccReduceInt(op string, dt dtype.Type, parts [][]float64) []float64 {
+	bits := uint(dt.Bits())
+	var lo, hi int64
+	if dt.IsSigned() {
+		lo, hi = -1<<(bits-1), 1<<(bits-1)-1
+	} else {
+		lo, hi = 0, 1<<bits-1 // kernel integers are at most 32 bits
+	}
+	acc := make([]int64, len(parts[0]))
+	for i := range acc {
+		switch op {
+		case "maximum":
+			acc[i] = lo
+		case "minimum":
+			acc[i] = hi
+		}
+	}
+	mask := int64(1)<<bits - 1
+	for _, p := range parts {
+		for i, x := range p {
+			v := int64(x)
+			switch op {
+			case "add":
+				s := (acc[i] + v) & mask
+				if dt.IsSigned() && s > hi {
+					s -= mask + 1
+				}
+				acc[i] = s
+			case "maximum":
+				acc[i] = max(acc[i], v)
+			case "minimum":
+				acc[i] = min(acc[i], v)
 			}
 		}
 	}

@@ -1537,8 +1537,9 @@ func (x *FloatList) GetV() []float64 {
 // multi-device golden; ranks are flattened device ids); the k-th execution on one device meets the k-th on the others, and a
 // launch's program instances run one after the other. Tiles in HBM or SBUF (both the same), src and dst of one dtype.
 // replica_groups:ints (flattened, group_size:i each; absent: one group of every device). On one device a group of that device
-// alone is the identity, a group naming others an error. Reductions (op:s add|maximum|minimum, float dtypes) start from the
-// op's identity and fold the members in group order in f32 (a NaN never wins min/max), rounding once to dst's dtype.
+// alone is the identity, a group naming others an error. Reductions (op:s add|maximum|minimum) start from the op's identity
+// and fold the members in group order: floats in f32 (a NaN never wins min/max), rounding once to dst's dtype; integers in
+// their own width (sums wrap).
 //
 //	cc_all_reduce         [t]                   [s]                         op:s; t = the group's reduction of s (same shape)
 //	cc_all_gather         [t]                   [s]                         collective_dim:i; t = the members' s concatenated along collective_dim in group order
