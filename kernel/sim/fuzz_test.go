@@ -14,7 +14,7 @@ import (
 // Run with zero-filled inputs of the declared shapes: it must return outputs
 // or an error, never panic or hang.
 func FuzzRun(f *testing.F) {
-	for _, k := range []*irpb.Kernel{softmaxKernel(128, 64, dtype.F32), matmulKernel(128, 128, 512, dtype.BF16, dtype.F32)} {
+	for _, k := range []*irpb.Kernel{softmaxKernel(128, 64, dtype.F32), matmulKernel(128, 128, 512, dtype.BF16, dtype.F32), ccFuzzSeed()} {
 		b, err := proto.Marshal(k)
 		if err != nil {
 			f.Fatal(err)
@@ -60,4 +60,20 @@ func FuzzRun(f *testing.F) {
 			}
 		}
 	})
+}
+
+// ccFuzzSeed is a kernel of device collectives (run on one device: rank 0).
+func ccFuzzSeed() *irpb.Kernel {
+	b := newK("cc_seed", 2)
+	x := b.param("x", dtype.F32, 4, 8)
+	o := b.output("o", dtype.F32, 4, 8)
+	g := b.output("g", dtype.F32, 4, 8)
+	xs := b.sbuf("xs", dtype.F32, 4, 8)
+	b.alloc(xs)
+	b.dma(b.full(xs), b.full(x))
+	b.op("cc_all_reduce", dts(b.full(xs)), dts(b.full(xs)), attrs{"op": S("maximum"), "replica_groups": Ints(0), "group_size": I(1)})
+	b.dma(b.full(o), b.full(xs))
+	b.op("cc_all_gather", dts(b.full(g)), dts(b.full(x)), attrs{"collective_dim": I(1)})
+	b.op("cc_collective_permute", dts(b.full(o)), dts(b.full(x)), attrs{"source_target_pairs": Ints(0, 0)})
+	return b.kernel()
 }
