@@ -342,3 +342,76 @@ def test_gather_flattened_and_dynamic_row_gather():
         return o
 
     np.testing.assert_array_equal(lookup(table, rows), table[rows[:, 0]])
+
+
+def test_activation_accumulator_registers():
+    """reduce_cmd drives the scalar engine's accumulator registers across
+    instructions: reset_reduce starts them from one tile's row sums, reduce
+    adds the next tiles' (also across affine_range iterations, whose shared
+    register state keeps them in order), reduce_res reads them out, reset
+    zeroes them."""
+    x = rand(128, 4, 64)
+
+    @nki.jit
+    def k(a):
+        total = nl.ndarray((128, 1), dtype=nl.float32, buffer=nl.shared_hbm)
+        first = nl.ndarray((128, 1), dtype=nl.float32, buffer=nl.shared_hbm)
+        zeros = nl.ndarray((128, 1), dtype=nl.float32, buffer=nl.shared_hbm)
+        plain = nl.ndarray((128, 1), dtype=nl.float32, buffer=nl.shared_hbm)
+        r = nl.ndarray((128, 1), dtype=nl.float32)
+        nisa.activation(nl.exp, nl.load(a[:, 0, :]), reduce_op=np.add, reduce_res=r, reduce_cmd=nisa.reduce_cmd.reset_reduce)
+        nl.store(first, value=r)
+        for i in nl.affine_range(3):
+            nisa.activation(nl.exp, nl.load(a[:, i + 1, :]), reduce_op=np.add, reduce_cmd=nisa.reduce_cmd.reduce)
+        acc = nl.ndarray((128, 1), dtype=nl.float32)
+        nisa.activation(nl.copy, nl.load(a[:, 0, 0:1]), reduce_res=acc, reduce_cmd=nisa.reduce_cmd.idle)
+        # idle with reduce_res: the instruction's own reduction (legacy form), registers untouched
+        nl.store(plain, value=acc)
+        nisa.activation(nl.exp, nl.load(a[:, 0, :]), reduce_res=r, reduce_cmd=nisa.reduce_cmd.reduce)
+        nl.store(total, value=r)
+        z = nl.ndarray((128, 1), dtype=nl.float32)
+        nisa.activation(nl.copy, nl.load(a[:, 0, :]), reduce_res=z, reduce_cmd=nisa.reduce_cmd.reset)
+        nl.store(zeros, value=z)
+        return total, first, zeros, plain
+
+    total, first, zeros, plain = k(x)
+    e = np.exp(x.astype(np.float64))
+    np.testing.assert_allclose(first[:, 0], e[:, 0, :].sum(-1), rtol=2e-5)
+    # registers: chunk 0 (reset_reduce), chunks 1..3 (the loop), chunk 0 again
+    np.testing.assert_allclose(total[:, 0], e.sum((1, 2)) + e[:, 0, :].sum(-1), rtol=2e-5)
+    np.testing.assert_array_equal(zeros, np.zeros((128, 1), np.float32))
+    np.testing.assert_array_equal(plain, x[:, 0, 0:1])
+
+
+def test_range_select_accumulates_max_in_registers():
+    x = rand(128, 3, 32)
+
+    @nki.jit
+    def k(a, lo, hi):
+        out = nl.ndarray((128, 1), dtype=nl.float32, buffer=nl.shared_hbm)
+        r = nl.ndarray((128, 1), dtype=nl.float32)
+        l, h = nl.load(lo), nl.load(hi)
+        for i in nl.static_range(3):
+            cmd = nisa.reduce_cmd.reset_reduce if i == 0 else nisa.reduce_cmd.reduce
+            nisa.range_select(on_true_tile=nl.load(a[:, i, :]), comp_op0=np.greater_equal, comp_op1=np.less,
+                              bound0=l, bound1=h, reduce_cmd=cmd, reduce_res=r if i == 2 else None, reduce_op=np.max)
+        nl.store(out, value=r)
+        return out
+
+    lo = np.full((128, 1), 4, np.float32)
+    hi = np.full((128, 1), 20, np.float32)
+    got = k(x, lo, hi)
+    want = x[:, :, 4:20].max(axis=(1, 2))
+    # the registers start from reset_reduce's maximum; reduce keeps the max
+    np.testing.assert_array_equal(got[:, 0], want)
+
+
+def test_reduce_cmd_errors():
+    @nki.jit
+    def k(a):
+        out = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+        nl.store(out, value=nisa.activation(nl.exp, nl.load(a), reduce_cmd=7))
+        return out
+
+    with pytest.raises(nki.KernelError, match=r"test_nki_isa.py:\d+: activation: unknown reduce_cmd 7"):
+        k(rand(128, 8))

@@ -175,9 +175,17 @@ func (v *validator) opRules(in *irpb.Instruction, op string) {
 		for i := 1; i < len(in.Src); i++ {
 			v.needVector(in, op, idxName("src", i), src(i), partition(data.Shape))
 		}
-		if (len(in.Dst) == 2) != hasAttr(in, "reduce_op") {
+		switch {
+		case hasRegisterCmd(in):
+			// Accumulator registers (reduce_cmd): reducing without reading
+			// out, or reading out (reduce_res) what earlier instructions
+			// accumulated, are both instructions of their own.
+			if len(in.Dst) == 2 {
+				v.needVector(in, op, "dst[1]", dst(1), partition(data.Shape))
+			}
+		case (len(in.Dst) == 2) != hasAttr(in, "reduce_op"):
 			v.errf("operand-count", in.Loc, op, "a reduction needs both reduce_op and a second destination (reduce_res)")
-		} else if len(in.Dst) == 2 {
+		case len(in.Dst) == 2:
 			v.needVector(in, op, "dst[1]", dst(1), partition(data.Shape))
 		}
 		if f := attrS(in, "func"); f == "invert" {
@@ -365,7 +373,20 @@ func (v *validator) opRules(in *irpb.Instruction, op string) {
 	}
 }
 
+// hasRegisterCmd: the instruction names an accumulator-register command
+// other than idle (nisa.reduce_cmd; kernel/sim/regs.go).
+func hasRegisterCmd(in *irpb.Instruction) bool {
+	a := in.GetAttrs()["reduce_cmd"]
+	return a != nil && a.GetI() != 0
+}
+
 func (v *validator) optionalReduce(in *irpb.Instruction, op string) {
+	if hasRegisterCmd(in) {
+		if len(in.Dst) == 2 {
+			v.needVector(in, op, "dst[1]", in.Dst[1], partition(in.Dst[0].Shape))
+		}
+		return
+	}
 	if (len(in.Dst) == 2) != hasAttr(in, "reduce_op") {
 		v.errf("operand-count", in.Loc, op, "a reduction needs both reduce_op and a second destination")
 	} else if len(in.Dst) == 2 {

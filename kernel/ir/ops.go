@@ -68,6 +68,7 @@ var ops = map[string]opSpec{
 	"tensor_copy":   {1, 1, 1, 1, nil, true},
 	"activation": {1, 2, 1, 3, map[string]attrSpec{
 		"func": req(kFunc), "scale": opt(kNum), "has_bias": opt(kBool), "has_scale": opt(kBool), "reduce_op": opt(kALU),
+		"reduce_cmd": opt(kInt),
 	}, true},
 	"tensor_tensor": {1, 1, 2, 2, map[string]attrSpec{"op": req(kALU)}, true},
 	"tensor_scalar": {1, 1, 1, 3, map[string]attrSpec{
@@ -96,9 +97,10 @@ var ops = map[string]opSpec{
 	"affine_select": {1, 1, 1, 1, map[string]attrSpec{"false_value": req(kNum)}, true},
 	"range_select": {1, 2, 3, 3, map[string]attrSpec{
 		"comp0": req(kCmp), "comp1": req(kCmp), "fill": req(kNum), "reduce_op": opt(kALU), "range_start": opt(kNum),
+		"reduce_cmd": opt(kInt),
 	}, true},
 	"select_reduce": {1, 2, 2, 3, map[string]attrSpec{
-		"false_value": opt(kNum), "reduce_op": opt(kALU), "reverse_pred": opt(kBool),
+		"false_value": opt(kNum), "reduce_op": opt(kALU), "reverse_pred": opt(kBool), "reduce_cmd": opt(kInt),
 	}, true},
 	"bn_stats":          {1, 1, 1, 1, nil, true},
 	"bn_aggr":           {1, 1, 1, 1, nil, true},

@@ -396,6 +396,9 @@ func parallelSafe(body []stmt, v int32, total map[int32]int) (bool, []int32) {
 					ok = false // read-modify-write of HBM may overlap across iterations
 				}
 			}
+			if instRegs(ci).stateful() {
+				ok = false // engine accumulator registers carry state between iterations
+			}
 			ci.accesses(func(a *cacc, _ bool) {
 				if a.t.Allocation != nil && (a.t.Memory == irpb.Memory_SBUF || a.t.Memory == irpb.Memory_PSUM) {
 					ok = false

@@ -70,6 +70,7 @@ type rangeSelAux struct {
 	fill   float64
 	start  float64
 	reduce *binop
+	regs   regCmd
 }
 
 // range_select: index = range_start + flat free index of the element;
@@ -103,6 +104,9 @@ func prepRangeSelect(ci *cinst) error {
 		return err
 	}
 	if a.reduce, err = lookupBinop(r); err != nil {
+		return err
+	}
+	if a.regs, err = prepRegCmd(ci, "vector"); err != nil {
 		return err
 	}
 	dom := ci.dst[0].shape
@@ -152,11 +156,15 @@ func runRangeSelect(in *instance, ci *cinst) error {
 			}
 		}
 	}
-	if len(ci.dst) == 2 {
-		keep := in.domMask(ci, dom)
-		r := reduceRows(a.reduce, x, P, n, keep)
-		if err := in.writeAcc(ci, ci.dst[1], rowMap(len(ci.dst[1].shape)), r, nil); err != nil {
-			return err
+	if len(ci.dst) == 2 || a.regs.stateful() {
+		r, err := in.applyRegs(a.regs, a.reduce, reduceRows(a.reduce, x, P, n, in.domMask(ci, dom)), P)
+		if err != nil {
+			return ci.errf("invalid", "%v", err)
+		}
+		if len(ci.dst) == 2 {
+			if err := in.writeAcc(ci, ci.dst[1], rowMap(len(ci.dst[1].shape)), r, nil); err != nil {
+				return err
+			}
 		}
 	}
 	return in.writeDst(ci, x)
@@ -169,6 +177,7 @@ type selRedAux struct {
 	fv        float64
 	reverse   bool
 	reduce    *binop
+	regs      regCmd
 }
 
 // select_reduce: dst = pred ? on_true : on_false (a (P,1) tile src[2] or
@@ -189,6 +198,9 @@ func prepSelectReduce(ci *cinst) error {
 		return err
 	}
 	if a.reduce, err = lookupBinop(r); err != nil {
+		return err
+	}
+	if a.regs, err = prepRegCmd(ci, "vector"); err != nil {
 		return err
 	}
 	for k := range ci.src {
@@ -234,11 +246,15 @@ func runSelectReduce(in *instance, ci *cinst) error {
 			out[i] = float64(float32(a.fv))
 		}
 	}
-	if len(ci.dst) == 2 {
-		keep := in.domMask(ci, dom)
-		r := reduceRows(a.reduce, out, dom[0], len(out)/dom[0], keep)
-		if err := in.writeAcc(ci, ci.dst[1], rowMap(len(ci.dst[1].shape)), r, nil); err != nil {
-			return err
+	if len(ci.dst) == 2 || a.regs.stateful() {
+		r, err := in.applyRegs(a.regs, a.reduce, reduceRows(a.reduce, out, dom[0], len(out)/dom[0], in.domMask(ci, dom)), dom[0])
+		if err != nil {
+			return ci.errf("invalid", "%v", err)
+		}
+		if len(ci.dst) == 2 {
+			if err := in.writeAcc(ci, ci.dst[1], rowMap(len(ci.dst[1].shape)), r, nil); err != nil {
+				return err
+			}
 		}
 	}
 	return in.writeDst(ci, out)

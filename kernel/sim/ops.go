@@ -424,6 +424,7 @@ type actAux struct {
 	scale           float64
 	hasBias, hasScl bool
 	reduce          *binop
+	regs            regCmd
 }
 
 func prepActivation(ci *cinst) error {
@@ -460,22 +461,27 @@ func prepActivation(ci *cinst) error {
 			return err
 		}
 	}
+	if a.regs, err = prepRegCmd(ci, "scalar"); err != nil {
+		return err
+	}
 	r, err := ci.str("reduce_op", "")
 	if err != nil {
 		return err
 	}
 	if r != "" && r != "none" {
-		if len(ci.dst) != 2 {
+		if len(ci.dst) != 2 && !a.regs.stateful() {
 			return fmt.Errorf("reduce_op %q needs the reduce result as dst[1]", r)
 		}
 		if a.reduce, err = lookupBinop(r); err != nil {
 			return err
 		}
+	} else if len(ci.dst) == 2 && !a.regs.stateful() {
+		return fmt.Errorf("dst[1] given without reduce_op")
+	}
+	if len(ci.dst) == 2 {
 		if err := checkRowResult(ci.dst[1], dom); err != nil {
 			return err
 		}
-	} else if len(ci.dst) == 2 {
-		return fmt.Errorf("dst[1] given without reduce_op")
 	}
 	ci.aux = a
 	return nil
@@ -530,11 +536,18 @@ func runActivation(in *instance, ci *cinst) error {
 			return ci.errf("invalid", "%v", err)
 		}
 	}
-	if a.reduce != nil {
-		keep := in.domMask(ci, dom)
-		r := reduceRows(a.reduce, out, dom[0], len(out)/dom[0], keep)
-		if err := in.writeAcc(ci, ci.dst[1], rowMap(len(ci.dst[1].shape)), r, nil); err != nil {
-			return err
+	if a.reduce != nil || a.regs.stateful() {
+		var r []float64
+		if a.reduce != nil {
+			r = reduceRows(a.reduce, out, dom[0], len(out)/dom[0], in.domMask(ci, dom))
+		}
+		if r, err = in.applyRegs(a.regs, a.reduce, r, dom[0]); err != nil {
+			return ci.errf("invalid", "%v", err)
+		}
+		if len(ci.dst) == 2 {
+			if err := in.writeAcc(ci, ci.dst[1], rowMap(len(ci.dst[1].shape)), r, nil); err != nil {
+				return err
+			}
 		}
 	}
 	return in.commit(ci, d, f32Exact(ci) && a.fn != "invert")

@@ -179,6 +179,8 @@ type instance struct {
 	buf    scratch
 	lin    int  // linear program id
 	nested bool // inside a parallel loop worker or parallel instance
+	// regs: engine accumulator registers by bank (regs.go), made on first use.
+	regs map[string][]float64
 }
 
 type runState struct {

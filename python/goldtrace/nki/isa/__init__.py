@@ -4,6 +4,8 @@ Each function is one engine instruction of the kernel IR (kernel/ir); the
 simulator computes in float32 and rounds to the result's dtype.
 """
 
+import enum
+
 import numpy as np
 
 from .. import _dtypes
@@ -107,7 +109,25 @@ def nc_transpose(data, *, mask=None, dtype=None, engine=engine.unknown, **kwargs
     return out
 
 
-def _activation(opname, data, bias, scale, reduce_op, reduce_res, dtype, mask, reduce_required=False):
+def _reg_cmd(cmd, what):
+    """The reduce_cmd attribute (None for idle, which needs no registers)."""
+    if cmd is None:
+        return None
+    if isinstance(cmd, reduce_cmd):
+        v = cmd.value
+    elif isinstance(cmd, enum.Enum):
+        v = cmd.value  # the real package's enum, through nki.compat
+    else:
+        try:
+            v = int(cmd)
+        except (TypeError, ValueError):
+            raise KernelError(f"{user_location()}: {what}: reduce_cmd must be an nisa.reduce_cmd, got {cmd!r}") from None
+    if v not in (0, 1, 2, 3):
+        raise KernelError(f"{user_location()}: {what}: unknown reduce_cmd {cmd!r} (idle, reset, reduce, reset_reduce)")
+    return v or None
+
+
+def _activation(opname, data, bias, scale, reduce_op, reduce_res, dtype, mask, reduce_required=False, cmd=None):
     tr = require(opname)
     t = as_tile(data, "data")
     func = nl.op_name(opname if isinstance(opname, str) else opname)
@@ -123,9 +143,19 @@ def _activation(opname, data, bias, scale, reduce_op, reduce_res, dtype, mask, r
     else:
         attrs["scale"] = sv
     dst = [out.tile()]
-    if reduce_op is not None or reduce_required:
+    what = opname if isinstance(opname, str) else "activation"
+    if cmd is not None:
+        # The scalar engine's accumulator registers: reset, accumulate
+        # into or overwrite them; reduce_res= reads them out.
+        attrs["reduce_cmd"] = cmd
+        if cmd != reduce_cmd.reset.value:
+            attrs["reduce_op"] = nl.op_name(reduce_op if reduce_op is not None else np.add)
+        if reduce_res is not None:
+            dst.append(as_tile(reduce_res, "reduce_res"))
+    elif reduce_op is not None or reduce_required or reduce_res is not None:
+        # reduce_res= alone reduces with the engine's only reduction, add.
         if reduce_res is None:
-            raise KernelError(f"{user_location()}: {opname if isinstance(opname, str) else 'activation'}: reduce_op needs reduce_res=")
+            raise KernelError(f"{user_location()}: {what}: reduce_op needs reduce_res=")
         dst.append(as_tile(reduce_res, "reduce_res"))
         attrs["reduce_op"] = nl.op_name(reduce_op if reduce_op is not None else np.add)
     tr.emit("activation", dst, src, attrs, mask=mask, engine="scalar", domain=t.shape)
@@ -133,8 +163,9 @@ def _activation(opname, data, bias, scale, reduce_op, reduce_res, dtype, mask, r
 
 
 def activation(op, data, *, bias=None, scale=1.0, reduce_op=None, reduce_res=None, reduce_cmd=None, mask=None, dtype=None, **kwargs):
-    """op(data * scale + bias) on the scalar engine; optionally reduces the result along the free axes into reduce_res."""
-    return _activation(op, data, bias, scale, reduce_op, reduce_res, dtype, mask)
+    """op(data * scale + bias) on the scalar engine; optionally reduces the result along the free axes into
+    reduce_res, or (reduce_cmd) into the engine's accumulator registers, which reduce_res reads out."""
+    return _activation(op, data, bias, scale, reduce_op, reduce_res, dtype, mask, cmd=_reg_cmd(reduce_cmd, "activation"))
 
 
 def activation_reduce(op, data, *, reduce_op, reduce_res, bias=None, scale=1.0, mask=None, dtype=None, **kwargs):
@@ -325,11 +356,19 @@ def range_select(*, on_true_tile, comp_op0, comp_op1, bound0, bound1, reduce_cmd
     dst = [out.tile()]
     attrs = {"comp0": _CMP.get(comp_op0) or nl.op_name(comp_op0), "comp1": _CMP.get(comp_op1) or nl.op_name(comp_op1),
              "fill": fill, "range_start": float(range_start)}
-    if reduce_res is not None:
-        dst.append(as_tile(reduce_res))
-        attrs["reduce_op"] = "maximum" if reduce_op in (np.amax, np.max, nl.max, np.maximum) else nl.op_name(reduce_op)
+    cmd = _reg_cmd(reduce_cmd, "range_select")
+    if reduce_res is not None or cmd is not None:
+        if reduce_res is not None:
+            dst.append(as_tile(reduce_res))
+        attrs["reduce_op"] = _max_or(reduce_op)
+        if cmd is not None:
+            attrs["reduce_cmd"] = cmd
     tr.emit("range_select", dst, [t, as_tile(bound0, "bound0"), as_tile(bound1, "bound1")], attrs, mask=mask, domain=t.shape)
     return out
+
+
+def _max_or(reduce_op):
+    return "maximum" if reduce_op in (np.amax, np.max, nl.max, np.maximum) else nl.op_name(reduce_op)
 
 
 def select_reduce(dst, predicate, on_true, on_false, reduce_res=None, reduce_cmd=reduce_cmd.idle, reduce_op=np.amax,
@@ -345,9 +384,13 @@ def select_reduce(dst, predicate, on_true, on_false, reduce_res=None, reduce_cmd
     else:
         attrs["false_value"] = float(on_false)
     dsts = [d]
-    if reduce_res is not None:
-        dsts.append(as_tile(reduce_res, "reduce_res"))
-        attrs["reduce_op"] = "maximum" if reduce_op in (np.amax, np.max, nl.max, np.maximum) else nl.op_name(reduce_op)
+    cmd = _reg_cmd(reduce_cmd, "select_reduce")
+    if reduce_res is not None or cmd is not None:
+        if reduce_res is not None:
+            dsts.append(as_tile(reduce_res, "reduce_res"))
+        attrs["reduce_op"] = _max_or(reduce_op)
+        if cmd is not None:
+            attrs["reduce_cmd"] = cmd
     tr.emit("select_reduce", dsts, src, attrs, mask=mask)
 
 

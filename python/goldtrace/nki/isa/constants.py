@@ -16,12 +16,14 @@ class engine(enum.Enum):
 
 
 class reduce_cmd(enum.Enum):
-    """Accumulator commands of activation_reduce / tensor_scalar_reduce."""
+    """Commands for an engine's accumulator registers (one float32 per
+    partition lane) in activation, range_select and select_reduce; numbered as
+    in the NKI stubs."""
 
-    idle = 0
-    reset = 1
-    reset_reduce = 2
-    reduce = 3
+    idle = 0  # registers untouched (reduce_res, if given, receives this instruction's reduction)
+    reset = 1  # registers = 0
+    reduce = 2  # registers = reduce_op(registers, this instruction's reduction)
+    reset_reduce = 3  # registers = this instruction's reduction
 
 
 class dge_mode(enum.Enum):
