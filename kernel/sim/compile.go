@@ -109,6 +109,9 @@ type cinst struct {
 	// allocElided: an alloc whose sentinel fill is skipped (the next
 	// instruction overwrites the whole tensor).
 	allocElided bool
+	// allocCovered: an alloc whose fill is skipped because the loop after it
+	// overwrites the whole tensor (loopCovers).
+	allocCovered bool
 }
 
 func (ci *cinst) errf(rule, format string, args ...any) *Error {
@@ -287,6 +290,15 @@ func (c *compiler) block(ss []*irpb.Stmt) ([]stmt, error) {
 			return nil, &Error{Rule: "invalid", Msg: "empty statement"}
 		}
 	}
+	// An alloc directly followed by a loop that overwrites the whole
+	// tensor, one slice per iteration, needs no sentinel fill either.
+	for i := 0; i+1 < len(out); i++ {
+		a, l := out[i].inst, out[i+1].loop
+		if a != nil && l != nil && a.op == "alloc" && a.dst[0].t.Allocation == nil && loopCovers(l, a.dst[0].tensor) {
+			a.run = func(*instance, *cinst) error { return nil }
+			a.allocCovered = true
+		}
+	}
 	// An alloc directly followed by an instruction that overwrites the
 	// whole (private) tensor without reading it needs no sentinel fill.
 	for i := 0; i+1 < len(out); i++ {
@@ -321,6 +333,73 @@ func (c *compiler) block(ss []*irpb.Stmt) ([]stmt, error) {
 		}
 	}
 	return out, nil
+}
+
+// loopCovers: loop l is one instruction that writes tensor id without
+// reading it, its dst indexed by the loop variable along one dimension
+// (which the loop runs over exactly, step 1) and by whole tile axes along
+// the others: the iterations overwrite every element once.
+func loopCovers(l *cloop, id int32) bool {
+	if len(l.body) != 1 || l.body[0].inst == nil || l.start != 0 || l.step != 1 {
+		return false
+	}
+	ci := l.body[0].inst
+	if len(ci.dst) != 1 || ci.dst[0].tensor != id {
+		return false
+	}
+	switch ci.op {
+	case "memset", "iota", "dma", "dma_transpose", "tensor_copy", "activation", "tensor_tensor",
+		"tensor_scalar", "scalar_tensor_tensor", "tensor_reduce", "transpose", "select", "affine_select":
+	default:
+		return false
+	}
+	if len(ci.mask) > 0 {
+		return false
+	}
+	if _, rmw := ci.in.Attrs["dst_rmw_op"]; rmw {
+		return false
+	}
+	reads := false
+	ci.accesses(func(a *cacc, w bool) { reads = reads || (!w && a.tensor == id) })
+	if reads {
+		return false
+	}
+	d := ci.dst[0]
+	if len(d.dyn) > 0 || len(d.idx) != len(d.t.Shape) {
+		return false
+	}
+	usedAxis := make([]bool, len(d.shape))
+	loopDims := 0
+	for dim, ix := range d.idx {
+		if ix.c != 0 {
+			return false
+		}
+		axis := -1
+		for k, c := range ix.tile {
+			if c == 0 || d.shape[k] == 1 {
+				continue
+			}
+			if c != 1 || axis >= 0 || usedAxis[k] {
+				return false
+			}
+			axis = k
+		}
+		switch {
+		case axis >= 0 && len(ix.vt) == 0 && int64(d.shape[axis]) == d.t.Shape[dim]:
+			usedAxis[axis] = true
+		case axis < 0 && len(ix.vt) == 1 && ix.vt[0].kind == irpb.TermKind_LOOP_VAR && ix.vt[0].id == l.v && ix.vt[0].coef == 1 && l.stop == d.t.Shape[dim]:
+			loopDims++
+		case axis < 0 && len(ix.vt) == 0 && d.t.Shape[dim] == 1:
+		default:
+			return false
+		}
+	}
+	for k, u := range usedAxis {
+		if !u && d.shape[k] != 1 {
+			return false
+		}
+	}
+	return loopDims == 1
 }
 
 // coversWhole: the access is the identity tile over its whole tensor (tile
@@ -497,6 +576,9 @@ func firstAccess(ss []stmt, id int32) (found, overwrites bool) {
 		}
 		if ci.op == "alloc" && ci.allocElided {
 			continue // the next instruction overwrites the tensor: it decides
+		}
+		if ci.op == "alloc" && ci.allocCovered {
+			return true, true // the next loop overwrites it whole before any read
 		}
 		return true, writes == 1 && ci.dst[0].tensor == id && overwritesDst0(ci)
 	}

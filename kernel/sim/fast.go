@@ -290,3 +290,18 @@ func fillF64(d []float64, x float64) {
 		copy(d[n:], d[:n])
 	}
 }
+
+// roundF32ToBF16 is roundSlice(BF16) of float32 values: round to nearest
+// even on the top 16 bits (overflow gives ±Inf), NaN kept as is.
+func roundF32ToBF16(out []float64, src []float32) {
+	out = out[:len(src)]
+	for i, x := range src {
+		if x != x {
+			out[i] = float64(x)
+			continue
+		}
+		b := math.Float32bits(x)
+		b = (b + 0x7FFF + (b>>16)&1) &^ 0xFFFF
+		out[i] = float64(math.Float32frombits(b))
+	}
+}

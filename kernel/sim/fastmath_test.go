@@ -88,3 +88,25 @@ func TestRoundBF16MatchesDtype(t *testing.T) {
 		}
 	}
 }
+
+// The fused PSUM→bf16 copy rounds exactly as roundSlice does (ties, carries
+// into the exponent, overflow to Inf, NaN, subnormals, signed zeros).
+func TestRoundF32ToBF16MatchesRoundSlice(t *testing.T) {
+	src := []float32{0, float32(math.Copysign(0, -1)), 1, 1.00390625, 1.01171875, 1.0078125, -3.3e38, 3.39e38, float32(math.Inf(1)), float32(math.NaN()), 1e-40, -1e-45, 65504.5}
+	r := rand.New(rand.NewPCG(3, 3))
+	for i := 0; i < 10000; i++ {
+		src = append(src, math.Float32frombits(r.Uint32()))
+	}
+	got := make([]float64, len(src))
+	roundF32ToBF16(got, src)
+	want := make([]float64, len(src))
+	for i, x := range src {
+		want[i] = float64(x)
+	}
+	roundSlice(dtype.BF16, want)
+	for i := range src {
+		if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+			t.Fatalf("%g (%#x): got %#x, want %#x", src[i], math.Float32bits(src[i]), math.Float64bits(got[i]), math.Float64bits(want[i]))
+		}
+	}
+}

@@ -338,6 +338,10 @@ func runCopy(in *instance, ci *cinst) error {
 			}
 			if d.direct {
 				src := xv.st.f32[xv.base : xv.base+len(d.out)]
+				if !same && d.v.st.dt == dtype.BF16 && !ci.dst[0].t.Tf32 {
+					roundF32ToBF16(d.out, src) // the rounding commit would do, fused
+					return nil
+				}
 				for i, x := range src {
 					d.out[i] = float64(x)
 				}

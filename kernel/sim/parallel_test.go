@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -146,4 +147,50 @@ func TestMatmulGemmParallelSameBits(t *testing.T) {
 	want := npRef(t, "r0 = a0.astype(np.float32).T @ a1.astype(np.float32)", []*tensor.Tensor{a, bm}, dtype.F32)[0]
 	got := &tensor.Tensor{Type: dtype.F32, Dims: []int64{M, N}, Data: first}
 	same(t, "sequential matmul", got, want, 1e-5)
+}
+
+// An alloc followed by a loop that fills the tensor slice by slice skips
+// its sentinel fill; a loop that leaves a slice unwritten keeps it (the
+// slice reads NaN).
+func TestAllocCoveredByLoop(t *testing.T) {
+	for _, trips := range []int64{4, 3} {
+		b := newK("fill")
+		x := b.param("x", dtype.F32, 512, 64)
+		y := b.output("y", dtype.F32, 128, 4, 64)
+		tt := b.sbuf("t", dtype.F32, 128, 4, 64)
+		b.alloc(tt)
+		b.loop(irpb.LoopKind_AFFINE, 0, trips, 1, func(i int) {
+			b.dma(acc(tt, []int64{128, 64}, aff(0, tax(0, 1)), aff(0, lv(i, 1)), aff(0, tax(1, 1))),
+				b.tile(x, []int64{128, 64}, aff(0, lv(i, 128))))
+		})
+		b.dma(b.full(y), b.full(tt))
+		k := b.kernel()
+		p, err := compile(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.body[0].inst.allocCovered; got != (trips == 4) {
+			t.Errorf("trips %d: allocCovered = %v", trips, got)
+		}
+		xt := randTensor(rand.New(rand.NewPCG(5, 5)), dtype.F32, -1, 1, 512, 64)
+		out, err := Run(k, []*tensor.Tensor{xt}, Options{Parallel: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		xv, yv := values(xt), values(out[0])
+		for p := 0; p < 128; p++ {
+			for i := 0; i < 4; i++ {
+				for f := 0; f < 64; f++ {
+					got := yv[(p*4+i)*64+f]
+					if i >= int(trips) {
+						if !math.IsNaN(got) {
+							t.Fatalf("trips %d: unwritten slice reads %g, want NaN", trips, got)
+						}
+					} else if want := xv[(i*128+p)*64+f]; got != want {
+						t.Fatalf("trips %d: y[%d,%d,%d] = %g, want %g", trips, p, i, f, got, want)
+					}
+				}
+			}
+		}
+	}
 }
