@@ -311,3 +311,62 @@ ENTRY e {
 		t.Fatalf("mixed collectives: %v", err)
 	}
 }
+
+// Narrow floats: a kernel all_reduce gives what the module's all-reduce of
+// the same type gives (XLA:CPU: bf16 promoted to f32 and rounded once, f16
+// and the 8-bit floats summed in f16 steps).
+func TestGoldenKernelNarrowFloatCollectivesMatchHLO(t *testing.T) {
+	const devices = 5
+	for _, dt := range []dtype.Type{dtype.BF16, dtype.F16, dtype.F8E5M2, dtype.F8E4M3FN} {
+		b := newKKit("narrow_sum")
+		x := b.param("x", 4, 8)
+		o := b.output("sum", 4, 8)
+		m := b.output("max", 4, 8)
+		for _, id := range []int32{x, o, m} {
+			b.k.Tensors[id].Dtype = int32(dt)
+		}
+		b.inst("cc_all_reduce", []int32{o}, []int32{x}, map[string]*irpb.Attr{"op": attrS("add")})
+		b.inst("cc_all_reduce", []int32{m}, []int32{x}, map[string]*irpb.Attr{"op": attrS("maximum")})
+		cfg := encodeKernel(t, b.k, func(c *config.Config) { c.ResultIsSequence = true })
+		ty := dt.String()
+		text := fmt.Sprintf(`HloModule m, replica_count=%d
+add {
+  x = %[2]s[] parameter(0)
+  y = %[2]s[] parameter(1)
+  ROOT s = %[2]s[] add(x, y)
+}
+max {
+  x = %[2]s[] parameter(0)
+  y = %[2]s[] parameter(1)
+  ROOT s = %[2]s[] maximum(x, y)
+}
+ENTRY e {
+  a = %[2]s[4,8]{1,0} parameter(0)
+  kern = (%[2]s[4,8]{1,0}, %[2]s[4,8]{1,0}) custom-call(a), custom_call_target="AwsNeuronCustomNativeKernel", custom_call_has_side_effect=true, backend_config="%[3]s"
+  s = %[2]s[4,8]{1,0} all-reduce(a), replica_groups={}, to_apply=add
+  m = %[2]s[4,8]{1,0} all-reduce(a), replica_groups={}, to_apply=max
+  k0 = %[2]s[4,8]{1,0} get-tuple-element(kern), index=0
+  k1 = %[2]s[4,8]{1,0} get-tuple-element(kern), index=1
+  ROOT t = (%[2]s[4,8]{1,0}, %[2]s[4,8]{1,0}, %[2]s[4,8]{1,0}, %[2]s[4,8]{1,0}) tuple(k0, k1, s, m)
+}`, devices, ty, cfg)
+		r := rand.New(rand.NewPCG(51, uint64(dt)))
+		var ins []*tensor.Tensor
+		for range devices {
+			in := tensor.New(dt, []int64{4, 8})
+			dtype.EncodeF32(dt, randF32(r, 32), in.Data)
+			ins = append(ins, in)
+		}
+		res, err := runGolden(t, text, ins...)
+		if err != nil {
+			t.Fatalf("%v: golden: %v", dt, err)
+		}
+		for d := range devices {
+			outs := res.Outputs[4*d : 4*d+4]
+			for k := range 2 {
+				if !bytes.Equal(outs[k].Data, outs[2+k].Data) {
+					t.Fatalf("%v device %d output %d: kernel %x, HLO %x", dt, d, k, outs[k].Data, outs[2+k].Data)
+				}
+			}
+		}
+	}
+}

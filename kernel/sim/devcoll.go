@@ -18,9 +18,9 @@ import (
 //
 // Semantics follow the HLO collectives of the same names (engine/eval):
 // reductions start from the op's identity and fold the members in group
-// order in float32 (add, or std::min / std::max: a NaN never wins), then
-// round once to the destination dtype (integers in their own width, sums
-// wrapping); all_gather concatenates along
+// order in float32 (add, or std::min / std::max: a NaN never wins; f16 and
+// 8-bit floats in f16 steps, as XLA:CPU's), then round once to the
+// destination dtype (integers in their own width, sums wrapping); all_gather concatenates along
 // collective_dim in group order; reduce_scatter keeps block i of the
 // reduction for the member at position i; all_to_all sends block j to
 // member j and concatenates what arrives in group order. collective_permute
@@ -225,7 +225,8 @@ func runDeviceCollective(in *instance, ci *cinst) error {
 }
 
 // ccReduce folds parts elementwise in order from the op's identity: floats
-// in float32, integers in their own width (sums wrap, as XLA's do).
+// in float32 (f16 and 8-bit floats rounded to f16 after every member, as
+// XLA:CPU does), integers in their own width (sums wrap, as XLA's do).
 func ccReduce(op string, dt dtype.Type, parts [][]float64) []float64 {
 	if dt.IsInteger() {
 		return ccReduceInt(op, dt, parts)
@@ -240,6 +241,12 @@ func ccReduce(op string, dt dtype.Type, parts [][]float64) []float64 {
 	}
 	for i := range acc {
 		acc[i] = id
+	}
+	// XLA:CPU reduces f16 and the 8-bit floats in f16 arithmetic, rounding
+	// after every member (bf16 is promoted to f32 and rounded once).
+	var f16 []byte
+	if dt == dtype.F16 || (dt.IsFloat() && dt.Bits() == 8) {
+		f16 = make([]byte, 2*len(acc))
 	}
 	for _, p := range parts {
 		switch op {
@@ -259,6 +266,10 @@ func ccReduce(op string, dt dtype.Type, parts [][]float64) []float64 {
 					acc[i] = y
 				}
 			}
+		}
+		if f16 != nil {
+			dtype.EncodeF32(dtype.F16, acc, f16)
+			dtype.DecodeF32(dtype.F16, f16, acc)
 		}
 	}
 	out := make([]float64, len(acc))

@@ -1538,8 +1538,8 @@ func (x *FloatList) GetV() []float64 {
 // launch's program instances run one after the other. Tiles in HBM or SBUF (both the same), src and dst of one dtype.
 // replica_groups:ints (flattened, group_size:i each; absent: one group of every device). On one device a group of that device
 // alone is the identity, a group naming others an error. Reductions (op:s add|maximum|minimum) start from the op's identity
-// and fold the members in group order: floats in f32 (a NaN never wins min/max), rounding once to dst's dtype; integers in
-// their own width (sums wrap).
+// and fold the members in group order: floats in f32 (a NaN never wins min/max; f16 and 8-bit floats rounded to f16 after
+// every member, as XLA:CPU does), rounding once to dst's dtype; integers in their own width (sums wrap).
 //
 //	cc_all_reduce         [t]                   [s]                         op:s; t = the group's reduction of s (same shape)
 //	cc_all_gather         [t]                   [s]                         collective_dim:i; t = the members' s concatenated along collective_dim in group order
