@@ -64,12 +64,20 @@ func benchGemmF32(bm *testing.B, n, par int) {
 
 func benchGemm[T float32 | float64](bm *testing.B, n, par int, a, b []T) {
 	c := make([]T, n*n)
+	if par == 1 {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+	}
 	bm.ResetTimer()
+	cpu := threadCPU()
 	for i := 0; i < bm.N; i++ {
 		clear(c)
 		gemm(par, 1, n, n, n, a, b, c)
 	}
 	bm.ReportMetric(2*float64(n*n*n)*float64(bm.N)/bm.Elapsed().Seconds()/1e9, "GFLOP/s")
+	if par == 1 {
+		bm.ReportMetric(2*float64(n*n*n)*float64(bm.N)/(threadCPU()-cpu)/1e9, "GFLOP/s_cpu")
+	}
 }
 
 func BenchmarkGonumSgemm_1024(bm *testing.B) {
@@ -103,12 +111,12 @@ func BenchmarkGemmKernels(bm *testing.B) {
 func benchKernel[T float32 | float64](bm *testing.B, kn *gemmKernel[T], a, b []T) {
 	const n = 1024
 	c := make([]T, n*n)
-	bm.ResetTimer()
+	cpu := oneThread(bm)
 	for i := 0; i < bm.N; i++ {
 		clear(c)
 		kn.run(1, 1, n, n, n, a, rowMajor(n, n), b, rowMajor(n, n), c)
 	}
-	bm.ReportMetric(2*float64(n*n*n)*float64(bm.N)/bm.Elapsed().Seconds()/1e9, "GFLOP/s")
+	reportFlops(bm, cpu, 2*float64(n*n*n))
 }
 
 func benchMicro[T float32 | float64](bm *testing.B, kn *gemmKernel[T]) {
@@ -120,11 +128,74 @@ func benchMicro[T float32 | float64](bm *testing.B, kn *gemmKernel[T]) {
 	for i := range b {
 		b[i] = T(i%5) / 8
 	}
-	bm.ResetTimer()
+	cpu := oneThread(bm)
 	for i := 0; i < bm.N; i++ {
 		for range reps {
 			kn.micro(kc, a, b, c, kn.nr)
 		}
 	}
-	bm.ReportMetric(2*float64(kn.mr*kn.nr*kc*reps)*float64(bm.N)/bm.Elapsed().Seconds()/1e9, "GFLOP/s")
+	reportFlops(bm, cpu, 2*float64(kn.mr*kn.nr*kc*reps))
+}
+
+// BenchmarkGemmF32Tile is the kernel simulator's nc_matmul product (a
+// 128×128 stationary tile transposed times a 128×512 moving tile) through
+// GemmF32 on one goroutine.
+func BenchmarkGemmF32Tile(bm *testing.B) {
+	const m, k, n = 128, 128, 512
+	a, b := benchData(512)
+	c := make([]float32, m*n)
+	cpu := oneThread(bm)
+	for i := 0; i < bm.N; i++ {
+		GemmF32(1, m, n, k, a, 1, m, b, n, 1, c, false)
+	}
+	reportFlops(bm, cpu, 2*float64(m*n*k))
+}
+
+// BenchmarkGemmPack measures packing one kc×nc block of B and one mc×kc
+// block of A from row-major 1024×1024 matrices, in elements per second.
+func BenchmarkGemmPack(bm *testing.B) {
+	a, _ := benchData(1024)
+	for _, kn := range gemmKernelsF32()[:1] {
+		w := kn.work()
+		bm.Run("B", func(bm *testing.B) {
+			bp := w.packedB(kn.nr, kn.kc, 1024)
+			cpu := oneThread(bm)
+			for i := 0; i < bm.N; i++ {
+				packB(bp, kn.nr, a, rowMajor(1024, 1024), 0, kn.kc, 0, 1024)
+			}
+			bm.ReportMetric(float64(kn.kc*1024)*float64(bm.N)/(threadCPU()-cpu)/1e9, "Gelem/s_cpu")
+		})
+		bm.Run("A", func(bm *testing.B) {
+			ap := w.packedA(kn.mr, kn.mc, kn.kc)
+			cpu := oneThread(bm)
+			for i := 0; i < bm.N; i++ {
+				packA(ap, kn.mr, a, rowMajor(1024, 1024), 0, kn.mc, 0, kn.kc)
+			}
+			bm.ReportMetric(float64(kn.kc*kn.mc)*float64(bm.N)/(threadCPU()-cpu)/1e9, "Gelem/s_cpu")
+		})
+		bm.Run("Atrans", func(bm *testing.B) {
+			ap := w.packedA(kn.mr, kn.mc, kn.kc)
+			cpu := oneThread(bm)
+			for i := 0; i < bm.N; i++ {
+				packA(ap, kn.mr, a, colMajor(1024, 1024), 0, kn.mc, 0, kn.kc)
+			}
+			bm.ReportMetric(float64(kn.kc*kn.mc)*float64(bm.N)/(threadCPU()-cpu)/1e9, "Gelem/s_cpu")
+		})
+	}
+}
+
+// oneThread locks the benchmark to its OS thread and starts both clocks.
+func oneThread(bm *testing.B) float64 {
+	runtime.LockOSThread()
+	bm.Cleanup(runtime.UnlockOSThread)
+	bm.ResetTimer()
+	return threadCPU()
+}
+
+// reportFlops reports GFLOP/s over wall time and over the thread's CPU time
+// since cpu (GFLOP/s_cpu: what one core gave, whatever else ran).
+func reportFlops(bm *testing.B, cpu, flopsPerOp float64) {
+	t := threadCPU() - cpu
+	bm.ReportMetric(flopsPerOp*float64(bm.N)/bm.Elapsed().Seconds()/1e9, "GFLOP/s")
+	bm.ReportMetric(flopsPerOp*float64(bm.N)/t/1e9, "GFLOP/s_cpu")
 }

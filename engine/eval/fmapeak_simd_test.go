@@ -29,6 +29,14 @@ func benchFMAPeak(bm *testing.B, par int) {
 	} else if !archsimd.X86.AVX2() || !archsimd.X86.FMA() {
 		bm.Skip("no FMA vectors")
 	}
+	if par == 1 {
+		cpu := oneThread(bm)
+		for i := 0; i < bm.N; i++ {
+			run(iters)
+		}
+		reportFlops(bm, cpu, iters*12*float64(lanes)*2)
+		return
+	}
 	bm.ResetTimer()
 	for i := 0; i < bm.N; i++ {
 		var wg sync.WaitGroup

@@ -255,7 +255,9 @@ func packA[T number](dst []T, mr int, a []T, l gemmLayout, ic, mc, pc, kc int) {
 		panel := dst[i*kc : (i+mr)*kc]
 		base := (ic+i)*l.rs + pc*l.cs
 		switch {
-		case l.rs == 1: // transposed A: each column of the panel is contiguous
+		case l.rs == 1 && rows == mr: // transposed A: each column of the panel is contiguous
+			copyRows(panel, mr, a[base:], l.cs, kc, mr)
+		case l.rs == 1:
 			for p := 0; p < kc; p++ {
 				copy(panel[p*mr:p*mr+rows], a[base+p*l.cs:])
 			}
@@ -313,6 +315,15 @@ func packA[T number](dst []T, mr int, a []T, l gemmLayout, ic, mc, pc, kc int) {
 // packB lays B[pc:pc+kc, jc:jc+nc] out as nr-wide panels, each stored row by
 // row (panel[p*nr+q] = B[p, j+q]), zero-padding the last panel.
 func packB[T number](dst []T, nr int, b []T, l gemmLayout, pc, kc, jc, nc int) {
+	if full := nc / nr; l.cs == 1 && full > 0 {
+		// Row-major B: read each row once, front to back, handing its
+		// nr-wide runs to the full panels (the ragged one follows below).
+		base := pc*l.rs + jc
+		for p := 0; p < kc; p++ {
+			copyRows(dst[p*nr:], kc*nr, b[base+p*l.rs:], nr, full, nr)
+		}
+		dst, jc, nc = dst[full*nr*kc:], jc+full*nr, nc-full*nr
+	}
 	for j := 0; j < nc; j += nr {
 		cols := min(nr, nc-j)
 		panel := dst[j*kc : (j+nr)*kc]
@@ -415,4 +426,10 @@ func micro4x4[T number](kc int, a, b, c []T, ldc int) {
 	r[0], r[1], r[2], r[3] = r[0]+c20, r[1]+c21, r[2]+c22, r[3]+c23
 	r = c[3*ldc : 3*ldc+4 : 3*ldc+4]
 	r[0], r[1], r[2], r[3] = r[0]+c30, r[1]+c31, r[2]+c32, r[3]+c33
+}
+
+func copyRowsGo[T number](dst []T, ds int, src []T, ss, rows, n int) {
+	for r := range rows {
+		copy(dst[r*ds:r*ds+n], src[r*ss:r*ss+n])
+	}
 }

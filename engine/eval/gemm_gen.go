@@ -47,6 +47,9 @@ type kernel struct {
 
 const nv = 2 // vectors of B per tile row
 
+// prefetchA is how many k steps ahead the loop prefetches the A panel.
+var prefetchA = 16
+
 var kernels = []kernel{
 	{name: "gemmAVX512F32", elem: "float32", size: 4, reg: "Z", lanes: 16, mr: 12, bcast: "VBROADCASTSS", fma: "VFMADD231PS", add: "VADDPS", zero: "VPXORD", bregs: 4, needs: "AVX-512F"},
 	{name: "gemmAVX2F32", elem: "float32", size: 4, reg: "Y", lanes: 8, mr: 6, bcast: "VBROADCASTSS", fma: "VFMADD231PS", add: "VADDPS", zero: "VXORPS", bregs: 1, needs: "AVX2 and FMA"},
@@ -127,6 +130,9 @@ func genAsm(w *bytes.Buffer, k kernel) {
 		p("%s %s, %s, %s", k.zero, r, r, r)
 	}
 	fmt.Fprintf(w, "loop:\n")
+	if pf := prefetchA; pf > 0 {
+		p("PREFETCHT0 %d(SI)", pf*k.mr*k.size)
+	}
 	for j := 0; j < nv; j++ {
 		p("VMOVUPS %d(DI), %s", j*vb, bv[j])
 	}

@@ -15,3 +15,8 @@ const floatsOnBLAS = true
 // gemmKernelsF32 and gemmKernelsF64 list every kernel usable here, for tests.
 func gemmKernelsF32() []*gemmKernel[float32] { return []*gemmKernel[float32]{f32Kernel} }
 func gemmKernelsF64() []*gemmKernel[float64] { return []*gemmKernel[float64]{f64Kernel} }
+
+// copyRows sets dst[r*ds : r*ds+n] = src[r*ss : r*ss+n] for r < rows.
+func copyRows[T number](dst []T, ds int, src []T, ss, rows, n int) {
+	copyRowsGo(dst, ds, src, ss, rows, n)
+}

@@ -2,7 +2,10 @@
 
 package eval
 
-import "simd/archsimd"
+import (
+	"simd/archsimd"
+	"unsafe"
+)
 
 //go:generate go run gemm_gen.go
 
@@ -92,4 +95,28 @@ func microAVX2F64(kc int, a, b, c []float64, ldc int) {
 		_, _, _ = a[kc*6-1], b[kc*8-1], c[5*ldc+7]
 		gemmAVX2F64(kc, &a[0], &b[0], 8, &c[0], ldc)
 	}
+}
+
+// gemmCopyRows copies rows runs of width bytes (a multiple of 8) from src to
+// dst, the runs sstride bytes apart in src and dstride bytes apart in dst.
+// Needs AVX.
+//
+//go:noescape
+func gemmCopyRows(dst *byte, dstride int, src *byte, sstride, rows, width int)
+
+var copyRowsAsm = archsimd.X86.AVX2()
+
+// copyRows sets dst[r*ds : r*ds+n] = src[r*ss : r*ss+n] for r < rows: the
+// packing of full panels from runs that are contiguous in the operand.
+func copyRows[T number](dst []T, ds int, src []T, ss, rows, n int) {
+	if rows <= 0 || n <= 0 {
+		return
+	}
+	_, _ = dst[(rows-1)*ds+n-1], src[(rows-1)*ss+n-1]
+	size := int(unsafe.Sizeof(dst[0]))
+	if !copyRowsAsm || n*size%8 != 0 {
+		copyRowsGo(dst, ds, src, ss, rows, n)
+		return
+	}
+	gemmCopyRows((*byte)(unsafe.Pointer(&dst[0])), ds*size, (*byte)(unsafe.Pointer(&src[0])), ss*size, rows, n*size)
 }
