@@ -502,6 +502,9 @@ func parallelSafe(body []stmt, v int32, total map[int32]int) (bool, []int32) {
 	countAccesses(body, inside)
 	var locals []int32
 	for id := range written {
+		if partitioned(body, v, id) {
+			continue // each iteration its own slice of the shared storage
+		}
 		if inside[id] != total[id] {
 			return false, nil // read or written outside the loop too
 		}
@@ -512,6 +515,78 @@ func parallelSafe(body []stmt, v int32, total map[int32]int) (bool, []int32) {
 	}
 	slices.Sort(locals)
 	return true, locals
+}
+
+// partitioned: every access of tensor id in the body stays inside the
+// slice that loop variable v selects along one dimension: there the index
+// is c + s·v + (tile terms spanning [0, |s|)), the same c and s for every
+// access, so distinct iterations touch disjoint elements and may share the
+// storage (a loop filling rhs_tiles[k], or accumulating into
+// result_tiles[bm] += …).
+func partitioned(body []stmt, v int32, id int32) bool {
+	type sel struct {
+		dim  int
+		c, s int64
+	}
+	var first *sel
+	ok := true
+	var walk func(ss []stmt)
+	walk = func(ss []stmt) {
+		for _, st := range ss {
+			if st.loop != nil {
+				walk(st.loop.body)
+				continue
+			}
+			st.inst.accesses(func(a *cacc, _ bool) {
+				if a.tensor != id || !ok {
+					return
+				}
+				if len(a.dyn) > 0 {
+					ok = false
+					return
+				}
+				match := func(d int) (sel, bool) {
+					ix := &a.idx[d]
+					if len(ix.vt) != 1 || ix.vt[0].kind != irpb.TermKind_LOOP_VAR || ix.vt[0].id != v || ix.vt[0].coef == 0 {
+						return sel{}, false
+					}
+					sc := ix.vt[0].coef
+					lo, hi := int64(0), int64(0)
+					for k, c := range ix.tile {
+						ext := c * int64(a.shape[k]-1)
+						if ext < 0 {
+							lo += ext
+						} else {
+							hi += ext
+						}
+					}
+					if lo < 0 || hi >= max(sc, -sc) {
+						return sel{}, false
+					}
+					return sel{d, ix.c, sc}, true
+				}
+				if first == nil {
+					for d := range a.idx {
+						if m, good := match(d); good {
+							first = &m
+							return
+						}
+					}
+					ok = false
+					return
+				}
+				if first.dim >= len(a.idx) {
+					ok = false
+					return
+				}
+				if m, good := match(first.dim); !good || m != *first {
+					ok = false
+				}
+			})
+		}
+	}
+	walk(body)
+	return ok && first != nil
 }
 
 // accesses calls f on every access of the instruction, the index tensors of

@@ -110,3 +110,59 @@ func matmulBlockedKernel(K, M, N int64, dt dtype.Type) *irpb.Kernel {
 	})
 	return b.kernel()
 }
+
+// matmulTutorialKernel has the public tutorial's fully optimized structure:
+// an SBUF result block (TBM, 128, BLOCK_N) zeroed per (n2, m2) block and
+// accumulated over the K blocks with result_tiles[bm] += res_tile, the
+// stationary and moving tiles of each K block loaded into block tensors.
+// Tensors are laid out as the Python tracer emits them (partition first).
+func matmulTutorialKernel(K, M, N, TBK, TBM, TBN int64, dt, acc dtype.Type) *irpb.Kernel {
+	b := newK("matmul_tutorial")
+	lhsT := b.param("lhsT", dt, K, M)
+	rhs := b.param("rhs", dt, K, N)
+	res := b.output("result", acc, M, N)
+	const TK, TM, TN = 128, 128, 512
+	BM, BN, BK := TM*TBM, TN*TBN, TK*TBK
+	a3 := func(t int32, shape []int64, i0, i1, i2 *irpb.Affine) *irpb.Access {
+		return &irpb.Access{Tensor: t, Shape: shape, Index: []*irpb.Affine{i0, i1, i2}}
+	}
+	b.loop(irpb.LoopKind_AFFINE, 0, N/BN, 1, func(n2 int) {
+		b.loop(irpb.LoopKind_AFFINE, 0, M/BM, 1, func(m2 int) {
+			rt := b.sbuf("result_tiles", acc, TM, TBM, BN)
+			b.op("memset", dts(b.full(rt)), nil, attrs{"value": F(0)})
+			b.loop(irpb.LoopKind_AFFINE, 0, K/BK, 1, func(k2 int) {
+				lt := b.sbuf("lhsT_tiles", dt, TK, TBK, BM)
+				b.alloc(lt)
+				b.loop(irpb.LoopKind_AFFINE, 0, TBK, 1, func(bk int) {
+					b.dma(a3(lt, []int64{TK, BM}, aff(0, tax(0, 1)), aff(0, lv(bk, 1)), aff(0, tax(1, 1))),
+						b.tile(lhsT, []int64{TK, BM}, aff(0, lv(k2, BK), lv(bk, TK)), aff(0, lv(m2, BM))))
+				})
+				rh := b.sbuf("rhs_tiles", dt, TK, TBK, BN)
+				b.alloc(rh)
+				b.loop(irpb.LoopKind_AFFINE, 0, TBK, 1, func(bk int) {
+					b.dma(a3(rh, []int64{TK, BN}, aff(0, tax(0, 1)), aff(0, lv(bk, 1)), aff(0, tax(1, 1))),
+						b.tile(rhs, []int64{TK, BN}, aff(0, lv(k2, BK), lv(bk, TK)), aff(0, lv(n2, BN))))
+				})
+				b.loop(irpb.LoopKind_AFFINE, 0, TBM, 1, func(bm int) {
+					b.loop(irpb.LoopKind_AFFINE, 0, TBN, 1, func(bn int) {
+						ps := b.psum("res_tile", dtype.F32, TM, TN)
+						b.op("memset", dts(b.full(ps)), nil, attrs{"value": F(0)})
+						b.loop(irpb.LoopKind_AFFINE, 0, TBK, 1, func(bk int) {
+							b.op("matmul", dts(b.full(ps)), dts(
+								a3(lt, []int64{TK, TM}, aff(0, tax(0, 1)), aff(0, lv(bk, 1)), aff(0, lv(bm, TM), tax(1, 1))),
+								a3(rh, []int64{TK, TN}, aff(0, tax(0, 1)), aff(0, lv(bk, 1)), aff(0, lv(bn, TN), tax(1, 1)))),
+								attrs{"accumulate": B(true)})
+						})
+						slot := a3(rt, []int64{TM, TN}, aff(0, tax(0, 1)), aff(0, lv(bm, 1)), aff(0, lv(bn, TN), tax(1, 1)))
+						b.op("tensor_tensor", dts(slot), dts(a3(rt, []int64{TM, TN}, aff(0, tax(0, 1)), aff(0, lv(bm, 1)), aff(0, lv(bn, TN), tax(1, 1))), b.full(ps)), attrs{"op": S("add")})
+					})
+				})
+			})
+			b.loop(irpb.LoopKind_AFFINE, 0, TBM, 1, func(bm int) {
+				b.dma(b.tile(res, []int64{TM, BN}, aff(0, lv(m2, BM), lv(bm, TM)), aff(0, lv(n2, BN))),
+					a3(rt, []int64{TM, BN}, aff(0, tax(0, 1)), aff(0, lv(bm, 1)), aff(0, tax(1, 1))))
+			})
+		})
+	})
+	return b.kernel()
+}

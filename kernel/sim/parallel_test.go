@@ -194,3 +194,69 @@ func TestAllocCoveredByLoop(t *testing.T) {
 		}
 	}
 }
+
+// The tutorial's fully optimized matmul: the K-block loop accumulates into
+// result_tiles and stays in order, the loads and the (bm, bn) tiles fan out
+// (result_tiles[bm] is each iteration's own slice); exact against numpy on
+// integer-valued operands and the same bits for any Parallel.
+func TestMatmulTutorialFansOutDeterministic(t *testing.T) {
+	const K, M, N = 512, 256, 1024
+	k := matmulTutorialKernel(K, M, N, 2, 2, 2, dtype.BF16, dtype.F32)
+	byVar := map[int32]bool{}
+	for _, l := range loopsOf(t, k) {
+		byVar[l.v] = l.parallel
+	}
+	// vars: 0 n2, 1 m2, 2 k2, 3/4 the load loops, 5 bm, 6 bn, 7 bk, 8 store loop
+	if byVar[2] || !byVar[3] || !byVar[4] || !byVar[5] || !byVar[6] || byVar[7] || !byVar[8] {
+		t.Fatalf("parallel loops by variable: %v", byVar)
+	}
+	r := rand.New(rand.NewPCG(13, 14))
+	a := intValued(randTensor(r, dtype.BF16, -8, 8, K, M))
+	bm := intValued(randTensor(r, dtype.BF16, -8, 8, K, N))
+	got := run(t, k, a, bm)[0]
+	want := npRef(t, "r0 = a0.astype(np.float32).T @ a1.astype(np.float32)", []*tensor.Tensor{a, bm}, dtype.F32)[0]
+	same(t, "tutorial matmul", got, want, 0)
+	a = randTensor(r, dtype.BF16, -1, 1, K, M)
+	bm = randTensor(r, dtype.BF16, -1, 1, K, N)
+	var first []byte
+	for _, par := range []int{1, 2, 4} {
+		outs, err := Run(k, []*tensor.Tensor{a, bm}, Options{Parallel: par})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first == nil {
+			first = outs[0].Data
+		} else if string(first) != string(outs[0].Data) {
+			t.Fatalf("Parallel=%d gives different bits than Parallel=1", par)
+		}
+	}
+}
+
+// Slices selected by the loop variable must not overlap: big[:, i+1] read
+// by the iteration after the one that wrote big[:, i+1]... or a tile wider
+// than the stride keeps the loop in order.
+func TestPartitionedSlicesMustBeDisjoint(t *testing.T) {
+	for _, variant := range []string{"disjoint", "shifted", "wide"} {
+		b := newK("part_" + variant)
+		x := b.param("x", dtype.F32, 512, 64)
+		y := b.output("y", dtype.F32, 128, 5*64)
+		big := b.sbuf("big", dtype.F32, 128, 5*64)
+		b.op("memset", dts(b.full(big)), nil, attrs{"value": F(0)})
+		b.loop(irpb.LoopKind_AFFINE, 0, 4, 1, func(i int) {
+			w := int64(64)
+			if variant == "wide" {
+				w = 128 // overlaps the next iteration's slice
+			}
+			b.dma(acc(big, []int64{128, w}, aff(0, tax(0, 1)), aff(0, lv(i, 64), tax(1, 1))),
+				b.tile(x, []int64{128, w}, aff(0, lv(i, 128))))
+			if variant == "shifted" {
+				b.op("tensor_scalar", dts(acc(big, []int64{128, 64}, aff(0, tax(0, 1)), aff(64, lv(i, 64), tax(1, 1)))),
+					dts(acc(big, []int64{128, 64}, aff(0, tax(0, 1)), aff(0, lv(i, 64), tax(1, 1)))), attrs{"op0": S("add"), "operand0": F(1)})
+			}
+		})
+		b.dma(b.full(y), b.full(big))
+		if got := loopsOf(t, b.kernel())[0].parallel; got != (variant == "disjoint") {
+			t.Errorf("%s: parallel = %v", variant, got)
+		}
+	}
+}
