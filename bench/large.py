@@ -64,23 +64,26 @@ def build_cli():
 # A child's ru_maxrss counts what it inherited before exec, so the CLI is
 # started from a small Python process rather than from this JAX-sized one.
 RSS_PROBE = (
-    "import os, subprocess, sys\n"
-    "p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL)\n"
+    "import os, re, subprocess, sys\n"
+    "p = subprocess.Popen(sys.argv[1:], stdout=subprocess.PIPE, text=True)\n"
+    "out = p.stdout.read()\n"
     "_, status, usage = os.wait4(p.pid, 0)\n"
-    "print(os.waitstatus_to_exitcode(status), usage.ru_maxrss)\n"
+    "m = re.search(r'values live at once: at most ([0-9.]+) MB', out)\n"
+    "print(os.waitstatus_to_exitcode(status), usage.ru_maxrss, m.group(1) if m else 'nan')\n"
 )
 
 
 def peak_rss_mb(cli, module_path, input_paths, outdir):
-    """Peak resident set of one infergoldens run (its own rusage)."""
-    cmd = [cli, "-m", module_path, "-O", outdir]
+    """(peak resident set, largest set of values live at once) of one
+    infergoldens --report-memory run, in MB (its own rusage; its own report)."""
+    cmd = [cli, "--report-memory", "-m", module_path, "-O", outdir]
     for p in input_paths:
         cmd += ["-i", p]
     res = subprocess.run([sys.executable, "-c", RSS_PROBE] + cmd, check=True, capture_output=True, text=True)
-    code, kb = res.stdout.split()
+    code, kb, live = res.stdout.split()
     if code != "0":
         raise RuntimeError(f"infergoldens failed on {module_path}")
-    return int(kb) / 1024
+    return int(kb) / 1024, float(live)
 
 
 def _best(thunk, n):
@@ -126,16 +129,23 @@ def run(repeats=3, only=()):
                 inputs.append(p)
             outdir = os.path.join(tmp, f"{name}_out")
             os.makedirs(outdir)
-            rss = peak_rss_mb(cli, module_path, inputs, outdir)
+            rss, live_mb = peak_rss_mb(cli, module_path, inputs, outdir)
             io_mb = (sum(a.nbytes for a in np_args) + sum(np.asarray(o).nbytes for o in outs)) / 2**20
-            row = dict(name=name, ours=ours, peer=peer, xla_run=xla_run, rss=rss, io_mb=io_mb, flops=flops)
+            row = dict(name=name, ours=ours, peer=peer, xla_run=xla_run, rss=rss, io_mb=io_mb, live_mb=live_mb,
+                       flops=flops)
             rows.append(row)
             line = (f"{name:14s} goldtrace {ours*1e3:8.1f} ms   xla compile+run {peer*1e3:8.1f} ms (ratio {ours/peer:5.2f})"
-                    f"   peak RSS {rss:7.1f} MB (inputs+outputs {io_mb:6.1f} MB)")
+                    f"   peak RSS {rss:7.1f} MB (inputs+outputs {io_mb:6.1f} MB, live at once {live_mb:6.1f} MB,"
+                    f" bound {rss_bound(row):6.1f} MB)")
             if flops:
                 line += f"   GFLOP/s goldtrace {flops/ours/1e9:6.1f} xla run {flops/xla_run/1e9:6.1f}"
             print(line, flush=True)
     return rows, peak, cpu_description()
+
+
+def rss_bound(r):
+    """Issue 12's memory bound: 1.5 × (inputs + outputs + the largest set of values live at once)."""
+    return 1.5 * (r["io_mb"] + r["live_mb"])
 
 
 def report_lines(rows, peak, cpu):
@@ -151,13 +161,15 @@ def report_lines(rows, peak, cpu):
         "",
         "goldtrace: in-process `goldtrace.golden(hlo_text, *numpy_inputs)` (parse, legalize, evaluate, outputs as numpy). "
         "XLA:CPU: `jax.jit(f).lower(*args).compile()(*args)` after `jax.clear_caches()`. Best of the repeats, "
-        "interleaved. Peak RSS: one `infergoldens` process on the same module and .npy inputs. "
+        "interleaved. Peak RSS: one `infergoldens --report-memory` process on the same module and .npy inputs; live at once: the "
+        "largest total of the values live at the same time, as that run reports it; bound: 1.5 × (inputs + outputs + "
+        "live at once). "
         "GFLOP/s: the module's dot/conv multiply-adds (2 flops each) over goldtrace's whole time-to-golden, and over "
         "the compiled XLA:CPU executable's run time alone (warm).",
         "",
         "| module | goldtrace ms | XLA:CPU compile+run ms | ratio | peak RSS MB | inputs+outputs MB | "
-        "GFLOP/s goldtrace | GFLOP/s XLA:CPU run | goldtrace / FMA peak |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "live at once MB | RSS bound MB | GFLOP/s goldtrace | GFLOP/s XLA:CPU run | goldtrace / FMA peak |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         g = x = pk = ""
@@ -166,8 +178,9 @@ def report_lines(rows, peak, cpu):
             if peak:
                 pk = f"{r['flops']/r['ours']/1e9/peak:.2f}"
         lines.append(f"| {r['name']} | {r['ours']*1e3:.1f} | {r['peer']*1e3:.1f} | {r['ours']/r['peer']:.2f} | "
-                     f"{r['rss']:.0f} | {r['io_mb']:.0f} | {g} | {x} | {pk} |")
-    lines += [f"| geometric mean | | | {geo:.2f} | | | | | |", ""]
+                     f"{r['rss']:.0f} | {r['io_mb']:.0f} | {r['live_mb']:.0f} | {rss_bound(r):.0f}"
+                     f"{'' if r['rss'] <= rss_bound(r) else ' (exceeded)'} | {g} | {x} | {pk} |")
+    lines += [f"| geometric mean | | | {geo:.2f} | | | | | | | |", ""]
     return lines
 
 

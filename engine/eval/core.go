@@ -108,6 +108,9 @@ type Options struct {
 	Trace func(in *hlo.Instruction, v Value)
 	// Parallelism bounds the goroutines a single op may use; 0 means GOMAXPROCS.
 	Parallelism int
+	// Memory, when set, records the peak size of the values live at once
+	// (memstats.go).
+	Memory *MemoryStats
 }
 
 // Evaluator runs one module.
@@ -193,16 +196,18 @@ func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 			if v, err = runGroup(g, vals); err != nil {
 				return Value{}, &Error{c.Name, in.Name, in.Opcode, err}
 			}
+			ev.noteLive(v) // before its operands may die: both existed at once
 			for _, m := range g.all() {
 				for _, op := range m.Operands {
 					uses[op]--
 					if uses[op] == 0 && op != c.Root {
-						delete(vals, op)
+						ev.forget(vals, op)
 					}
 				}
 			}
 		} else if in.Opcode == "parameter" {
 			v = args[in.ParameterNumber]
+			ev.noteLive(v)
 		} else {
 			opArgs := make([]Value, len(in.Operands))
 			for i, op := range in.Operands {
@@ -227,10 +232,11 @@ func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 				}
 				return Value{}, &Error{c.Name, in.Name, in.Opcode, err}
 			}
+			ev.noteLive(v)
 			for _, op := range in.Operands {
 				uses[op]--
 				if uses[op] == 0 && op != c.Root {
-					delete(vals, op)
+					ev.forget(vals, op)
 				}
 			}
 		}
@@ -239,7 +245,29 @@ func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 		}
 		vals[in] = v
 	}
+	if mem := ev.Options.Memory; mem != nil {
+		// What is left dies with this call; the caller counts the result again.
+		for _, v := range vals {
+			mem.drop(v)
+		}
+	}
 	return vals[c.Root], nil
+}
+
+func (ev *Evaluator) noteLive(v Value) {
+	if mem := ev.Options.Memory; mem != nil {
+		mem.add(v)
+	}
+}
+
+// forget drops the value of op after its last use.
+func (ev *Evaluator) forget(vals map[*hlo.Instruction]Value, op *hlo.Instruction) {
+	if mem := ev.Options.Memory; mem != nil {
+		if v, ok := vals[op]; ok {
+			mem.drop(v)
+		}
+	}
+	delete(vals, op)
 }
 
 // UnsupportedError marks an opcode, custom-call target, type or attribute value

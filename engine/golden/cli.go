@@ -129,6 +129,7 @@ func newFlagSet(c *cliConfig) *pflag.FlagSet {
 	fs.BoolVarP(&c.opts.SPMD, "spmd", "S", false, "global inputs in, global outputs out for a sharded module XLA has not partitioned (shard_map regions run per device); use -e for a partitioned one")
 	fs.StringVar(&c.opts.XLACompat, "xla-compat", "", "follow XLA:CPU `VERSION` (0.10) where it differs from the newest (see docs/xla-cpu-semantics.md)")
 	fs.Uint64Var(&c.seed, "seed", 0, "`SEED` of the synthesized inputs")
+	fs.BoolVar(&c.opts.ReportMemory, "report-memory", false, "print the largest total size of the values live at once (also with -v)")
 	fs.BoolP("help", "h", false, "show this help")
 	// For the batch runner: the exit code and message of a failed run, as JSON.
 	fs.StringVar(&c.errorFile, "error-file", "", "also write a failure's exit code and message as JSON to `FILE`")
@@ -234,6 +235,13 @@ func (c *cliConfig) run(stdout, stderr io.Writer) error {
 		return err
 	}
 	report("evaluated on %d device(s) in %v", res.Devices, res.Elapsed.Round(time.Microsecond))
+	switch {
+	case !c.opts.ReportMemory && c.opts.Verbose < 1:
+	case c.opts.SPMD:
+		fmt.Fprintln(stdout, "values live at once: not recorded for --spmd runs")
+	default:
+		fmt.Fprintf(stdout, "values live at once: at most %.1f MB\n", float64(res.PeakLiveBytes)/(1<<20))
+	}
 	t1 := time.Now()
 	if err := WriteOutputs(c.outputDir, res, nilIfEmpty(c.outputs)); err != nil {
 		return err

@@ -25,6 +25,9 @@ type Options struct {
 	Upcast bool
 	// FP8E4M3FNAsE4M3 reads f8e4m3fn as f8e4m3, bit for bit [-F].
 	FP8E4M3FNAsE4M3 bool
+	// ReportMemory records Result.PeakLiveBytes (also recorded with
+	// Verbose ≥ 1) [--report-memory].
+	ReportMemory bool
 	// UnsafeDtypeCast converts an input of another element type to its
 	// parameter's type instead of rejecting it [-u]. Shapes must still match.
 	UnsafeDtypeCast bool
@@ -71,6 +74,10 @@ type Result struct {
 	Intermediates []Intermediate
 	// Elapsed is the evaluation time.
 	Elapsed time.Duration
+	// PeakLiveBytes is the largest total size of the values live at once
+	// (eval.MemoryStats), summed over devices; recorded with ReportMemory
+	// or Verbose ≥ 1, else 0.
+	PeakLiveBytes int64
 }
 
 // Intermediate is one array value computed by an entry instruction.
@@ -183,6 +190,7 @@ func Run(m *hlo.Module, inputs []*tensor.Tensor, opts Options) (res *Result, err
 	}
 	outs := make([]eval.Value, devices)
 	errs := make([]error, devices)
+	memStats := make([]eval.MemoryStats, devices)
 	var wg sync.WaitGroup
 	for d := range devices {
 		wg.Add(1)
@@ -193,19 +201,22 @@ func Run(m *hlo.Module, inputs []*tensor.Tensor, opts Options) (res *Result, err
 					errs[d] = &InternalError{Value: r}
 				}
 			}()
-			opts := eval.Options{
+			evOpts := eval.Options{
 				ReplicaID:     int64(d) / partitions,
 				PartitionID:   int64(d) % partitions,
 				ReplicaCount:  replicas,
 				NumPartitions: partitions,
 				Trace:         trace(d),
 			}
+			if opts.Verbose >= 1 || opts.ReportMemory {
+				evOpts.Memory = &memStats[d]
+			}
 			if devices > 1 {
-				opts.Exchange = func(in *hlo.Instruction, group []int64, v eval.Value) ([]eval.Value, error) {
+				evOpts.Exchange = func(in *hlo.Instruction, group []int64, v eval.Value) ([]eval.Value, error) {
 					return rv.ExchangeGroup(in, d, group, v)
 				}
 			}
-			ev := eval.New(lm, opts)
+			ev := eval.New(lm, evOpts)
 			outs[d], errs[d] = ev.Run(args[d])
 			rv.Finish(d, errs[d])
 		}()
@@ -213,6 +224,9 @@ func Run(m *hlo.Module, inputs []*tensor.Tensor, opts Options) (res *Result, err
 	wg.Wait()
 	stop()
 	res.Elapsed = time.Since(start)
+	for d := range memStats {
+		res.PeakLiveBytes += memStats[d].Peak
+	}
 	for d, e := range errs {
 		if e == nil {
 			continue
