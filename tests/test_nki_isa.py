@@ -415,3 +415,31 @@ def test_reduce_cmd_errors():
 
     with pytest.raises(nki.KernelError, match=r"test_nki_isa.py:\d+: activation: unknown reduce_cmd 7"):
         k(rand(128, 8))
+
+
+@pytest.mark.parametrize("shape,perm", [((4, 8, 16), (2, 1, 0)), ((2, 3, 4, 5), (3, 1, 2, 0))])
+@pytest.mark.parametrize("from_hbm", [True, False])
+def test_dma_transpose_3d_4d(shape, perm, from_hbm):
+    x = rand(*shape)
+    out_shape = tuple(shape[a] for a in perm)
+
+    @nki.jit
+    def k(a):
+        out = nl.ndarray(out_shape, dtype=nl.float32, buffer=nl.shared_hbm)
+        src = a if from_hbm else nl.load(a)
+        y = nisa.dma_transpose(src, axes=perm)
+        nl.store(out, value=y)
+        return out
+
+    np.testing.assert_array_equal(k(x), np.transpose(x, perm))
+
+
+def test_dma_transpose_rejects_other_axes():
+    @nki.jit
+    def k(a):
+        out = nl.ndarray((8, 4, 16), dtype=nl.float32, buffer=nl.shared_hbm)
+        nl.store(out, value=nisa.dma_transpose(nl.load(a), axes=(1, 0, 2)))
+        return out
+
+    with pytest.raises(nki.KernelError, match=r"test_nki_isa.py:\d+: dma_transpose of a 3-D tile supports axes=\(2, 1, 0\)"):
+        k(rand(4, 8, 16))

@@ -427,14 +427,34 @@ def dma_copy(*, dst, src, mask=None, dst_rmw_op=None, oob_mode=oob_mode.error, d
     tr.emit("dma", [d], [s], attrs, mask=mask, engine="sync")
 
 
+# The permutations dma_transpose supports, by rank (the stubs' list): axis i
+# of the result is axis perm[i] of the source.
+_DMA_TRANSPOSE_AXES = {2: (1, 0), 3: (2, 1, 0), 4: (3, 1, 2, 0)}
+
+
 def dma_transpose(src, *, axes=None, mask=None, dtype=None, **kwargs):
-    """Transpose a 2-D tile by DMA."""
+    """Transpose a 2-D, 3-D or 4-D tile by DMA: axis i of the result is axis
+    axes[i] of src, with axes (1, 0), (2, 1, 0) or (3, 1, 2, 0) by rank."""
     tr = require("dma_transpose")
     t = as_tile(src)
-    if len(t.shape) != 2:
-        raise KernelError(f"{user_location()}: dma_transpose needs a 2-D tile, got {list(t.shape)}")
-    out = nl._result((t.shape[1], t.shape[0]), dtype or t.dtype)
-    tr.emit("dma_transpose", [out.tile()], [t], mask=mask)
+    perm = _DMA_TRANSPOSE_AXES.get(len(t.shape))
+    if perm is None:
+        raise KernelError(f"{user_location()}: dma_transpose needs a 2-D, 3-D or 4-D tile, got {list(t.shape)}")
+    if axes is not None and tuple(int(a) for a in axes) != perm:
+        raise KernelError(f"{user_location()}: dma_transpose of a {len(t.shape)}-D tile supports axes={perm}, got {tuple(axes)}")
+    if t.memory == PSUM:
+        raise KernelError(f"{user_location()}: dma_transpose source must be in HBM or SBUF, not PSUM")
+    shape = tuple(t.shape[a] for a in perm)
+    out = nl._result(shape, dtype or t.dtype)
+    if len(perm) == 2:
+        tr.emit("dma_transpose", [out.tile()], [t], mask=mask)
+        return out
+    if t.dynamic:
+        raise KernelUnsupportedError(f"{user_location()}: dma_transpose of a {len(perm)}-D tile with data-dependent indices")
+    # A DMA moves elements with any access pattern: the source viewed with
+    # its axes permuted is a plain copy (with the cast dtype asks for).
+    view = t.with_shape(shape, {a: i for i, a in enumerate(perm)})
+    tr.emit("dma", [out.tile()], [view], mask=mask)
     return out
 
 
