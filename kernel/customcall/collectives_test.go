@@ -370,3 +370,38 @@ ENTRY e {
 		}
 	}
 }
+
+// Devices that reach different device collectives at one exchange fail
+// (each contribution carries its instruction's site id) instead of mixing
+// their data.
+func TestEvalDevicesRejectsMismatchedSites(t *testing.T) {
+	in := &hlo.Instruction{Name: "kern", Opcode: "custom-call"}
+	other := func(site int) func(*hlo.Instruction, []int64, eval.Value) ([]eval.Value, error) {
+		return func(_ *hlo.Instruction, group []int64, v eval.Value) ([]eval.Value, error) {
+			o := tensor.New(dtype.F64, v.T.Dims)
+			copy(o.F64(), v.T.F64())
+			o.F64()[0] = float64(site)
+			return []eval.Value{v, eval.ArrayValue(o)}, nil
+		}
+	}
+	for _, c := range []struct {
+		site int
+		want string
+	}{
+		{0, ""},
+		{3, `device 1 reached device collective #3 of kernel "k" where device 0 reached #0`},
+	} {
+		ev := eval.New(nil, eval.Options{ReplicaCount: 2, Exchange: other(c.site)})
+		d := &evalDevices{ev: ev, in: in, name: "k", grid: ev.Grid()}
+		got, err := d.Exchange(0, []float64{1.5, 2.5})
+		if c.want == "" {
+			if err != nil || len(got) != 2 || got[1][1] != 2.5 {
+				t.Fatalf("matching sites: %v %v", got, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Fatalf("site %d: %v", c.site, err)
+		}
+	}
+}
