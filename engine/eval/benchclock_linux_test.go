@@ -14,3 +14,12 @@ func threadCPU() float64 {
 	syscall.Syscall(syscall.SYS_CLOCK_GETTIME, clockThreadCPUTimeID, uintptr(unsafe.Pointer(&ts)), 0)
 	return float64(ts.Sec) + float64(ts.Nsec)*1e-9
 }
+
+// procCPU is the process's user+system CPU time in seconds, for benchmarks
+// on several goroutines: their rate per CPU-second is what the work cost,
+// whatever else shares the machine.
+func procCPU() float64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) * 1e-9
+}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
+	"unsafe"
 
 	"goldtrace/engine/dtype"
 	"goldtrace/engine/hlo"
@@ -210,13 +212,77 @@ func contractAs(class computeClass, lhs, rhs *tensor.Tensor, typ dtype.Type, dim
 	}
 	switch class {
 	case classF32:
-		return newFromF32(typ, dims, k.f32(toF32s(lhs), toF32s(rhs)))
+		return adoptF32(typ, dims, k.f32(operandF32(lhs), operandF32(rhs)))
 	case classF64:
 		return fromF64s(typ, dims, k.f64(toF64s(lhs), toF64s(rhs)))
 	case classC64, classC128:
 		return fromC128s(typ, dims, k.c128(toC128s(lhs), toC128s(rhs)))
 	}
 	return newFromI64(typ, dims, k.i64(toI64s(lhs), toI64s(rhs)))
+}
+
+// adoptF32 is newFromF32 for a kernel's freshly allocated result: an f32
+// result becomes the tensor's storage without a copy (for a batch of small
+// products the copy cost as much as the products).
+// Other types round in chunks on all cores (bf16/f16 results of f32 GEMMs).
+func adoptF32(typ dtype.Type, dims []int64, vals []float32) *tensor.Tensor {
+	if typ == dtype.F32 && len(vals) > 0 && int64(len(vals)) == tensor.NumElements(dims) &&
+		uintptr(unsafe.Pointer(&vals[0]))%16 == 0 {
+		return &tensor.Tensor{Type: typ, Dims: slices.Clone(dims), Data: unsafe.Slice((*byte)(unsafe.Pointer(&vals[0])), 4*len(vals))}
+	}
+	if typ != dtype.BF16 && typ != dtype.F16 {
+		return newFromF32(typ, dims, vals)
+	}
+	out := tensor.New(typ, dims)
+	parallelFor(len(vals), func(lo, hi int) {
+		if typ == dtype.BF16 {
+			encodeBF16(out.U16()[lo:hi], vals[lo:hi])
+		} else {
+			dtype.EncodeF32(typ, vals[lo:hi], out.Data[2*lo:2*hi])
+		}
+	})
+	return out
+}
+
+// encodeBF16 and decodeBF16 are dtype.EncodeF32 and DecodeF32 for bf16 as
+// tight loops over the tensor's 16-bit view: round to nearest even keeping
+// subnormals, every NaN to the quiet NaN of its sign (checked against dtype's
+// loops in TestBF16LoopsMatchDtype).
+func encodeBF16(dst []uint16, src []float32) {
+	dst = dst[:len(src)]
+	for i, x := range src {
+		b := math.Float32bits(x)
+		if b&0x7fffffff > 0x7f800000 {
+			dst[i] = uint16(b>>16)&0x8000 | 0x7fc0
+			continue
+		}
+		dst[i] = uint16((b + 0x7fff + (b>>16)&1) >> 16)
+	}
+}
+
+func decodeBF16(dst []float32, src []uint16) {
+	dst = dst[:len(src)]
+	for i, b := range src {
+		dst[i] = math.Float32frombits(uint32(b) << 16)
+	}
+}
+
+// operandF32 is toF32s for a contraction operand, decoding bf16 and f16 in
+// chunks on all cores (each element converts on its own, so the chunks give
+// toF32s's values).
+func operandF32(t *tensor.Tensor) []float32 {
+	if t.Type != dtype.BF16 && t.Type != dtype.F16 {
+		return toF32s(t)
+	}
+	out := make([]float32, t.NumElements())
+	parallelFor(len(out), func(lo, hi int) {
+		if t.Type == dtype.BF16 {
+			decodeBF16(out[lo:hi], t.U16()[lo:hi])
+		} else {
+			dtype.DecodeF32(t.Type, t.Data[2*lo:2*hi], out[lo:hi])
+		}
+	})
+	return out
 }
 
 // exactFloatClass picks a float GEMM that computes an integer contraction

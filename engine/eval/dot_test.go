@@ -1,9 +1,15 @@
 package eval
 
 import (
+	"fmt"
+	"math"
 	"math/rand"
 	"runtime"
 	"testing"
+
+	"goldtrace/engine/dtype"
+	"goldtrace/engine/hlo"
+	"goldtrace/engine/tensor"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
@@ -198,4 +204,122 @@ func reportFlops(bm *testing.B, cpu, flopsPerOp float64) {
 	t := threadCPU() - cpu
 	bm.ReportMetric(flopsPerOp*float64(bm.N)/bm.Elapsed().Seconds()/1e9, "GFLOP/s")
 	bm.ReportMetric(flopsPerOp*float64(bm.N)/t/1e9, "GFLOP/s_cpu")
+}
+
+// BenchmarkDotModules evaluates whole dot modules (operand conversion,
+// GEMM, result rounding) on every core: square f32 and bf16 products and a
+// batch of attention-score products.
+func BenchmarkDotModules(bm *testing.B) {
+	for _, tc := range []struct {
+		name, ty       string
+		batch, m, k, n int
+	}{
+		{"f32_1024", "f32", 0, 1024, 1024, 1024},
+		{"bf16_1024", "bf16", 0, 1024, 1024, 1024},
+		{"f32_attn_48x256x64x256", "f32", 48, 256, 64, 256},
+		{"bf16_attn_48x256x64x256", "bf16", 48, 256, 64, 256},
+	} {
+		bm.Run(tc.name, func(bm *testing.B) {
+			shape := func(r, c int) string {
+				if tc.batch > 0 {
+					return fmt.Sprintf("%s[%d,%d,%d]", tc.ty, tc.batch, r, c)
+				}
+				return fmt.Sprintf("%s[%d,%d]", tc.ty, r, c)
+			}
+			dn := "lhs_contracting_dims={1}, rhs_contracting_dims={0}"
+			if tc.batch > 0 {
+				dn = "lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}"
+			}
+			src := fmt.Sprintf("HloModule m\n\nENTRY e {\n  a = %s parameter(0)\n  b = %s parameter(1)\n  ROOT d = %s dot(a, b), %s\n}\n",
+				shape(tc.m, tc.k), shape(tc.k, tc.n), shape(tc.m, tc.n), dn)
+			mod, err := hlo.ParseText([]byte(src), "dot.hlo")
+			if err != nil {
+				bm.Fatal(err)
+			}
+			nb := max(tc.batch, 1)
+			args := make([]Value, 2)
+			r := rand.New(rand.NewSource(1))
+			for i, dims := range [][]int64{{int64(tc.m), int64(tc.k)}, {int64(tc.k), int64(tc.n)}} {
+				if tc.batch > 0 {
+					dims = append([]int64{int64(tc.batch)}, dims...)
+				}
+				x := tensor.New(dtype.F32, dims)
+				for j := range x.F32() {
+					x.F32()[j] = float32(r.NormFloat64())
+				}
+				if tc.ty == "bf16" {
+					y := tensor.New(dtype.BF16, dims)
+					dtype.EncodeF32(dtype.BF16, x.F32(), y.Data)
+					x = y
+				}
+				args[i] = ArrayValue(x)
+			}
+			bm.ResetTimer()
+			cpu := procCPU()
+			for range bm.N {
+				if _, err := Evaluate(mod, args, Options{}); err != nil {
+					bm.Fatal(err)
+				}
+			}
+			flops := 2 * float64(nb*tc.m*tc.n*tc.k) * float64(bm.N)
+			bm.ReportMetric(flops/bm.Elapsed().Seconds()/1e9, "GFLOP/s")
+			bm.ReportMetric(flops/(procCPU()-cpu)/1e9, "GFLOP/cpu-s")
+		})
+	}
+}
+
+// TestBF16LoopsMatchDtype checks the dot path's bf16 conversion loops
+// against dtype's on every exponent, rounding ties, subnormals, infinities
+// and NaNs of both signs and several payloads.
+func TestBF16LoopsMatchDtype(t *testing.T) {
+	r := rand.New(rand.NewSource(4))
+	var src []float32
+	for e := uint32(0); e < 256; e++ {
+		for _, mant := range []uint32{0, 1, 0x7fff, 0x8000, 0x8001, 0x18000, 0x17fff, 0x7fffff, 0x400000, 0x3fffff} {
+			for _, sign := range []uint32{0, 1 << 31} {
+				src = append(src, math.Float32frombits(sign|e<<23|mant))
+			}
+		}
+	}
+	for range 100000 {
+		src = append(src, math.Float32frombits(r.Uint32()))
+	}
+	got, want := make([]uint16, len(src)), make([]byte, 2*len(src))
+	encodeBF16(got, src)
+	dtype.EncodeF32(dtype.BF16, src, want)
+	for i, g := range got {
+		if w := uint16(want[2*i]) | uint16(want[2*i+1])<<8; g != w {
+			t.Fatalf("encode %#x: got %#x, dtype %#x", math.Float32bits(src[i]), g, w)
+		}
+	}
+	dec, decWant := make([]float32, len(got)), make([]float32, len(got))
+	decodeBF16(dec, got)
+	dtype.DecodeF32(dtype.BF16, want, decWant)
+	for i := range dec {
+		if math.Float32bits(dec[i]) != math.Float32bits(decWant[i]) {
+			t.Fatalf("decode %#x: got %#x, dtype %#x", got[i], math.Float32bits(dec[i]), math.Float32bits(decWant[i]))
+		}
+	}
+}
+
+// BenchmarkGemmAttnShape is one attention-score product (256×64 by 64×256)
+// on one goroutine with hot operands, and the batch of 48 of them.
+func BenchmarkGemmAttnShape(bm *testing.B) {
+	for _, nb := range []int{1, 48} {
+		bm.Run(fmt.Sprint(nb), func(bm *testing.B) {
+			const m, k, n = 256, 64, 256
+			r := rand.New(rand.NewSource(1))
+			a, b := make([]float32, nb*m*k), make([]float32, nb*k*n)
+			for i := range a {
+				a[i], b[i] = r.Float32(), r.Float32()
+			}
+			c := make([]float32, nb*m*n)
+			cpu := oneThread(bm)
+			for i := 0; i < bm.N; i++ {
+				clear(c)
+				gemm(1, nb, m, n, k, a, b, c)
+			}
+			reportFlops(bm, cpu, 2*float64(nb*m*n*k))
+		})
+	}
 }
