@@ -39,7 +39,7 @@ func (in *instance) execLoop(l *cloop) error {
 			c := *in
 			c.vars = append([]int64{}, in.vars...)
 			c.nested = true
-			c.buf = scratch{}
+			c.buf = getScratch()
 			if w > 0 {
 				c.stores = append([]*storage{}, in.stores...)
 				for _, id := range l.locals {
@@ -53,6 +53,9 @@ func (in *instance) execLoop(l *cloop) error {
 			wi.vars[l.v] = l.start + int64(i)*l.step
 			return wi.execBlock(l.body)
 		})
+		for _, wi := range ws {
+			putScratch(wi.buf)
+		}
 		return err
 	}
 	for v := l.start; v < l.stop; v += l.step {

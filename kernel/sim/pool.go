@@ -84,6 +84,18 @@ func (o *owned) release() {
 	o.f32, o.f64 = nil, nil
 }
 
+// scratchPool recycles the scratch buffers of instances and loop workers.
+var scratchPool sync.Pool
+
+func getScratch() scratch {
+	if x := scratchPool.Get(); x != nil {
+		return *x.(*scratch)
+	}
+	return scratch{}
+}
+
+func putScratch(s scratch) { scratchPool.Put(&s) }
+
 // chunked runs f over [0,n) in contiguous chunks on up to par goroutines
 // (elementwise work: the result does not depend on the split).
 func chunked(par, n int, f func(lo, hi int)) {

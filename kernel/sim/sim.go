@@ -34,8 +34,16 @@
 //
 // Concurrency. Run is reentrant. Program instances run on up to
 // Options.Parallel goroutines; otherwise one affine loop at a time fans its
-// iterations out when every tensor its body writes is allocated inside the
-// body (or lives in HBM). Kernels with atomics, device_print or RNG run their
+// iterations out when no iteration can see another's values: every on-chip
+// tensor its body writes is either local to an iteration (touched only in
+// the body, first overwritten whole each iteration: an alloc, a memset, a
+// full-tile load; each worker gets its own storage) or partitioned (every
+// access in the body indexes its own slice by the loop variable, as
+// rhs_tiles[k] = load or result_tiles[bm] += res; the storage is shared),
+// and HBM writes depend on the loop variable. A matmul with nothing running
+// beside it splits its GEMM over the goroutines instead. Every schedule
+// computes each element the same way, so results do not depend on Parallel.
+// Kernels with atomics, device_print or RNG run their
 // instances in order; kernels with all_reduce run one goroutine per instance.
 // Random numbers: SplitMix64 per program instance, reseeded by random_seed.
 //
@@ -271,6 +279,8 @@ func (p *program) run(inputs []*tensor.Tensor, opts Options) ([]*tensor.Tensor, 
 	}
 	runOne := func(lin int64) error {
 		in := rs.newInstance(shared, lin)
+		in.buf = getScratch()
+		defer func() { putScratch(in.buf) }()
 		return in.execBlock(p.body)
 	}
 	var err error
