@@ -7,3 +7,11 @@ func binaryF32Vector(op string, a, b, o []float32) int { return 0 }
 
 // foldRunMinMaxVector has no vector form in the portable build.
 func foldRunMinMaxVector(op string, acc, xs []float32) int { return 0 }
+
+// binaryLanes is binaryF32Vector's vector width: none in the portable build.
+var binaryLanes = 0
+
+func binaryLaneWidths() []int { return []int{0} }
+
+// signBitF32Vector has no vector form in the portable build.
+func signBitF32Vector(abs bool, x, o []float32) int { return 0 }

@@ -7,57 +7,177 @@ import "simd/archsimd"
 // f32 add, subtract, multiply and divide a vector at a time. Each lane is
 // the IEEE operation the scalar loop does (the same rounding, and the same
 // NaN when both operands are NaN: TestBinaryF32VectorMatchesScalar), so
-// the results are bit for bit the scalar loop's.
+// the results are bit for bit the scalar loop's. One loop per op and width,
+// so no loop decides its op per vector.
 
-var binaryVec16, binaryVec8 = archsimd.X86.AVX512(), archsimd.X86.AVX2()
+// binaryLanes is the vector width binaryF32Vector uses: 16 with AVX-512, 8
+// with AVX2, 0 for none. Tests set it to each width the CPU runs.
+var binaryLanes = defaultBinaryLanes()
+
+func defaultBinaryLanes() int {
+	switch {
+	case archsimd.X86.AVX512():
+		return 16
+	case archsimd.X86.AVX2():
+		return 8
+	}
+	return 0
+}
+
+// binaryLaneWidths is every width binaryLanes may take on this CPU.
+func binaryLaneWidths() []int { return subnormalLaneWidths() }
 
 // binaryF32Vector computes the whole vectors at the front of o and returns
 // how many elements that was (0 when op has no vector form here).
 func binaryF32Vector(op string, a, b, o []float32) int {
-	switch op {
-	case "add", "subtract", "multiply", "divide":
-	default:
-		return 0
-	}
 	n := len(o)
 	a, b = a[:n], b[:n]
-	if binaryVec16 {
+	switch binaryLanes {
+	case 16:
+		switch op {
+		case "add":
+			return addF32X16(a, b, o)
+		case "subtract":
+			return subtractF32X16(a, b, o)
+		case "multiply":
+			return multiplyF32X16(a, b, o)
+		case "divide":
+			return divideF32X16(a, b, o)
+		}
+	case 8:
+		switch op {
+		case "add":
+			return addF32X8(a, b, o)
+		case "subtract":
+			return subtractF32X8(a, b, o)
+		case "multiply":
+			return multiplyF32X8(a, b, o)
+		case "divide":
+			return divideF32X8(a, b, o)
+		}
+	}
+	return 0
+}
+
+func addF32X16(a, b, o []float32) int {
+	n := len(o) &^ 15
+	a, b = a[:n], b[:n]
+	for i := 0; i < n; i += 16 {
+		x := archsimd.LoadFloat32x16((*[16]float32)(a[i:]))
+		y := archsimd.LoadFloat32x16((*[16]float32)(b[i:]))
+		x.Add(y).Store((*[16]float32)(o[i:]))
+	}
+	return n
+}
+
+func subtractF32X16(a, b, o []float32) int {
+	n := len(o) &^ 15
+	a, b = a[:n], b[:n]
+	for i := 0; i < n; i += 16 {
+		x := archsimd.LoadFloat32x16((*[16]float32)(a[i:]))
+		y := archsimd.LoadFloat32x16((*[16]float32)(b[i:]))
+		x.Sub(y).Store((*[16]float32)(o[i:]))
+	}
+	return n
+}
+
+func multiplyF32X16(a, b, o []float32) int {
+	n := len(o) &^ 15
+	a, b = a[:n], b[:n]
+	for i := 0; i < n; i += 16 {
+		x := archsimd.LoadFloat32x16((*[16]float32)(a[i:]))
+		y := archsimd.LoadFloat32x16((*[16]float32)(b[i:]))
+		x.Mul(y).Store((*[16]float32)(o[i:]))
+	}
+	return n
+}
+
+func divideF32X16(a, b, o []float32) int {
+	n := len(o) &^ 15
+	a, b = a[:n], b[:n]
+	for i := 0; i < n; i += 16 {
+		x := archsimd.LoadFloat32x16((*[16]float32)(a[i:]))
+		y := archsimd.LoadFloat32x16((*[16]float32)(b[i:]))
+		x.Div(y).Store((*[16]float32)(o[i:]))
+	}
+	return n
+}
+
+func addF32X8(a, b, o []float32) int {
+	n := len(o) &^ 7
+	a, b = a[:n], b[:n]
+	for i := 0; i < n; i += 8 {
+		x := archsimd.LoadFloat32x8((*[8]float32)(a[i:]))
+		y := archsimd.LoadFloat32x8((*[8]float32)(b[i:]))
+		x.Add(y).Store((*[8]float32)(o[i:]))
+	}
+	return n
+}
+
+func subtractF32X8(a, b, o []float32) int {
+	n := len(o) &^ 7
+	a, b = a[:n], b[:n]
+	for i := 0; i < n; i += 8 {
+		x := archsimd.LoadFloat32x8((*[8]float32)(a[i:]))
+		y := archsimd.LoadFloat32x8((*[8]float32)(b[i:]))
+		x.Sub(y).Store((*[8]float32)(o[i:]))
+	}
+	return n
+}
+
+func multiplyF32X8(a, b, o []float32) int {
+	n := len(o) &^ 7
+	a, b = a[:n], b[:n]
+	for i := 0; i < n; i += 8 {
+		x := archsimd.LoadFloat32x8((*[8]float32)(a[i:]))
+		y := archsimd.LoadFloat32x8((*[8]float32)(b[i:]))
+		x.Mul(y).Store((*[8]float32)(o[i:]))
+	}
+	return n
+}
+
+func divideF32X8(a, b, o []float32) int {
+	n := len(o) &^ 7
+	a, b = a[:n], b[:n]
+	for i := 0; i < n; i += 8 {
+		x := archsimd.LoadFloat32x8((*[8]float32)(a[i:]))
+		y := archsimd.LoadFloat32x8((*[8]float32)(b[i:]))
+		x.Div(y).Store((*[8]float32)(o[i:]))
+	}
+	return n
+}
+
+// signBitF32Vector sets o to x with the sign bit cleared (abs) or flipped
+// (negate), as the scalar loop of fuseWorker.block does, over the whole
+// vectors at the front, and returns how many elements that was.
+func signBitF32Vector(abs bool, x, o []float32) int {
+	n := len(o)
+	x = x[:n]
+	switch binaryLanes {
+	case 16:
 		n &^= 15
+		m := archsimd.BroadcastUint32x16(1 << 31)
 		for i := 0; i < n; i += 16 {
-			x := archsimd.LoadFloat32x16((*[16]float32)(a[i:]))
-			y := archsimd.LoadFloat32x16((*[16]float32)(b[i:]))
-			var r archsimd.Float32x16
-			switch op {
-			case "add":
-				r = x.Add(y)
-			case "subtract":
-				r = x.Sub(y)
-			case "multiply":
-				r = x.Mul(y)
-			default:
-				r = x.Div(y)
+			v := archsimd.LoadFloat32x16((*[16]float32)(x[i:])).AsUint32x16()
+			if abs {
+				v = v.AndNot(m)
+			} else {
+				v = v.Xor(m)
 			}
-			r.Store((*[16]float32)(o[i:]))
+			v.AsFloat32x16().Store((*[16]float32)(o[i:]))
 		}
 		return n
-	}
-	if binaryVec8 {
+	case 8:
 		n &^= 7
+		m := archsimd.BroadcastUint32x8(1 << 31)
 		for i := 0; i < n; i += 8 {
-			x := archsimd.LoadFloat32x8((*[8]float32)(a[i:]))
-			y := archsimd.LoadFloat32x8((*[8]float32)(b[i:]))
-			var r archsimd.Float32x8
-			switch op {
-			case "add":
-				r = x.Add(y)
-			case "subtract":
-				r = x.Sub(y)
-			case "multiply":
-				r = x.Mul(y)
-			default:
-				r = x.Div(y)
+			v := archsimd.LoadFloat32x8((*[8]float32)(x[i:])).AsUint32x8()
+			if abs {
+				v = v.AndNot(m)
+			} else {
+				v = v.Xor(m)
 			}
-			r.Store((*[8]float32)(o[i:]))
+			v.AsFloat32x8().Store((*[8]float32)(o[i:]))
 		}
 		return n
 	}

@@ -23,8 +23,18 @@ func scalarBinaryF32(op string, a, b, o []float32) {
 }
 
 // The vector f32 arithmetic (GOEXPERIMENT=simd) gives the scalar loop's bits,
-// NaN payloads included when both operands are NaN, at every length.
+// NaN payloads included when both operands are NaN, at every length, with
+// every vector width this CPU runs.
 func TestBinaryF32VectorMatchesScalar(t *testing.T) {
+	saved := binaryLanes
+	defer func() { binaryLanes = saved }()
+	for _, lanes := range binaryLaneWidths() {
+		binaryLanes = lanes
+		testBinaryF32VectorMatchesScalar(t)
+	}
+}
+
+func testBinaryF32VectorMatchesScalar(t *testing.T) {
 	rng := rand.New(rand.NewSource(12))
 	val := func() float32 {
 		switch rng.Intn(8) {
@@ -82,6 +92,39 @@ func TestFoldRunMinMaxMatchesScalar(t *testing.T) {
 			for i := range want {
 				if math.Float32bits(acc[i]) != math.Float32bits(want[i]) {
 					t.Fatalf("%s element %d of %d: got %#x, want %#x", op, i, n, math.Float32bits(acc[i]), math.Float32bits(want[i]))
+				}
+			}
+		}
+	}
+}
+
+// The vector abs and negate of the blocked evaluation flip or clear the
+// sign bit alone, NaN payloads included, with every vector width.
+func TestSignBitF32Vector(t *testing.T) {
+	saved := binaryLanes
+	defer func() { binaryLanes = saved }()
+	rng := rand.New(rand.NewSource(12))
+	for _, lanes := range binaryLaneWidths() {
+		binaryLanes = lanes
+		for n := 0; n < 70; n++ {
+			x := make([]float32, n)
+			for i := range x {
+				x[i] = math.Float32frombits(rng.Uint32())
+			}
+			for _, abs := range []bool{false, true} {
+				o := make([]float32, n)
+				k := signBitF32Vector(abs, x, o)
+				if lanes != 0 && k != n/lanes*lanes || lanes == 0 && k != 0 {
+					t.Fatalf("lanes %d n %d: %d elements", lanes, n, k)
+				}
+				for i := range k {
+					want := math.Float32bits(x[i]) ^ 1<<31
+					if abs {
+						want = math.Float32bits(x[i]) &^ (1 << 31)
+					}
+					if math.Float32bits(o[i]) != want {
+						t.Fatalf("lanes %d abs %v: %#x -> %#x, want %#x", lanes, abs, math.Float32bits(x[i]), math.Float32bits(o[i]), want)
+					}
 				}
 			}
 		}

@@ -502,6 +502,8 @@ func (w *fuseWorker) block(g *fusedGroup, ext [][][]float32, s, e int, o []float
 		switch g.kinds[j] {
 		case fuseSignBit:
 			x := arg(0)
+			k := signBitF32Vector(m.Opcode == "abs", x, dst)
+			x, dst := x[k:], dst[k:]
 			if m.Opcode == "abs" {
 				for i, v := range x {
 					dst[i] = math.Float32frombits(math.Float32bits(v) &^ (1 << 31))

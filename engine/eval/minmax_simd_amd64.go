@@ -18,7 +18,7 @@ func foldRunMinMaxVector(op string, acc, xs []float32) int {
 	}
 	n := len(acc)
 	xs = xs[:n]
-	if binaryVec16 {
+	if binaryLanes == 16 {
 		n &^= 15
 		zero := archsimd.BroadcastInt32x16(0)
 		for c := 0; c < n; c += 16 {
@@ -38,7 +38,7 @@ func foldRunMinMaxVector(op string, acc, xs []float32) int {
 		}
 		return n
 	}
-	if binaryVec8 {
+	if binaryLanes == 8 {
 		n &^= 7
 		zero := archsimd.BroadcastInt32x8(0)
 		for c := 0; c < n; c += 8 {

@@ -20,3 +20,8 @@ func ftzBits32(xs []uint32) {
 		}
 	}
 }
+
+// subnormalLanes is the scans' vector width: none in the portable build.
+var subnormalLanes = 0
+
+func subnormalLaneWidths() []int { return []int{0} }

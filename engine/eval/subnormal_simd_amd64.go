@@ -2,36 +2,109 @@
 
 package eval
 
-import (
-	"math/bits"
-	"simd/archsimd"
-)
+import "simd/archsimd"
 
-// The f32 subnormal scans of daz/ftz, 8 lanes at a time (AVX2): a lane is
-// subnormal when its exponent bits are 0 and its mantissa bits are not.
+// The f32 subnormal scans of daz/ftz, a vector at a time: 16 lanes with
+// AVX-512, 8 with AVX2. A bit pattern b is subnormal when (b&0x7fffffff)-1,
+// as an unsigned number, is below 0x7fffff (magnitude in [1, 0x7fffff]);
+// a run of four vectors is tested with one compare of the lanes' unsigned
+// minimum of that, so a subnormal-free run (the common case) costs an and,
+// a subtract and a min per vector.
 
-var subnormalSIMD = archsimd.X86.AVX2()
+// subnormalLanes is the vector width the scans use: 16, 8, or 0 (scalar).
+// Tests set it to each width the CPU runs.
+var subnormalLanes = defaultSubnormalLanes()
 
-// subnormalMask returns the lanes of v that are subnormal, given the
-// exponent and mantissa masks and zero.
-func subnormalMask(v, expo, mant, zero archsimd.Uint32x8) uint8 {
-	return v.And(expo).Equal(zero).ToBits() &^ v.And(mant).Equal(zero).ToBits()
+func defaultSubnormalLanes() int {
+	switch {
+	case archsimd.X86.AVX512():
+		return 16
+	case archsimd.X86.AVX2():
+		return 8
+	}
+	return 0
 }
 
-func subnormalConsts() (expo, mant, zero archsimd.Uint32x8) {
-	return archsimd.BroadcastUint32x8(0x7f800000), archsimd.BroadcastUint32x8(0x007fffff), archsimd.BroadcastUint32x8(0)
+// subnormalLaneWidths is every width subnormalLanes may take on this CPU.
+func subnormalLaneWidths() []int {
+	var ws []int
+	if archsimd.X86.AVX512() {
+		ws = append(ws, 16)
+	}
+	if archsimd.X86.AVX2() {
+		ws = append(ws, 8)
+	}
+	return append(ws, 0)
+}
+
+// scanSubnormal returns (i, true) when xs[i:i+64] holds the first
+// subnormal of xs, else (n, false) with xs[:n] free of subnormals (n is the
+// whole vectors of xs; the rest is the caller's to test).
+func scanSubnormal(xs []uint32) (int, bool) {
+	switch subnormalLanes {
+	case 16:
+		return scanSubnormalX16(xs)
+	case 8:
+		return scanSubnormalX8(xs)
+	}
+	return 0, false
+}
+
+func scanSubnormalX16(xs []uint32) (int, bool) {
+	abs, one, lim := archsimd.BroadcastUint32x16(0x7fffffff), archsimd.BroadcastUint32x16(1), archsimd.BroadcastUint32x16(0x007fffff)
+	i := 0
+	for ; i+64 <= len(xs); i += 64 {
+		a := archsimd.LoadUint32x16((*[16]uint32)(xs[i:])).And(abs).Sub(one)
+		b := archsimd.LoadUint32x16((*[16]uint32)(xs[i+16:])).And(abs).Sub(one)
+		c := archsimd.LoadUint32x16((*[16]uint32)(xs[i+32:])).And(abs).Sub(one)
+		d := archsimd.LoadUint32x16((*[16]uint32)(xs[i+48:])).And(abs).Sub(one)
+		if a.Min(b).Min(c.Min(d)).Less(lim).ToBits() != 0 {
+			return i, true
+		}
+	}
+	for ; i+16 <= len(xs); i += 16 {
+		if archsimd.LoadUint32x16((*[16]uint32)(xs[i:])).And(abs).Sub(one).Less(lim).ToBits() != 0 {
+			return i, true
+		}
+	}
+	return i, false
+}
+
+func scanSubnormalX8(xs []uint32) (int, bool) {
+	abs, one, lim := archsimd.BroadcastUint32x8(0x7fffffff), archsimd.BroadcastUint32x8(1), archsimd.BroadcastUint32x8(0x007fffff)
+	i := 0
+	for ; i+32 <= len(xs); i += 32 {
+		a := archsimd.LoadUint32x8((*[8]uint32)(xs[i:])).And(abs).Sub(one)
+		b := archsimd.LoadUint32x8((*[8]uint32)(xs[i+8:])).And(abs).Sub(one)
+		c := archsimd.LoadUint32x8((*[8]uint32)(xs[i+16:])).And(abs).Sub(one)
+		d := archsimd.LoadUint32x8((*[8]uint32)(xs[i+24:])).And(abs).Sub(one)
+		if a.Min(b).Min(c.Min(d)).Less(lim).ToBits() != 0 {
+			return i, true
+		}
+	}
+	for ; i+8 <= len(xs); i += 8 {
+		if archsimd.LoadUint32x8((*[8]uint32)(xs[i:])).And(abs).Sub(one).Less(lim).ToBits() != 0 {
+			return i, true
+		}
+	}
+	return i, false
 }
 
 // firstSubnormalBits32 is firstSubnormal on f32 bit patterns.
 func firstSubnormalBits32(xs []uint32) int {
 	i := 0
-	if subnormalSIMD {
-		expo, mant, zero := subnormalConsts()
-		for ; i+8 <= len(xs); i += 8 {
-			if m := subnormalMask(archsimd.LoadUint32x8((*[8]uint32)(xs[i:])), expo, mant, zero); m != 0 {
-				return i + bits.TrailingZeros8(m)
+	for {
+		j, found := scanSubnormal(xs[i:])
+		i += j
+		if !found {
+			break
+		}
+		for k, b := range xs[i:min(i+64, len(xs))] {
+			if b&0x7fffffff-1 < 0x007fffff {
+				return i + k
 			}
 		}
+		i += 64 // not reached: the run scanned holds one
 	}
 	for ; i < len(xs); i++ {
 		if xs[i]&0x7fffffff-1 < 0x007fffff {
@@ -44,19 +117,19 @@ func firstSubnormalBits32(xs []uint32) int {
 // ftzBits32 is ftz on f32 bit patterns.
 func ftzBits32(xs []uint32) {
 	i := 0
-	if subnormalSIMD {
-		expo, mant, zero := subnormalConsts()
-		for ; i+8 <= len(xs); i += 8 {
-			v := archsimd.LoadUint32x8((*[8]uint32)(xs[i:]))
-			if subnormalMask(v, expo, mant, zero) == 0 {
-				continue
-			}
-			for k := i; k < i+8; k++ {
-				if xs[k]&0x7fffffff-1 < 0x007fffff {
-					xs[k] &= 0x80000000
-				}
+	for {
+		j, found := scanSubnormal(xs[i:])
+		i += j
+		if !found {
+			break
+		}
+		e := min(i+64, len(xs))
+		for k := i; k < e; k++ {
+			if xs[k]&0x7fffffff-1 < 0x007fffff {
+				xs[k] &= 0x80000000
 			}
 		}
+		i = e
 	}
 	for ; i < len(xs); i++ {
 		if xs[i]&0x7fffffff-1 < 0x007fffff {
