@@ -50,10 +50,13 @@ func gt_golden(h C.uint64_t, views *C.gt_tensor_view, n C.int32_t, optsJSON *C.c
 				return withStatus(statusInvalidArgument, "bad options: %v", err)
 			}
 		}
-		inputs, err := viewTensors(views, n)
+		// The inputs are read in place (numpy's memory, valid for the call);
+		// whatever the result set keeps is copied out of it below.
+		inputs, err := borrowTensors(views, n)
 		if err != nil {
 			return err
 		}
+		borrowed := inputs
 		if o.Synthesize && len(inputs) == 0 {
 			inputs = lm.Args
 			if inputs == nil {
@@ -90,9 +93,35 @@ func gt_golden(h C.uint64_t, views *C.gt_tensor_view, n C.int32_t, optsJSON *C.c
 			rs.tensors = append(rs.tensors, im.Value)
 			rs.names = append(rs.names, name)
 		}
+		unaliasBorrowed(rs.tensors, borrowed)
 		*out = C.uint64_t(newHandle(rs))
 		return nil
 	})
+}
+
+// unaliasBorrowed replaces every tensor of ts whose storage lies in one of
+// the borrowed inputs' (an output that is a parameter, or a view of one) by
+// a copy, so the result set outlives the caller's memory.
+func unaliasBorrowed(ts, borrowed []*tensor.Tensor) {
+	span := func(t *tensor.Tensor) (uintptr, uintptr) {
+		if t == nil || len(t.Data) == 0 {
+			return 0, 0
+		}
+		p := uintptr(unsafe.Pointer(&t.Data[0]))
+		return p, p + uintptr(len(t.Data))
+	}
+	for i, t := range ts {
+		lo, hi := span(t)
+		if lo == hi {
+			continue
+		}
+		for _, b := range borrowed {
+			if blo, bhi := span(b); blo < hi && lo < bhi {
+				ts[i] = t.Clone()
+				break
+			}
+		}
+	}
 }
 
 // gt_cli_main runs the infergoldens command line in process and returns its

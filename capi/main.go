@@ -123,6 +123,14 @@ func classify(err error) C.gt_status {
 
 // viewTensor copies a caller's view into a Go tensor.
 func viewTensor(v *C.gt_tensor_view, what string) (*tensor.Tensor, error) {
+	return viewTensorAs(v, what, false)
+}
+
+// viewTensorAs is viewTensor; with borrow set, a view whose memory is
+// 16-byte aligned (as tensor storage is) becomes a tensor over the caller's
+// memory itself, with no copy. Borrowed tensors must not outlive the call
+// and are never written (see unaliasBorrowed).
+func viewTensorAs(v *C.gt_tensor_view, what string, borrow bool) (*tensor.Tensor, error) {
 	t := dtype.Type(v.dtype)
 	if !t.IsArray() {
 		return nil, withStatus(statusInvalidArgument, "%s: unsupported dtype code %d", what, int32(v.dtype))
@@ -138,6 +146,15 @@ func viewTensor(v *C.gt_tensor_view, what string) (*tensor.Tensor, error) {
 	if v.nbytes > 0 {
 		data = unsafe.Slice((*byte)(v.data), int(v.nbytes))
 	}
+	if borrow && len(data) > 0 && uintptr(unsafe.Pointer(&data[0]))%16 == 0 {
+		if err := tensor.CheckShape(t, dims); err != nil {
+			return nil, withStatus(statusInvalidArgument, "%s: %v", what, err)
+		}
+		if want := tensor.NumElements(dims) * int64(t.Size()); int64(len(data)) != want {
+			return nil, withStatus(statusInvalidArgument, "%s: %v%v needs %d bytes, got %d", what, t, dims, want, len(data))
+		}
+		return &tensor.Tensor{Type: t, Dims: dims, Data: data}, nil
+	}
 	out, err := tensor.FromBytes(t, dims, data)
 	if err != nil {
 		return nil, withStatus(statusInvalidArgument, "%s: %v", what, err)
@@ -146,6 +163,15 @@ func viewTensor(v *C.gt_tensor_view, what string) (*tensor.Tensor, error) {
 }
 
 func viewTensors(views *C.gt_tensor_view, n C.int32_t) ([]*tensor.Tensor, error) {
+	return viewTensorsAs(views, n, false)
+}
+
+// borrowTensors is viewTensors over the caller's memory (viewTensorAs).
+func borrowTensors(views *C.gt_tensor_view, n C.int32_t) ([]*tensor.Tensor, error) {
+	return viewTensorsAs(views, n, true)
+}
+
+func viewTensorsAs(views *C.gt_tensor_view, n C.int32_t, borrow bool) ([]*tensor.Tensor, error) {
 	if n < 0 {
 		return nil, withStatus(statusInvalidArgument, "negative tensor count %d", int32(n))
 	}
@@ -155,7 +181,7 @@ func viewTensors(views *C.gt_tensor_view, n C.int32_t) ([]*tensor.Tensor, error)
 	vs := unsafe.Slice(views, int(n))
 	out := make([]*tensor.Tensor, len(vs))
 	for i := range vs {
-		t, err := viewTensor(&vs[i], fmt.Sprintf("argument %d", i))
+		t, err := viewTensorAs(&vs[i], fmt.Sprintf("argument %d", i), borrow)
 		if err != nil {
 			return nil, err
 		}

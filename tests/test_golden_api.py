@@ -130,3 +130,62 @@ def test_jax_compiled_object_is_accepted(mlp_case):
     module = goldtrace.hlo.load(compiled)
     assert module.kind == "text" and "fusion" in module.text
     np.testing.assert_array_equal(goldtrace.golden(compiled, x, w)[0], np.asarray(compiled(x, w)))
+
+
+# A loop that overwrites its carried buffer (the entry parameter) row by row
+# with dynamic-update-slice: the evaluator updates it in place.
+INPLACE_LOOP = """HloModule inplace_loop
+
+body {
+  s = (s32[], f32[6,5]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  b = f32[6,5] get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  zero = s32[] constant(0)
+  f = f32[] convert(i1)
+  row = f32[1,5] broadcast(f), dimensions={}
+  u = f32[6,5] dynamic-update-slice(b, row, i, zero)
+  ROOT t = (s32[], f32[6,5]) tuple(i1, u)
+}
+
+cond {
+  s = (s32[], f32[6,5]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(6)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+ENTRY e {
+  p = f32[6,5] parameter(0)
+  z = s32[] constant(0)
+  init = (s32[], f32[6,5]) tuple(z, p)
+  w = (s32[], f32[6,5]) while(init), condition=cond, body=body
+  r = f32[6,5] get-tuple-element(w), index=1
+  flat = f32[30] reshape(p)
+  ROOT out = (f32[6,5], f32[30], f32[6,5]) tuple(r, flat, p)
+}
+"""
+
+
+def test_inputs_read_in_place_stay_untouched_and_outputs_outlive_them():
+    # golden() reads the numpy inputs where they are (no copy): a loop that
+    # updates its input's buffer in place must not write into the caller's
+    # array, and outputs that are the input itself (or a view of it) must
+    # hold the input's values, for an input that is 16-byte aligned (read
+    # in place) and one that is not (copied).
+    rng = np.random.default_rng(12)
+    raw = np.zeros(6 * 5 + 4, np.float32)
+    unaligned = raw[1:31].reshape(6, 5)
+    assert unaligned.ctypes.data % 16 != 0
+    for buf in (np.empty((6, 5), np.float32), unaligned):
+        buf[...] = rng.standard_normal((6, 5)).astype(np.float32)
+        before = buf.copy()
+        got = goldtrace.golden(INPLACE_LOOP, buf)
+        np.testing.assert_array_equal(buf, before)
+        assert len(got) == 3
+        np.testing.assert_array_equal(got[0], np.repeat(np.arange(1, 7, dtype=np.float32)[:, None], 5, 1))
+        np.testing.assert_array_equal(got[1], before.reshape(-1))
+        np.testing.assert_array_equal(got[2], before)
+        inter = goldtrace.golden(INPLACE_LOOP, buf, save_intermediates=True).intermediates
+        np.testing.assert_array_equal(inter["p"], before)
