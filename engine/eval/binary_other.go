@@ -15,3 +15,6 @@ func binaryLaneWidths() []int { return []int{0} }
 
 // signBitF32Vector has no vector form in the portable build.
 func signBitF32Vector(abs bool, x, o []float32) int { return 0 }
+
+// fmaF32Vector has no vector form in the portable build.
+func fmaF32Vector(a, b, c, o []float32) int { return 0 }

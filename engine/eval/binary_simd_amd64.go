@@ -183,3 +183,46 @@ func signBitF32Vector(abs bool, x, o []float32) int {
 	}
 	return 0
 }
+
+// fmaF32Vector sets o[i] = a[i]*b[i]+c[i] rounded once (VFMADD, what fma32
+// computes) over the whole vectors at the front, and returns how many
+// elements that was. A vector with a NaN result is redone by fma32, whose
+// NaN payload (a's, then b's, then c's) VFMADD's operand order need not
+// keep.
+func fmaF32Vector(a, b, c, o []float32) int {
+	n := len(o)
+	a, b, c = a[:n], b[:n], c[:n]
+	switch binaryLanes {
+	case 16:
+		n &^= 15
+		for i := 0; i < n; i += 16 {
+			x := archsimd.LoadFloat32x16((*[16]float32)(a[i:]))
+			y := archsimd.LoadFloat32x16((*[16]float32)(b[i:]))
+			z := archsimd.LoadFloat32x16((*[16]float32)(c[i:]))
+			r := x.MulAdd(y, z)
+			r.Store((*[16]float32)(o[i:]))
+			if r.IsNaN().ToBits() != 0 {
+				for k := i; k < i+16; k++ {
+					o[k] = fma32(a[k], b[k], c[k])
+				}
+			}
+		}
+		return n
+	case 8:
+		n &^= 7
+		for i := 0; i < n; i += 8 {
+			x := archsimd.LoadFloat32x8((*[8]float32)(a[i:]))
+			y := archsimd.LoadFloat32x8((*[8]float32)(b[i:]))
+			z := archsimd.LoadFloat32x8((*[8]float32)(c[i:]))
+			r := x.MulAdd(y, z)
+			r.Store((*[8]float32)(o[i:]))
+			if r.IsNaN().ToBits() != 0 {
+				for k := i; k < i+8; k++ {
+					o[k] = fma32(a[k], b[k], c[k])
+				}
+			}
+		}
+		return n
+	}
+	return 0
+}

@@ -130,3 +130,43 @@ func TestSignBitF32Vector(t *testing.T) {
 		}
 	}
 }
+
+// The vector f32 fused multiply-add gives fma32's bits, NaN payloads
+// included, with every vector width: ties, subnormals, infinities, NaNs.
+func TestFMAF32VectorMatchesFMA32(t *testing.T) {
+	saved := binaryLanes
+	defer func() { binaryLanes = saved }()
+	rng := rand.New(rand.NewSource(12))
+	val := func() float32 {
+		switch rng.Intn(10) {
+		case 0:
+			return math.Float32frombits(0x7f800001 | rng.Uint32()&0x803fffff) // NaN
+		case 1:
+			return math.Float32frombits(rng.Uint32() & 0x807fffff) // subnormal or zero
+		case 2:
+			return float32(math.Inf(rng.Intn(2)*2 - 1))
+		case 3:
+			return float32(rng.Intn(64) - 32) // small integers: exact products, ties
+		}
+		return float32(rng.NormFloat64() * math.Pow(2, float64(rng.Intn(60)-30)))
+	}
+	for _, lanes := range binaryLaneWidths() {
+		binaryLanes = lanes
+		for n := 0; n < 200; n++ {
+			a, b, c, o := make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n)
+			for i := range a {
+				a[i], b[i], c[i] = val(), val(), val()
+				if rng.Intn(4) == 0 { // c near -a*b: cancellation
+					c[i] = -float32(float64(a[i]) * float64(b[i]))
+				}
+			}
+			k := fmaF32Vector(a, b, c, o)
+			for i := range k {
+				if got, want := math.Float32bits(o[i]), math.Float32bits(fma32(a[i], b[i], c[i])); got != want {
+					t.Fatalf("lanes %d: fma(%#x, %#x, %#x) = %#x, fma32 %#x", lanes, math.Float32bits(a[i]),
+						math.Float32bits(b[i]), math.Float32bits(c[i]), got, want)
+				}
+			}
+		}
+	}
+}

@@ -60,6 +60,13 @@ func asF32(t *tensor.Tensor) []float32 {
 // newFromF32 stores float32 results into a new tensor of a classF32 type,
 // rounding once with the type's rules. For f32 it adopts vals without copying.
 func newFromF32(typ dtype.Type, dims []int64, vals []float32) *tensor.Tensor {
+	// Adopted when vals fill the tensor and start 16-byte aligned, as tensor
+	// storage must; every caller hands over a slice it no longer touches.
+	if typ == dtype.F32 && len(vals) > 0 && int64(len(vals)) == tensor.NumElements(dims) &&
+		uintptr(unsafe.Pointer(&vals[0]))%16 == 0 {
+		return &tensor.Tensor{Type: typ, Dims: append([]int64{}, dims...),
+			Data: unsafe.Slice((*byte)(unsafe.Pointer(&vals[0])), 4*len(vals))}
+	}
 	out := tensor.New(typ, dims)
 	if typ == dtype.F32 {
 		copy(out.F32(), vals)

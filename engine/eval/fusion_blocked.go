@@ -535,7 +535,7 @@ func (w *fuseWorker) block(g *fusedGroup, ext [][][]float32, s, e int, o []float
 			}
 		case fuseFMA:
 			a, b, c := arg(0), arg(1), arg(2)
-			for i := range dst {
+			for i := fmaF32Vector(a, b, c, dst); i < len(dst); i++ {
 				dst[i] = fma32(a[i], b[i], c[i])
 			}
 		case fuseBroadcast:

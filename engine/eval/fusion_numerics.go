@@ -36,7 +36,7 @@ func evalFMA(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
 	switch in.Shape.Elem {
 	case dtype.F32:
 		o, x, y, z := out.F32(), a.F32(), b.F32(), c.F32()
-		for i := range o {
+		for i := fmaF32Vector(x, y, z, o); i < len(o); i++ {
 			o[i] = fma32(x[i], y[i], z[i])
 		}
 	case dtype.F64:
