@@ -121,6 +121,7 @@ type Evaluator struct {
 
 	inplace *inPlaceState // loop-carried updates done in place (while_inplace.go)
 	fusion  fusionCache   // blocked elementwise groups per computation (fusion_blocked.go)
+	pool    recycler      // dead intermediates' storage (recycle.go)
 }
 
 // New returns an evaluator of m.
@@ -183,6 +184,18 @@ func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 	}
 	vals := make(map[*hlo.Instruction]Value, len(c.Instructions))
 	plan := ev.fusionPlanFor(c)
+	// owned: values whose storage this frame alone holds (recycle.go).
+	var owned map[*hlo.Instruction]bool
+	if ev.recycling() {
+		owned = map[*hlo.Instruction]bool{}
+	}
+	release := func(op *hlo.Instruction) {
+		if owned[op] {
+			ev.pool.put(vals[op].T.Data)
+			delete(owned, op)
+		}
+		ev.forget(vals, op)
+	}
 	for _, in := range c.Instructions {
 		if err := ev.Ctx.Err(); err != nil {
 			return Value{}, err
@@ -193,17 +206,18 @@ func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 		}
 		if g := plan.group(in); g != nil {
 			var err error
-			if v, err = runGroup(g, vals); err != nil {
+			if v, err = runGroup(ev, g, vals); err != nil {
 				return Value{}, &Error{c.Name, in.Name, in.Opcode, err}
 			}
 			ev.noteLive(v) // before its operands may die: both existed at once
-			for _, m := range g.all() {
-				for _, op := range m.Operands {
-					uses[op]--
-					if uses[op] == 0 && op != c.Root {
-						ev.forget(vals, op)
-					}
+			for _, op := range g.consumes {
+				uses[op]--
+				if uses[op] == 0 && op != c.Root {
+					release(op)
 				}
+			}
+			if owned != nil && v.T != nil {
+				owned[in] = true // a group's value is always new storage
 			}
 		} else if in.Opcode == "parameter" {
 			v = args[in.ParameterNumber]
@@ -233,10 +247,25 @@ func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 				return Value{}, &Error{c.Name, in.Name, in.Opcode, err}
 			}
 			ev.noteLive(v)
+			if owned != nil {
+				fresh := v.T != nil && freshOp(in)
+				for i, op := range in.Operands {
+					switch {
+					case in.Opcode == "tuple":
+						delete(owned, op) // the tuple holds its storage now
+					case (fresh || owned[op]) && sharesValue(v, opArgs[i]):
+						fresh = false
+						delete(owned, op) // so does this view or pass-through
+					}
+				}
+				if fresh {
+					owned[in] = true
+				}
+			}
 			for _, op := range in.Operands {
 				uses[op]--
 				if uses[op] == 0 && op != c.Root {
-					ev.forget(vals, op)
+					release(op)
 				}
 			}
 		}

@@ -129,7 +129,7 @@ func evalDot(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
 	}
 	par := ev.parallelism()
 	c := contractAs(contractionClass(out.Elem, lhs.Type, rhs.Type), lhs, rhs, out.Elem, out.Dims, kernels{
-		f32:   func(a, b []float32) []float32 { return dotInF32(par, p, lhs.Dims, rhs.Dims, a, b) },
+		f32:   func(a, b []float32) []float32 { return dotInF32(ev, par, p, lhs.Dims, rhs.Dims, a, b) },
 		f64:   func(a, b []float64) []float64 { return dotIn(par, p, lhs.Dims, rhs.Dims, a, b) },
 		c128:  func(a, b []complex128) []complex128 { return dotIn(par, p, lhs.Dims, rhs.Dims, a, b) },
 		i64:   func(a, b []int64) []int64 { return dotIn(par, p, lhs.Dims, rhs.Dims, a, b) },
@@ -148,13 +148,13 @@ func dotIn[T number](par int, p *dotPlan, ldims, rdims []int64, lhs, rhs []T) []
 
 // dotInF32 is dotIn for f32, taking XLA:CPU's matrix-vector order where
 // dot_order.go reproduces it.
-func dotInF32(par int, p *dotPlan, ldims, rdims []int64, lhs, rhs []float32) []float32 {
+func dotInF32(ev *Evaluator, par int, p *dotPlan, ldims, rdims []int64, lhs, rhs []float32) []float32 {
 	a, la := asMatrices(lhs, ldims, p.lhsPerm, p.nBatch, p.nLhsFree, p.m, p.k)
 	b, lb := asMatrices(rhs, rdims, p.rhsPerm, p.nBatch, p.nContract, p.k, p.n)
 	if c, ok := gemvOrdered(p, a, la, b, lb); ok {
 		return c
 	}
-	c := make([]float32, p.b*p.m*p.n)
+	c := ev.newF32s(p.b*p.m*p.n, true) // the GEMM accumulates into c
 	gemmStrided(par, p.b, p.m, p.n, p.k, a, la, b, lb, c)
 	return c
 }

@@ -18,6 +18,7 @@ import (
 	"math"
 	"os"
 	"reflect"
+	"slices"
 	"sync"
 
 	"goldtrace/engine/dtype"
@@ -42,7 +43,12 @@ const (
 	fuseBinary
 	fuseFMA
 	fuseBroadcast
+	fuseSlice // a strided window of an outside operand, read in place
 )
+
+// gathers reports whether k reads its outside operand at positions of its
+// own (broadcast, slice), so its operand has another shape than it.
+func (k fuseKind) gathers() bool { return k == fuseBroadcast || k == fuseSlice }
 
 // fusedGroup is one blocked DAG. members are in computation order; the last
 // one is the DAG's root. When reduce is set the group's value is the reduce
@@ -54,11 +60,16 @@ type fusedGroup struct {
 	dims    []int64
 	reduce  *hlo.Instruction
 	op      string // the reduce's fast reducer
-	// Broadcast geometry per member (nil for the others): the source
-	// stride of each result dimension (0 where broadcast).
+	// Gather geometry per broadcast or slice member (nil for the others):
+	// the source stride of each result dimension (0 where broadcast) and
+	// the source offset of the first element.
 	bstrides [][]int64
+	boffs    []int64
 	// flushed marks members whose op flushes its result's subnormals.
 	flushed []bool
+	// consumes lists the operands of members (and the reduce) whose use
+	// this group's run ends, once per use.
+	consumes []*hlo.Instruction
 }
 
 // out is the instruction whose value the group produces.
@@ -109,13 +120,26 @@ func fusibleKind(in *hlo.Instruction) fuseKind {
 		if !isF32Array(op.Shape) {
 			return fuseNone
 		}
-		if in.Opcode != "broadcast" && !equalDims(op.Shape.Dims, in.Shape.Dims) {
+		if in.Opcode != "broadcast" && in.Opcode != "slice" && !equalDims(op.Shape.Dims, in.Shape.Dims) {
 			return fuseNone
 		}
 	}
 	switch len(in.Operands) {
 	case 1:
 		switch in.Opcode {
+		case "slice":
+			src := in.Operands[0].Shape.Dims
+			if len(in.Slice) != len(src) || len(src) != len(in.Shape.Dims) {
+				return fuseNone
+			}
+			for d, r := range in.Slice {
+				st := max(r.Stride, 1)
+				if r.Start < 0 || r.Limit > src[d] || r.Start > r.Limit || r.Stride < 0 ||
+					(r.Limit-r.Start+st-1)/st != in.Shape.Dims[d] {
+					return fuseNone
+				}
+			}
+			return fuseSlice
 		case "abs", "negate":
 			return fuseSignBit
 		case "broadcast":
@@ -174,13 +198,13 @@ func errMissing(op *hlo.Instruction) error {
 }
 
 // runGroup evaluates g, turning a panic into an error as callOp does.
-func runGroup(g *fusedGroup, vals map[*hlo.Instruction]Value) (v Value, err error) {
+func runGroup(ev *Evaluator, g *fusedGroup, vals map[*hlo.Instruction]Value) (v Value, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			v, err = Value{}, fmt.Errorf("internal error: %v", r)
 		}
 	}()
-	return g.eval(vals)
+	return g.eval(ev, vals)
 }
 
 // planFusion groups c's fusible instructions: walking backwards, an
@@ -195,6 +219,7 @@ func planFusion(c *hlo.Computation) *fusionPlan {
 		}
 	}
 	groupOf := map[*hlo.Instruction]*fusedGroup{}
+	shared := map[*hlo.Instruction]bool{} // gathers that joined several groups
 	var groups []*fusedGroup
 	for i := len(c.Instructions) - 1; i >= 0; i-- {
 		in := c.Instructions[i]
@@ -203,10 +228,34 @@ func planFusion(c *hlo.Computation) *fusionPlan {
 			continue
 		}
 		var g *fusedGroup
+		if k.gathers() && in != c.Root && len(users[in]) > 1 {
+			// A broadcast or slice whose users all sit in groups of its
+			// shape joins each of them: each reads the outside operand in
+			// place rather than one copy being made for all.
+			var gs []*fusedGroup
+			for _, u := range users[in] {
+				ug := groupOf[u]
+				if ug == nil || fusibleKind(u).gathers() || !equalDims(ug.dims, in.Shape.Dims) {
+					gs = nil
+					break
+				}
+				if !slices.Contains(gs, ug) {
+					gs = append(gs, ug)
+				}
+			}
+			if len(gs) > 1 {
+				for _, ug := range gs {
+					ug.members = append(ug.members, in)
+					ug.kinds = append(ug.kinds, k)
+				}
+				shared[in] = true
+				continue
+			}
+		}
 		if in != c.Root && len(users[in]) > 0 {
 			g = groupOf[users[in][0]]
 			for _, u := range users[in] {
-				if groupOf[u] != g || u.Opcode == "broadcast" {
+				if groupOf[u] != g || fusibleKind(u).gathers() {
 					g = nil
 					break
 				}
@@ -221,7 +270,7 @@ func planFusion(c *hlo.Computation) *fusionPlan {
 		if g == nil {
 			g = &fusedGroup{dims: in.Shape.Dims, pos: map[*hlo.Instruction]int{}}
 			groups = append(groups, g)
-			if in != c.Root && len(users[in]) == 1 && k != fuseBroadcast {
+			if in != c.Root && len(users[in]) == 1 && !k.gathers() {
 				if r := users[in][0]; fusibleReduce(r, in) {
 					g.reduce, g.op = r, fastReducer(r.ToApply())
 				}
@@ -237,7 +286,7 @@ func planFusion(c *hlo.Computation) *fusionPlan {
 		if n < 2 && g.reduce == nil {
 			continue
 		}
-		if n == 1 && g.kinds[0] == fuseBroadcast {
+		if n == 1 && g.kinds[0].gathers() {
 			continue
 		}
 		// Members were collected backwards: put them in computation order.
@@ -246,16 +295,25 @@ func planFusion(c *hlo.Computation) *fusionPlan {
 			g.kinds[a], g.kinds[b] = g.kinds[b], g.kinds[a]
 		}
 		g.bstrides = make([][]int64, n)
+		g.boffs = make([]int64, n)
 		g.flushed = make([]bool, n)
 		for j, m := range g.members {
 			g.pos[m] = j
 			g.flushed[j] = g.kinds[j] == fuseBinary && !keepsSubnormalResult(m.Opcode) ||
 				g.kinds[j] == fuseUnary && !keepsSubnormals(m.Opcode)
-			if g.kinds[j] == fuseBroadcast {
-				src := tensor.Strides(m.Operands[0].Shape.Dims)
+			src := tensor.Strides(m.Operands[0].Shape.Dims)
+			switch g.kinds[j] {
+			case fuseBroadcast:
 				st := make([]int64, len(g.dims))
 				for i, d := range m.Dimensions {
 					st[d] = src[i]
+				}
+				g.bstrides[j] = st
+			case fuseSlice:
+				st := make([]int64, len(g.dims))
+				for d, r := range m.Slice {
+					st[d] = src[d] * max(r.Stride, 1)
+					g.boffs[j] += src[d] * r.Start
 				}
 				g.bstrides[j] = st
 			}
@@ -268,6 +326,27 @@ func planFusion(c *hlo.Computation) *fusionPlan {
 	}
 	if len(p.groups) == 0 {
 		return nil
+	}
+	// The operands each group's run consumes (for Call's use counts): a
+	// shared gather's operand counts once, with the last of its groups to run.
+	order := map[*hlo.Instruction]int{}
+	for i, in := range c.Instructions {
+		order[in] = i
+	}
+	last := map[*hlo.Instruction]*fusedGroup{}
+	for _, g := range p.groups {
+		for _, m := range g.members {
+			if shared[m] && (last[m] == nil || order[last[m].out()] < order[g.out()]) {
+				last[m] = g
+			}
+		}
+	}
+	for _, g := range p.groups {
+		for _, m := range g.all() {
+			if !shared[m] || last[m] == g {
+				g.consumes = append(g.consumes, m.Operands...)
+			}
+		}
 	}
 	return p
 }
@@ -299,7 +378,7 @@ func fusibleReduce(r, x *hlo.Instruction) bool {
 }
 
 // eval computes the group's value from the values of its outside operands.
-func (g *fusedGroup) eval(vals map[*hlo.Instruction]Value) (Value, error) {
+func (g *fusedGroup) eval(ev *Evaluator, vals map[*hlo.Instruction]Value) (Value, error) {
 	n := len(g.members)
 	ext := make([][][]float32, n) // per member, per operand: the outside value, or nil
 	for j, m := range g.members {
@@ -317,7 +396,7 @@ func (g *fusedGroup) eval(vals map[*hlo.Instruction]Value) (Value, error) {
 	}
 	total := int(tensor.NumElements(g.dims))
 	if g.reduce == nil {
-		out := tensor.New(dtype.F32, g.dims)
+		out := ev.newTensor(dtype.F32, g.dims, false) // every block is written
 		o := out.F32()
 		blocks := (total + fuseBlock - 1) / fuseBlock
 		blk := min(fuseBlock, total)
@@ -483,7 +562,7 @@ func (w *fuseWorker) block(g *fusedGroup, ext [][][]float32, s, e int, o []float
 		}
 		arg := func(k int) []float32 {
 			if x := ext[j][k]; x != nil {
-				if g.kinds[j] == fuseBroadcast {
+				if g.kinds[j].gathers() {
 					return x
 				}
 				return x[s:e]
@@ -538,15 +617,17 @@ func (w *fuseWorker) block(g *fusedGroup, ext [][][]float32, s, e int, o []float
 			for i := fmaF32Vector(a, b, c, dst); i < len(dst); i++ {
 				dst[i] = fma32(a[i], b[i], c[i])
 			}
-		case fuseBroadcast:
-			w.broadcast(g.dims, g.bstrides[j], arg(0), s, dst)
+		case fuseBroadcast, fuseSlice:
+			w.broadcast(g.dims, g.bstrides[j], g.boffs[j], arg(0), s, dst)
 		}
 	}
 }
 
-// broadcast fills dst with elements [s, s+len(dst)) of the broadcast of src
-// (result dimensions dims, source strides st, 0 where broadcast).
-func (w *fuseWorker) broadcast(dims, st []int64, src []float32, s int, dst []float32) {
+// broadcast fills dst with elements [s, s+len(dst)) of the broadcast or
+// slice of src (result dimensions dims, source strides st, 0 where
+// broadcast, and the source offset off of the first element).
+func (w *fuseWorker) broadcast(dims, st []int64, off int64, src []float32, s int, dst []float32) {
+	src = src[off:]
 	r := len(dims)
 	if r == 0 {
 		dst[0] = src[0]

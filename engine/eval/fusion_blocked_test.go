@@ -141,3 +141,83 @@ func TestFusionBlockedMatchesOpByOp(t *testing.T) {
 		t.Errorf("only %d of %d modules had a fused group", fused, trials)
 	}
 }
+
+// Slices of a wider operand read in place by groups (with strides and
+// offsets in every dimension), and a broadcast and a slice each shared by
+// several groups (the gates of an LSTM step), fused against op by op.
+func TestFusionBlockedSlicesAndSharedGathers(t *testing.T) {
+	rng := rand.New(rand.NewSource(12))
+	shapes := [][]int64{{16, 256}, {3, 5, 70}, {4100}, {2, 3000}}
+	for trial := 0; trial < 40; trial++ {
+		dims := shapes[trial%len(shapes)]
+		r := len(dims)
+		sh := "f32" + strings.ReplaceAll(fmt.Sprint(dims), " ", ",")
+		wide := make([]int64, r)
+		var b strings.Builder
+		b.WriteString("HloModule m\nsum {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\nENTRY e {\n")
+		gates := 2 + rng.Intn(3)
+		slices := make([]string, gates)
+		ranges := make([][]string, gates)
+		for d := range wide {
+			wide[d] = dims[d]*int64(1+rng.Intn(3)) + int64(rng.Intn(5))
+		}
+		for k := range slices {
+			ranges[k] = make([]string, r)
+			for d := range wide {
+				st := int64(1 + rng.Intn(2))
+				if dims[d]*st > wide[d] {
+					st = 1
+				}
+				start := rng.Int63n(wide[d] - (dims[d]-1)*st)
+				ranges[k][d] = fmt.Sprintf("[%d:%d:%d]", start, start+(dims[d]-1)*st+1, st)
+			}
+		}
+		wsh := "f32" + strings.ReplaceAll(fmt.Sprint(wide), " ", ",")
+		fmt.Fprintf(&b, "  p0 = %s parameter(0)\n  w = %s parameter(1)\n  one = f32[] constant(1)\n  b1 = %s broadcast(one), dimensions={}\n", sh, wsh, sh)
+		for k := range slices {
+			slices[k] = fmt.Sprintf("sl%d", k)
+			fmt.Fprintf(&b, "  %s = %s slice(w), slice={%s}\n", slices[k], sh, strings.Join(ranges[k], ", "))
+		}
+		var outs []string
+		for k := 0; k < gates; k++ {
+			src := slices[k]
+			if k > 0 && rng.Intn(3) == 0 {
+				src = slices[k-1] // a slice two gates share
+			}
+			fmt.Fprintf(&b, "  n%d = %s negate(%s)\n  e%d = %s exponential(n%d)\n  a%d = %s add(e%d, b1)\n  g%d = %s divide(b1, a%d)\n",
+				k, sh, src, k, sh, k, k, sh, k, k, sh, k)
+			last := fmt.Sprintf("g%d", k)
+			if rng.Intn(2) == 0 {
+				fmt.Fprintf(&b, "  h%d = %s %s(%s, p0)\n", k, sh, fuseBinaryOps[rng.Intn(len(fuseBinaryOps))], last)
+				last = fmt.Sprintf("h%d", k)
+			}
+			outs = append(outs, last)
+		}
+		shs := strings.TrimSuffix(strings.Repeat(sh+", ", len(outs)), ", ")
+		if trial%2 == 1 {
+			out := "f32" + strings.ReplaceAll(fmt.Sprint(dims[:r-1]), " ", ",")
+			fmt.Fprintf(&b, "  z = f32[] constant(0)\n  red = %s reduce(%s, z), dimensions={%d}, to_apply=sum\n", out, outs[0], r-1)
+			outs[0], shs = "red", out+strings.TrimPrefix(shs, sh)
+		}
+		fmt.Fprintf(&b, "  ROOT t = (%s) tuple(%s)\n}\n", shs, strings.Join(outs, ", "))
+		src := b.String()
+		m, err := hlo.ParseText([]byte(src), "test.hlo")
+		if err != nil {
+			t.Fatalf("parse: %v\n%s", err, src)
+		}
+		// The plan reads b1 (and the slices) inside several groups.
+		p := planFusion(m.Entry)
+		in := 0
+		for _, g := range p.groups {
+			for _, mem := range g.members {
+				if mem.Name == "b1" {
+					in++
+				}
+			}
+		}
+		if in != gates {
+			t.Fatalf("b1 is a member of %d groups, want %d\n%s", in, gates, src)
+		}
+		fusedVsOpByOp(t, src, randomF32(rng, dims), randomF32(rng, wide))
+	}
+}

@@ -131,7 +131,7 @@ func arrayResult(in *hlo.Instruction) (dtype.Type, []int64, error) {
 	return to, in.Shape.Dims, nil
 }
 
-func evalBroadcast(_ *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
+func evalBroadcast(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
 	ts, err := arrayArgs(args, 1)
 	if err != nil {
 		return Value{}, err
@@ -152,7 +152,7 @@ func evalBroadcast(_ *Evaluator, in *hlo.Instruction, args []Value) (Value, erro
 		}
 		strides[d] = xs[i]
 	}
-	out := tensor.New(x.Type, dims)
+	out := ev.newTensor(x.Type, dims, false) // copyView writes every element
 	copyView(x.Type.Size(), dims, out.Data, dense(dims), x.Data, view{0, strides})
 	return ArrayValue(out), nil
 }
@@ -230,7 +230,7 @@ func evalReverse(_ *Evaluator, in *hlo.Instruction, args []Value) (Value, error)
 	return ArrayValue(out), nil
 }
 
-func evalSlice(_ *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
+func evalSlice(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
 	ts, err := arrayArgs(args, 1)
 	if err != nil {
 		return Value{}, err
@@ -253,7 +253,7 @@ func evalSlice(_ *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
 		sv.off += s.Start * sv.strides[i]
 		sv.strides[i] *= stride
 	}
-	out := tensor.New(x.Type, dims)
+	out := ev.newTensor(x.Type, dims, false) // copyView writes every element
 	copyView(x.Type.Size(), dims, out.Data, dense(dims), x.Data, sv)
 	return ArrayValue(out), nil
 }
@@ -283,7 +283,7 @@ func startIndices(args []Value, dims, sizes []int64) ([]int64, error) {
 	return starts, nil
 }
 
-func evalDynamicSlice(_ *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
+func evalDynamicSlice(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
 	if len(args) < 1 || args[0].T == nil {
 		return Value{}, fmt.Errorf("dynamic-slice needs an array operand")
 	}
@@ -300,7 +300,7 @@ func evalDynamicSlice(_ *Evaluator, in *hlo.Instruction, args []Value) (Value, e
 	for i, s := range starts {
 		sv.off += s * sv.strides[i]
 	}
-	out := tensor.New(x.Type, sizes)
+	out := ev.newTensor(x.Type, sizes, false) // copyView writes every element
 	copyView(x.Type.Size(), sizes, out.Data, dense(sizes), x.Data, sv)
 	return ArrayValue(out), nil
 }

@@ -1,0 +1,186 @@
+package eval
+
+// Buffer recycling. A loop body of small ops allocates the same few
+// intermediates every step; left to the garbage collector, each step pays
+// for fresh (zeroed, often page-faulted) memory and the collector for
+// sweeping it. Evaluator.Call instead hands the storage of an intermediate
+// that dies (its last user has run) back to the evaluator when it owns that
+// storage outright, and the next allocation of that size reuses it.
+//
+// Ownership is decided where values are made, not guessed: a value is owned
+// when its instruction's op is one that always allocates its result (the
+// freshOps below, blocked groups) and the result shares no storage with any
+// operand (an op may return an operand or a view of it); it stops being
+// owned as soon as a user's value shares its storage (a tuple holding it, a
+// reshape viewing it, an in-place update). Parameters, constants and
+// anything a caller passed in are never owned. With a Trace (intermediates
+// kept for the caller) nothing is recycled.
+
+import (
+	"os"
+	"sync"
+	"unsafe"
+
+	"goldtrace/engine/dtype"
+	"goldtrace/engine/hlo"
+	"goldtrace/engine/tensor"
+)
+
+// recycleDisabled turns recycling off (GOLDTRACE_NO_RECYCLE=1), to compare.
+var recycleDisabled = os.Getenv("GOLDTRACE_NO_RECYCLE") == "1"
+
+const (
+	recycleMinBytes  = 4 << 10  // smaller buffers are cheap to allocate
+	recycleMaxBytes  = 64 << 20 // bound on what the pool holds
+	recyclePerLength = 8        // buffers kept per length
+)
+
+// recycler holds dead intermediates' storage by byte length.
+type recycler struct {
+	mu    sync.Mutex
+	free  map[int][][]byte
+	bytes int
+	reuse int // buffers handed out again (tests)
+}
+
+// put offers b for reuse.
+func (r *recycler) put(b []byte) {
+	n := len(b)
+	if n < recycleMinBytes {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.bytes+n > recycleMaxBytes || len(r.free[n]) >= recyclePerLength {
+		return
+	}
+	if r.free == nil {
+		r.free = map[int][][]byte{}
+	}
+	r.free[n] = append(r.free[n], b)
+	r.bytes += n
+}
+
+// get returns a recycled buffer of n bytes, or nil.
+func (r *recycler) get(n int) []byte {
+	if n < recycleMinBytes {
+		return nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	l := r.free[n]
+	if len(l) == 0 {
+		return nil
+	}
+	b := l[len(l)-1]
+	l[len(l)-1] = nil
+	r.free[n] = l[:len(l)-1]
+	r.bytes -= n
+	r.reuse++
+	return b
+}
+
+// newTensor is tensor.New drawing on the evaluator's recycled storage;
+// with zero unset the caller writes every element itself.
+func (ev *Evaluator) newTensor(t dtype.Type, dims []int64, zero bool) *tensor.Tensor {
+	if ev != nil && ev.recycling() {
+		if err := tensor.CheckShape(t, dims); err == nil {
+			if b := ev.pool.get(int(tensor.NumElements(dims)) * t.Size()); b != nil {
+				if zero {
+					clear(b)
+				}
+				return &tensor.Tensor{Type: t, Dims: append([]int64{}, dims...), Data: b}
+			}
+		}
+	}
+	return tensor.New(t, dims)
+}
+
+// newF32s is newTensor's storage for n f32 elements.
+func (ev *Evaluator) newF32s(n int, zero bool) []float32 {
+	if ev != nil && ev.recycling() {
+		if b := ev.pool.get(4 * n); b != nil {
+			if zero {
+				clear(b)
+			}
+			return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), n)
+		}
+	}
+	return make([]float32, n)
+}
+
+// recycling reports whether ev recycles storage: not when a Trace keeps
+// values, nor across devices (another device's evaluator may still read a
+// value this one contributed to a collective).
+func (ev *Evaluator) recycling() bool {
+	return !recycleDisabled && ev.Options.Trace == nil && ev.Options.Exchange == nil
+}
+
+// freshOps always allocate their result (or return an operand's storage,
+// which the sharing test catches); nothing else is ever owned.
+var freshOps = map[string]bool{"dot": true, "slice": true, "dynamic-slice": true, "broadcast": true,
+	"transpose": true, "concatenate": true, "select": true, "compare": true, "convert": true}
+
+// freshOp reports whether in's op allocates its result.
+func freshOp(in *hlo.Instruction) bool {
+	if freshOps[in.Opcode] {
+		return true
+	}
+	if in.Opcode == "custom-call" {
+		return in.CustomCallTarget == FMATarget
+	}
+	elementwiseOnce.Do(func() {
+		elementwiseOps = map[string]bool{}
+		for op := range ops {
+			if registeredAs(op, evalUnary) || registeredAs(op, evalBinary) {
+				elementwiseOps[op] = true
+			}
+		}
+	})
+	return elementwiseOps[in.Opcode]
+}
+
+var (
+	elementwiseOnce sync.Once
+	elementwiseOps  map[string]bool // opcodes evaluated by evalUnary or evalBinary
+)
+
+// shares reports whether any array leaf of v shares storage with t.
+func shares(v Value, t *tensor.Tensor) bool {
+	if t == nil || len(t.Data) == 0 {
+		return false
+	}
+	lo := uintptr(unsafe.Pointer(&t.Data[0]))
+	hi := lo + uintptr(len(t.Data))
+	var walk func(v Value) bool
+	walk = func(v Value) bool {
+		if v.T != nil {
+			if len(v.T.Data) == 0 {
+				return false
+			}
+			p := uintptr(unsafe.Pointer(&v.T.Data[0]))
+			return p < hi && lo < p+uintptr(len(v.T.Data))
+		}
+		for _, e := range v.Tuple {
+			if walk(e) {
+				return true
+			}
+		}
+		return false
+	}
+	return walk(v)
+}
+
+// sharesValue reports whether any array leaf of v shares storage with one
+// of a's.
+func sharesValue(v, a Value) bool {
+	if a.T != nil {
+		return shares(v, a.T)
+	}
+	for _, e := range a.Tuple {
+		if sharesValue(v, e) {
+			return true
+		}
+	}
+	return false
+}
