@@ -70,7 +70,24 @@ type fusedGroup struct {
 	// consumes lists the operands of members (and the reduce) whose use
 	// this group's run ends, once per use.
 	consumes []*hlo.Instruction
+	// extID numbers each member operand from outside the group (the same
+	// outside value has one number), -1 for a member's; nExt counts them.
+	extID [][]int
+	nExt  int
+	// preserves marks members whose block is free of subnormals when their
+	// operand's is: abs and negate (sign bit only), and tanh, which returns
+	// x itself for |x| < 4e-4 and a normal number for every other x.
+	preserves []bool
 }
+
+// Per-block knowledge of whether a member's (or outside operand's) block
+// holds a subnormal, so that a block several ops read with subnormals
+// flushed is scanned once.
+const (
+	blockUnknown uint8 = iota
+	blockClean         // no subnormal
+	blockDirty         // a subnormal somewhere
+)
 
 // out is the instruction whose value the group produces.
 func (g *fusedGroup) out() *hlo.Instruction {
@@ -318,6 +335,26 @@ func planFusion(c *hlo.Computation) *fusionPlan {
 				g.bstrides[j] = st
 			}
 		}
+		g.extID = make([][]int, n)
+		g.preserves = make([]bool, n)
+		ids := map[*hlo.Instruction]int{}
+		for j, m := range g.members {
+			g.extID[j] = make([]int, len(m.Operands))
+			for k, op := range m.Operands {
+				if _, in := g.pos[op]; in {
+					g.extID[j][k] = -1
+					continue
+				}
+				id, ok := ids[op]
+				if !ok {
+					id = len(ids)
+					ids[op] = id
+				}
+				g.extID[j][k] = id
+			}
+			g.preserves[j] = g.kinds[j] == fuseSignBit || g.kinds[j] == fuseUnary && m.Opcode == "tanh"
+		}
+		g.nExt = len(ids)
 		for _, m := range g.members {
 			p.interior[m] = true
 		}
@@ -508,6 +545,9 @@ type fuseWorker struct {
 	tmp  [3][]float32
 	out  []float32 // a reduce's block of the root
 	idx  []int64
+	// state and estate are the block's blockUnknown/Clean/Dirty of each
+	// member and of each outside operand (by extID).
+	state, estate []uint8
 }
 
 var fuseWorkers sync.Pool // *fuseWorker
@@ -535,6 +575,13 @@ func getFuseWorker(g *fusedGroup, blk int) *fuseWorker {
 		w.idx = make([]int64, len(g.dims))
 	}
 	w.idx = w.idx[:len(g.dims)]
+	if cap(w.state) < n {
+		w.state = make([]uint8, n)
+	}
+	if cap(w.estate) < g.nExt {
+		w.estate = make([]uint8, g.nExt)
+	}
+	w.state, w.estate = w.state[:n], w.estate[:g.nExt]
 	return w
 }
 
@@ -555,10 +602,19 @@ func dazInto(xs, tmp []float32) []float32 {
 func (w *fuseWorker) block(g *fusedGroup, ext [][][]float32, s, e int, o []float32) {
 	n := len(g.members)
 	l := e - s
+	clear(w.state)
+	clear(w.estate)
 	for j, m := range g.members {
 		dst := o
 		if j < n-1 {
 			dst = w.bufs[j][:l]
+		}
+		// known is what this block knows of operand k's subnormals.
+		known := func(k int) *uint8 {
+			if id := g.extID[j][k]; id >= 0 {
+				return &w.estate[id]
+			}
+			return &w.state[g.pos[m.Operands[k]]]
 		}
 		arg := func(k int) []float32 {
 			if x := ext[j][k]; x != nil {
@@ -569,12 +625,26 @@ func (w *fuseWorker) block(g *fusedGroup, ext [][][]float32, s, e int, o []float
 			}
 			return w.bufs[g.pos[m.Operands[k]]][:l]
 		}
-		// daz reads operand k with subnormals flushed; a member's block that
-		// its own op already flushed is read as it is.
+		// daz reads operand k with subnormals flushed: a block known to hold
+		// none (a member's own op flushed it, or an earlier scan found none)
+		// is read as it is, else it is scanned and what the scan found kept.
 		daz := func(k int, tmp []float32) []float32 {
 			x := arg(k)
-			if ext[j][k] == nil && g.flushed[g.pos[m.Operands[k]]] {
+			st := known(k)
+			switch *st {
+			case blockClean:
 				return x
+			case blockUnknown:
+				i := firstSubnormal(x)
+				if i < 0 {
+					*st = blockClean
+					return x
+				}
+				*st = blockDirty
+				tmp = tmp[:len(x)]
+				copy(tmp, x)
+				ftz(tmp[i:])
+				return tmp
 			}
 			return dazInto(x, tmp)
 		}
@@ -619,6 +689,12 @@ func (w *fuseWorker) block(g *fusedGroup, ext [][][]float32, s, e int, o []float
 			}
 		case fuseBroadcast, fuseSlice:
 			w.broadcast(g.dims, g.bstrides[j], g.boffs[j], arg(0), s, dst)
+		}
+		switch {
+		case g.flushed[j]:
+			w.state[j] = blockClean
+		case g.preserves[j] && *known(0) == blockClean:
+			w.state[j] = blockClean
 		}
 	}
 }

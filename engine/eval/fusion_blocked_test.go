@@ -221,3 +221,31 @@ func TestFusionBlockedSlicesAndSharedGathers(t *testing.T) {
 		fusedVsOpByOp(t, src, randomF32(rng, dims), randomF32(rng, wide))
 	}
 }
+
+// A block several members read with subnormals flushed is scanned once and
+// what the scan found is reused; sign-bit ops and tanh pass subnormals on
+// unflushed, so their consumers must still flush them: each chain here
+// turns an unflushed subnormal into a visibly different result (times a
+// huge value, divided into 1, times inf).
+func TestFusionBlockedSubnormalKnowledge(t *testing.T) {
+	rng := rand.New(rand.NewSource(12))
+	dims := []int64{5000}
+	for _, chain := range []string{
+		"  a = f32[5000] negate(p0)\n  b = f32[5000] multiply(a, p1)\n  ROOT c = f32[5000] add(b, a)",
+		"  a = f32[5000] abs(p0)\n  b = f32[5000] divide(p1, a)\n  ROOT c = f32[5000] multiply(b, p0)",
+		"  a = f32[5000] tanh(p0)\n  n = f32[5000] negate(a)\n  b = f32[5000] multiply(n, p1)\n  ROOT c = f32[5000] subtract(b, a)",
+		"  a = f32[5000] tanh(p0)\n  b = f32[5000] multiply(a, p1)\n  e = f32[5000] exponential(a)\n  ROOT c = f32[5000] add(b, e)",
+		"  a = f32[5000] multiply(p0, p1)\n  n = f32[5000] negate(a)\n  t = f32[5000] tanh(n)\n  ROOT c = f32[5000] divide(p1, t)",
+	} {
+		src := "HloModule m\nENTRY e {\n  p0 = f32[5000] parameter(0)\n  p1 = f32[5000] parameter(1)\n" + chain + "\n}\n"
+		x, y := randomF32(rng, dims), randomF32(rng, dims)
+		for i := range y.F32() {
+			if i%3 == 0 {
+				y.F32()[i] = float32(math.Ldexp(1, 100+rng.Intn(27))) // huge
+			}
+		}
+		if !fusedVsOpByOp(t, src, x, y) {
+			t.Fatalf("nothing fused:\n%s", src)
+		}
+	}
+}

@@ -152,9 +152,30 @@ func evalBroadcast(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, err
 		}
 		strides[d] = xs[i]
 	}
+	if x.NumElements() == 1 {
+		// A scalar fills the result: zero bits are already there, others
+		// double a filled prefix.
+		out := ev.newTensor(x.Type, dims, true)
+		if e := x.Data; !allZero(e) && len(out.Data) > 0 {
+			n := copy(out.Data, e)
+			for n < len(out.Data) {
+				n += copy(out.Data[n:], out.Data[:n])
+			}
+		}
+		return ArrayValue(out), nil
+	}
 	out := ev.newTensor(x.Type, dims, false) // copyView writes every element
 	copyView(x.Type.Size(), dims, out.Data, dense(dims), x.Data, view{0, strides})
 	return ArrayValue(out), nil
+}
+
+func allZero(b []byte) bool {
+	for _, v := range b {
+		if v != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // reshaped shares x's storage under new dims.
