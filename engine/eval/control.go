@@ -45,6 +45,7 @@ func evalWhile(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) 
 	cond, body := in.Called[0], in.Called[1]
 	state, done := ev.beginInPlace(in, args[0])
 	defer done()
+	defer ev.enterLoop()()
 	for {
 		if err := ev.Ctx.Err(); err != nil {
 			return Value{}, err

@@ -122,6 +122,7 @@ type Evaluator struct {
 	inplace *inPlaceState // loop-carried updates done in place (while_inplace.go)
 	fusion  fusionCache   // blocked elementwise groups per computation (fusion_blocked.go)
 	pool    recycler      // dead intermediates' storage (recycle.go)
+	loops   int           // while loops running (recycle.go)
 }
 
 // New returns an evaluator of m.

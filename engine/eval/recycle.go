@@ -1,6 +1,6 @@
 package eval
 
-// Buffer recycling. A loop body of small ops allocates the same few
+// Buffer recycling in loops. A loop body of small ops allocates the same few
 // intermediates every step; left to the garbage collector, each step pays
 // for fresh (zeroed, often page-faulted) memory and the collector for
 // sweeping it. Evaluator.Call instead hands the storage of an intermediate
@@ -109,11 +109,31 @@ func (ev *Evaluator) newF32s(n int, zero bool) []float32 {
 	return make([]float32, n)
 }
 
-// recycling reports whether ev recycles storage: not when a Trace keeps
-// values, nor across devices (another device's evaluator may still read a
-// value this one contributed to a collective).
+// recycling reports whether ev recycles storage: inside while loops only
+// (their steps allocate the same buffers over and over; elsewhere a pooled
+// buffer might just outlive the garbage it would have been), not when a
+// Trace keeps values, nor across devices (another device's evaluator may
+// still read a value this one contributed to a collective).
 func (ev *Evaluator) recycling() bool {
-	return !recycleDisabled && ev.Options.Trace == nil && ev.Options.Exchange == nil
+	return ev.loops > 0 && !recycleDisabled && ev.Options.Trace == nil && ev.Options.Exchange == nil
+}
+
+// enterLoop marks a while loop running; the returned func ends it, and the
+// last loop to end lets the pool's storage go.
+func (ev *Evaluator) enterLoop() func() {
+	ev.loops++
+	return func() {
+		if ev.loops--; ev.loops == 0 {
+			ev.pool.drain()
+		}
+	}
+}
+
+// drain empties the pool.
+func (r *recycler) drain() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.free, r.bytes = nil, 0
 }
 
 // freshOps always allocate their result (or return an operand's storage,
