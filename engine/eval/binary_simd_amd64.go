@@ -67,6 +67,7 @@ func addF32X16(a, b, o []float32) int {
 		y := archsimd.LoadFloat32x16((*[16]float32)(b[i:]))
 		x.Add(y).Store((*[16]float32)(o[i:]))
 	}
+	archsimd.ClearAVXUpperBits()
 	return n
 }
 
@@ -78,6 +79,7 @@ func subtractF32X16(a, b, o []float32) int {
 		y := archsimd.LoadFloat32x16((*[16]float32)(b[i:]))
 		x.Sub(y).Store((*[16]float32)(o[i:]))
 	}
+	archsimd.ClearAVXUpperBits()
 	return n
 }
 
@@ -89,6 +91,7 @@ func multiplyF32X16(a, b, o []float32) int {
 		y := archsimd.LoadFloat32x16((*[16]float32)(b[i:]))
 		x.Mul(y).Store((*[16]float32)(o[i:]))
 	}
+	archsimd.ClearAVXUpperBits()
 	return n
 }
 
@@ -100,6 +103,7 @@ func divideF32X16(a, b, o []float32) int {
 		y := archsimd.LoadFloat32x16((*[16]float32)(b[i:]))
 		x.Div(y).Store((*[16]float32)(o[i:]))
 	}
+	archsimd.ClearAVXUpperBits()
 	return n
 }
 
@@ -111,6 +115,7 @@ func addF32X8(a, b, o []float32) int {
 		y := archsimd.LoadFloat32x8((*[8]float32)(b[i:]))
 		x.Add(y).Store((*[8]float32)(o[i:]))
 	}
+	archsimd.ClearAVXUpperBits()
 	return n
 }
 
@@ -122,6 +127,7 @@ func subtractF32X8(a, b, o []float32) int {
 		y := archsimd.LoadFloat32x8((*[8]float32)(b[i:]))
 		x.Sub(y).Store((*[8]float32)(o[i:]))
 	}
+	archsimd.ClearAVXUpperBits()
 	return n
 }
 
@@ -133,6 +139,7 @@ func multiplyF32X8(a, b, o []float32) int {
 		y := archsimd.LoadFloat32x8((*[8]float32)(b[i:]))
 		x.Mul(y).Store((*[8]float32)(o[i:]))
 	}
+	archsimd.ClearAVXUpperBits()
 	return n
 }
 
@@ -144,6 +151,7 @@ func divideF32X8(a, b, o []float32) int {
 		y := archsimd.LoadFloat32x8((*[8]float32)(b[i:]))
 		x.Div(y).Store((*[8]float32)(o[i:]))
 	}
+	archsimd.ClearAVXUpperBits()
 	return n
 }
 
@@ -166,6 +174,7 @@ func signBitF32Vector(abs bool, x, o []float32) int {
 			}
 			v.AsFloat32x16().Store((*[16]float32)(o[i:]))
 		}
+		archsimd.ClearAVXUpperBits()
 		return n
 	case 8:
 		n &^= 7
@@ -179,6 +188,7 @@ func signBitF32Vector(abs bool, x, o []float32) int {
 			}
 			v.AsFloat32x8().Store((*[8]float32)(o[i:]))
 		}
+		archsimd.ClearAVXUpperBits()
 		return n
 	}
 	return 0
@@ -207,6 +217,7 @@ func fmaF32Vector(a, b, c, o []float32) int {
 				}
 			}
 		}
+		archsimd.ClearAVXUpperBits()
 		return n
 	case 8:
 		n &^= 7
@@ -222,6 +233,7 @@ func fmaF32Vector(a, b, c, o []float32) int {
 				}
 			}
 		}
+		archsimd.ClearAVXUpperBits()
 		return n
 	}
 	return 0

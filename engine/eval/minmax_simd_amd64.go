@@ -36,6 +36,7 @@ func foldRunMinMaxVector(op string, acc, xs []float32) int {
 			}
 			x.Merge(y.Merge(tie, selY), selX).Store((*[16]float32)(acc[c:]))
 		}
+		archsimd.ClearAVXUpperBits()
 		return n
 	}
 	if binaryLanes == 8 {
@@ -56,6 +57,68 @@ func foldRunMinMaxVector(op string, acc, xs []float32) int {
 			}
 			x.Merge(y.Merge(tie, selY), selX).Store((*[8]float32)(acc[c:]))
 		}
+		archsimd.ClearAVXUpperBits()
+		return n
+	}
+	return 0
+}
+
+// foldWindowMinMaxVector folds, for the whole vectors at the front of o,
+// i0 then xs[p+c] for each p of offs in order into o[c] (maximum or
+// minimum, lane for lane as foldRunMinMaxVector), keeping the accumulator
+// in a register; it returns how many elements that was (0: not handled).
+func foldWindowMinMaxVector(op string, i0 float32, xs []float32, offs []int64, o []float32) int {
+	isMax := op == "maximum"
+	if !isMax && op != "minimum" {
+		return 0
+	}
+	n := len(o)
+	switch binaryLanes {
+	case 16:
+		n &^= 15
+		zero, init := archsimd.BroadcastInt32x16(0), archsimd.BroadcastFloat32x16(i0)
+		for c := 0; c < n; c += 16 {
+			x := init
+			for _, p := range offs {
+				y := archsimd.LoadFloat32x16((*[16]float32)(xs[p+int64(c):]))
+				neg := x.AsInt32x16().Less(zero)
+				var selX, selY archsimd.Mask32x16
+				var tie archsimd.Float32x16
+				if isMax {
+					selX, selY = x.IsNaN().Or(x.Greater(y)), y.IsNaN().Or(y.Greater(x))
+					tie = y.Merge(x, neg)
+				} else {
+					selX, selY = x.IsNaN().Or(x.Less(y)), y.IsNaN().Or(y.Less(x))
+					tie = x.Merge(y, neg)
+				}
+				x = x.Merge(y.Merge(tie, selY), selX)
+			}
+			x.Store((*[16]float32)(o[c:]))
+		}
+		archsimd.ClearAVXUpperBits()
+		return n
+	case 8:
+		n &^= 7
+		zero, init := archsimd.BroadcastInt32x8(0), archsimd.BroadcastFloat32x8(i0)
+		for c := 0; c < n; c += 8 {
+			x := init
+			for _, p := range offs {
+				y := archsimd.LoadFloat32x8((*[8]float32)(xs[p+int64(c):]))
+				neg := x.AsInt32x8().Less(zero)
+				var selX, selY archsimd.Mask32x8
+				var tie archsimd.Float32x8
+				if isMax {
+					selX, selY = x.IsNaN().Or(x.Greater(y)), y.IsNaN().Or(y.Greater(x))
+					tie = y.Merge(x, neg)
+				} else {
+					selX, selY = x.IsNaN().Or(x.Less(y)), y.IsNaN().Or(y.Less(x))
+					tie = x.Merge(y, neg)
+				}
+				x = x.Merge(y.Merge(tie, selY), selX)
+			}
+			x.Store((*[8]float32)(o[c:]))
+		}
+		archsimd.ClearAVXUpperBits()
 		return n
 	}
 	return 0

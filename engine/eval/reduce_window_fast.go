@@ -112,11 +112,20 @@ func reduceWindowFloat[F float](op string, i0 F, xs []F, g *windowGeom, o []F) {
 				continue
 			}
 			acc := o[base : base+run]
+			if a, ok := any(acc).([]float32); ok {
+				// The whole vectors of the run fold in registers
+				// (minmax_simd_amd64.go), the rest below.
+				c := foldWindowMinMaxVector(op, any(i0).(float32), any(xs).([]float32), buf, a)
+				acc = acc[c:]
+				for i := range buf {
+					buf[i] += int64(c)
+				}
+			}
 			for c := range acc {
 				acc[c] = i0
 			}
 			for _, p := range buf {
-				foldRun(op, acc, xs[p:p+run])
+				foldRun(op, acc, xs[p:p+int64(len(acc))])
 			}
 		}
 	})

@@ -71,3 +71,49 @@ func TestReduceWindowBlockedMatchesPerWindow(t *testing.T) {
 		}
 	}
 }
+
+// NHWC pools whose channel run spans whole vectors and a tail: the
+// register-resident window fold gives the per-window fold's bits at every
+// vector width this CPU runs, with NaNs, signed zeros and infinities.
+func TestReduceWindowChannelRunsEveryWidth(t *testing.T) {
+	saved := binaryLanes
+	defer func() { binaryLanes = saved }()
+	rng := rand.New(rand.NewSource(12))
+	for _, lanes := range binaryLaneWidths() {
+		binaryLanes = lanes
+		for _, ch := range []int64{8, 16, 17, 33, 64, 70} {
+			dims := []int64{2, 9, 8, ch}
+			win := []hlo.WindowDim{{Size: 1, Stride: 1}, {Size: 3, Stride: 2, PadHigh: 1}, {Size: 3, Stride: 2, PadLow: 1, PadHigh: 1},
+				{Size: 1, Stride: 1}}
+			g, err := newWindowGeom(dims, win)
+			if err != nil {
+				t.Fatal(err)
+			}
+			xs := make([]float32, tensor.NumElements(dims))
+			for i := range xs {
+				switch rng.Intn(12) {
+				case 0:
+					xs[i] = float32(math.NaN())
+				case 1:
+					xs[i] = float32(math.Copysign(0, float64(rng.Intn(2)*2-1)))
+				case 2:
+					xs[i] = float32(math.Inf(rng.Intn(2)*2 - 1))
+				default:
+					xs[i] = float32(rng.NormFloat64())
+				}
+			}
+			n := tensor.NumElements(g.out)
+			for _, op := range []string{"maximum", "minimum"} {
+				for _, i0 := range []float32{float32(math.Inf(-1)), float32(math.Inf(1)), float32(math.Copysign(0, -1)), 0.25} {
+					o := make([]float32, n)
+					reduceWindowFloat(op, i0, xs, g, o)
+					for k := int64(0); k < n; k++ {
+						if w := foldFloatAt(op, i0, xs, g.positions(k, nil)); math.Float32bits(w) != math.Float32bits(o[k]) {
+							t.Fatalf("lanes %d %s channels %d init %v output %d: got %v, want %v", lanes, op, ch, i0, k, o[k], w)
+						}
+					}
+				}
+			}
+		}
+	}
+}

@@ -59,14 +59,17 @@ func scanSubnormalX16(xs []uint32) (int, bool) {
 		c := archsimd.LoadUint32x16((*[16]uint32)(xs[i+32:])).And(abs).Sub(one)
 		d := archsimd.LoadUint32x16((*[16]uint32)(xs[i+48:])).And(abs).Sub(one)
 		if a.Min(b).Min(c.Min(d)).Less(lim).ToBits() != 0 {
+			archsimd.ClearAVXUpperBits()
 			return i, true
 		}
 	}
 	for ; i+16 <= len(xs); i += 16 {
 		if archsimd.LoadUint32x16((*[16]uint32)(xs[i:])).And(abs).Sub(one).Less(lim).ToBits() != 0 {
+			archsimd.ClearAVXUpperBits()
 			return i, true
 		}
 	}
+	archsimd.ClearAVXUpperBits()
 	return i, false
 }
 
@@ -79,14 +82,17 @@ func scanSubnormalX8(xs []uint32) (int, bool) {
 		c := archsimd.LoadUint32x8((*[8]uint32)(xs[i+16:])).And(abs).Sub(one)
 		d := archsimd.LoadUint32x8((*[8]uint32)(xs[i+24:])).And(abs).Sub(one)
 		if a.Min(b).Min(c.Min(d)).Less(lim).ToBits() != 0 {
+			archsimd.ClearAVXUpperBits()
 			return i, true
 		}
 	}
 	for ; i+8 <= len(xs); i += 8 {
 		if archsimd.LoadUint32x8((*[8]uint32)(xs[i:])).And(abs).Sub(one).Less(lim).ToBits() != 0 {
+			archsimd.ClearAVXUpperBits()
 			return i, true
 		}
 	}
+	archsimd.ClearAVXUpperBits()
 	return i, false
 }
 

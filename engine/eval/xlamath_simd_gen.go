@@ -220,6 +220,7 @@ func {{.Name}}(x, o []float32) int {
 		v := archsimd.Load{{.W.F}}((*[{{.W.N}}]float32)(x[i:])){{.Body}}
 		res.Store((*[{{.W.N}}]float32)(o[i:]))
 	}
+	archsimd.ClearAVXUpperBits() // the caller's scalar SSE code runs next
 	return n
 }
 `

@@ -57,6 +57,7 @@ func expXLAX16(x, o []float32) int {
 		res := y.Mul(scale)
 		res.Store((*[16]float32)(o[i:]))
 	}
+	archsimd.ClearAVXUpperBits() // the caller's scalar SSE code runs next
 	return n
 }
 
@@ -96,6 +97,7 @@ func expXLAX8(x, o []float32) int {
 		res := y.Mul(scale)
 		res.Store((*[8]float32)(o[i:]))
 	}
+	archsimd.ClearAVXUpperBits() // the caller's scalar SSE code runs next
 	return n
 }
 
@@ -137,6 +139,7 @@ func logisticXLAX16(x, o []float32) int {
 		res := one.Div(y.MulAdd(scale, one))
 		res.Store((*[16]float32)(o[i:]))
 	}
+	archsimd.ClearAVXUpperBits() // the caller's scalar SSE code runs next
 	return n
 }
 
@@ -178,6 +181,7 @@ func logisticXLAX8(x, o []float32) int {
 		res := one.Div(y.MulAdd(scale, one))
 		res.Store((*[8]float32)(o[i:]))
 	}
+	archsimd.ClearAVXUpperBits() // the caller's scalar SSE code runs next
 	return n
 }
 
@@ -224,6 +228,7 @@ func tanhXLAX16(x, o []float32) int {
 		res = sign1.Merge(res, ax.GreaterEqual(big))
 		res.Store((*[16]float32)(o[i:]))
 	}
+	archsimd.ClearAVXUpperBits() // the caller's scalar SSE code runs next
 	return n
 }
 
@@ -270,6 +275,7 @@ func tanhXLAX8(x, o []float32) int {
 		res = sign1.Merge(res, ax.GreaterEqual(big))
 		res.Store((*[8]float32)(o[i:]))
 	}
+	archsimd.ClearAVXUpperBits() // the caller's scalar SSE code runs next
 	return n
 }
 
@@ -325,6 +331,7 @@ func logXLAX16(x, o []float32) int {
 		res = negInf.Merge(res, u.Equal(zero))
 		res.Store((*[16]float32)(o[i:]))
 	}
+	archsimd.ClearAVXUpperBits() // the caller's scalar SSE code runs next
 	return n
 }
 
@@ -380,6 +387,7 @@ func logXLAX8(x, o []float32) int {
 		res = negInf.Merge(res, u.Equal(zero))
 		res.Store((*[8]float32)(o[i:]))
 	}
+	archsimd.ClearAVXUpperBits() // the caller's scalar SSE code runs next
 	return n
 }
 
@@ -470,6 +478,7 @@ func log1pXLAX16(x, o []float32) int {
 		res = s.Merge(res, ax.Less(smallX))
 		res.Store((*[16]float32)(o[i:]))
 	}
+	archsimd.ClearAVXUpperBits() // the caller's scalar SSE code runs next
 	return n
 }
 
@@ -560,6 +569,7 @@ func log1pXLAX8(x, o []float32) int {
 		res = s.Merge(res, ax.Less(smallX))
 		res.Store((*[8]float32)(o[i:]))
 	}
+	archsimd.ClearAVXUpperBits() // the caller's scalar SSE code runs next
 	return n
 }
 
@@ -584,6 +594,7 @@ func rsqrtXLAX8(x, o []float32) int {
 		res := r.Merge(y, v.GreaterEqual(minNormal).And(v.Less(inf)))
 		res.Store((*[8]float32)(o[i:]))
 	}
+	archsimd.ClearAVXUpperBits() // the caller's scalar SSE code runs next
 	return n
 }
 
