@@ -20,4 +20,6 @@ func signBitF32Vector(abs bool, x, o []float32) int { return 0 }
 func fmaF32Vector(a, b, c, o []float32) int { return 0 }
 
 // foldWindowMinMaxVector has no vector form in the portable build.
-func foldWindowMinMaxVector(op string, i0 float32, xs []float32, offs []int64, o []float32) int { return 0 }
+func foldWindowMinMaxVector(op string, i0 float32, xs []float32, offs []int64, o []float32) int {
+	return 0
+}
