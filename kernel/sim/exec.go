@@ -87,25 +87,32 @@ func (r *runState) release() {
 }
 
 // parallelWorkers runs f(worker, item) for items 0..n-1 on `workers`
-// goroutines taking items in order from a shared counter.
+// goroutines taking items in order from a shared counter. On failure it
+// returns the error of the lowest failing item, having run every item below
+// it: the error a serial run would give, whatever the schedule.
 func parallelWorkers(workers, n int, f func(w, i int) error) error {
-	errs := make([]error, workers)
+	errs := make([]error, n)
 	next := make(chan int, n)
 	for i := 0; i < n; i++ {
 		next <- i
 	}
 	close(next)
-	var failed atomic.Bool
+	var failedAt atomic.Int64
+	failedAt.Store(int64(n))
 	var wg sync.WaitGroup
 	work := func(w int) {
 		for i := range next {
-			if failed.Load() {
-				break
+			if int64(i) > failedAt.Load() {
+				continue // beyond a failed item: its error wins anyway
 			}
 			if err := safeCall(func() error { return f(w, i) }); err != nil {
-				errs[w] = err
-				failed.Store(true)
-				break
+				errs[i] = err
+				for {
+					cur := failedAt.Load()
+					if int64(i) >= cur || failedAt.CompareAndSwap(cur, int64(i)) {
+						break
+					}
+				}
 			}
 		}
 	}
@@ -115,10 +122,8 @@ func parallelWorkers(workers, n int, f func(w, i int) error) error {
 	}
 	work(0)
 	wg.Wait()
-	for _, e := range errs {
-		if e != nil {
-			return e
-		}
+	if at := failedAt.Load(); at < int64(n) {
+		return errs[at]
 	}
 	return nil
 }

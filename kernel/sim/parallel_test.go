@@ -260,3 +260,31 @@ func TestPartitionedSlicesMustBeDisjoint(t *testing.T) {
 		}
 	}
 }
+
+// A fanned-out loop that fails reports the error of its first failing
+// iteration, as a serial run does, whatever the schedule.
+func TestParallelLoopErrorIsSerialOne(t *testing.T) {
+	b := newK("oob_loop")
+	x := b.param("x", dtype.F32, 3*128, 64)
+	y := b.output("y", dtype.F32, 8*128, 64)
+	b.loop(irpb.LoopKind_AFFINE, 0, 8, 1, func(i int) {
+		tt := b.sbuf("t", dtype.F32, 128, 64)
+		b.dma(b.full(tt), b.tile(x, []int64{128, 64}, aff(0, lv(i, 128)))) // iterations 3.. leave x
+		b.dma(b.tile(y, []int64{128, 64}, aff(0, lv(i, 128))), b.full(tt))
+	})
+	k := b.kernel()
+	if !loopsOf(t, k)[0].parallel {
+		t.Fatal("loop should fan out")
+	}
+	xt := randTensor(rand.New(rand.NewPCG(1, 1)), dtype.F32, -1, 1, 3*128, 64)
+	_, err := Run(k, []*tensor.Tensor{xt}, Options{Parallel: 1})
+	if err == nil {
+		t.Fatal("out-of-bounds load not reported")
+	}
+	for rep := 0; rep < 50; rep++ {
+		_, perr := Run(k, []*tensor.Tensor{xt}, Options{Parallel: 2 + rep%3})
+		if perr == nil || perr.Error() != err.Error() {
+			t.Fatalf("parallel run: %v\nserial run: %v", perr, err)
+		}
+	}
+}
