@@ -110,3 +110,29 @@ func TestRoundF32ToBF16MatchesRoundSlice(t *testing.T) {
 		}
 	}
 }
+
+// The chunked bf16 decode/encode equal dtype's conversions bit for bit.
+func TestBF16CodecMatchesDtype(t *testing.T) {
+	r := rand.New(rand.NewPCG(6, 6))
+	n := 300000
+	raw := make([]byte, 2*n)
+	for i := range raw {
+		raw[i] = byte(r.Uint32())
+	}
+	got, want := make([]float32, n), make([]float32, n)
+	decodeF32Par(2, dtype.BF16, raw, got)
+	dtype.DecodeF32(dtype.BF16, raw, want)
+	vals := make([]float32, n)
+	for i := range got {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("decode %d: %#x vs %#x", i, math.Float32bits(got[i]), math.Float32bits(want[i]))
+		}
+		vals[i] = math.Float32frombits(r.Uint32()) // not bf16-exact: rounding, NaN payloads
+	}
+	eg, ew := make([]byte, 2*n), make([]byte, 2*n)
+	encodeF32Par(2, dtype.BF16, vals, eg)
+	dtype.EncodeF32(dtype.BF16, vals, ew)
+	if string(eg) != string(ew) {
+		t.Fatal("bf16 encode differs from dtype.EncodeF32")
+	}
+}

@@ -1,7 +1,9 @@
 package sim
 
 import (
+	"math"
 	"sync"
+	"unsafe"
 
 	"goldtrace/engine/dtype"
 )
@@ -117,12 +119,38 @@ func chunked(par, n int, f func(lo, hi int)) {
 
 // decodeF32Par / encodeF32Par are dtype.DecodeF32 / EncodeF32 split over
 // goroutines.
+// bf16 takes tight loops over the 16-bit view (same results as dtype's).
 func decodeF32Par(par int, t dtype.Type, src []byte, dst []float32) {
 	sz := t.Size()
+	if t == dtype.BF16 {
+		u := unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(src))), len(dst))
+		chunked(par, len(dst), func(lo, hi int) {
+			d := dst[lo:hi]
+			for i, x := range u[lo:hi] {
+				d[i] = math.Float32frombits(uint32(x) << 16)
+			}
+		})
+		return
+	}
 	chunked(par, len(dst), func(lo, hi int) { dtype.DecodeF32(t, src[lo*sz:hi*sz], dst[lo:hi]) })
 }
 
 func encodeF32Par(par int, t dtype.Type, src []float32, dst []byte) {
 	sz := t.Size()
+	if t == dtype.BF16 {
+		u := unsafe.Slice((*uint16)(unsafe.Pointer(unsafe.SliceData(dst))), len(src))
+		chunked(par, len(src), func(lo, hi int) {
+			d := u[lo:hi]
+			for i, x := range src[lo:hi] {
+				b := math.Float32bits(x)
+				if b&0x7fffffff > 0x7f800000 {
+					d[i] = uint16(b>>16)&0x8000 | 0x7fc0 // quiet NaN, as ml_dtypes
+					continue
+				}
+				d[i] = uint16((b + 0x7fff + (b>>16)&1) >> 16)
+			}
+		})
+		return
+	}
 	chunked(par, len(src), func(lo, hi int) { dtype.EncodeF32(t, src[lo:hi], dst[lo*sz:hi*sz]) })
 }
