@@ -8,7 +8,7 @@ import pytest
 from goldtrace import nki
 import goldtrace.nki.isa as nisa
 import goldtrace.nki.language as nl
-from goldtrace.nki.errors import KernelUnsupportedError
+from goldtrace.nki.errors import KernelError, KernelUnsupportedError
 
 RNG = np.random.default_rng(11)
 
@@ -801,3 +801,41 @@ def test_compat_install_tolerates_stand_in_modules_without_a_spec(tmp_path):
     r = subprocess.run([sys.executable, str(f)], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "ok goldtrace.nki.language"
+
+
+# ---- an on-chip tile returned from a one-instance kernel (API examples in simulation) ----
+
+
+@nki.jit(mode="simulation")
+def _clip_rows_returning_tiles(x, lo):
+    t = nl.load(x)
+    clipped = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+    clipped[...] = nl.maximum(t, lo)
+    peak = nl.ndarray((x.shape[0], 1), dtype=x.dtype, buffer=nl.sbuf)
+    peak[...] = nl.max(clipped, axis=[1], keepdims=True)
+    return clipped, peak
+
+
+def test_returned_sbuf_tiles_are_the_outputs_of_a_single_instance_kernel():
+    x = rand(64, 96)
+    clipped, peak = _clip_rows_returning_tiles(x, 0.25)
+    np.testing.assert_array_equal(clipped, np.maximum(x, np.float32(0.25)))
+    np.testing.assert_array_equal(peak, np.maximum(x, np.float32(0.25)).max(axis=1, keepdims=True))
+
+
+@nki.jit
+def _returns_sbuf_tile_from_each_instance(x):
+    t = nl.load(x[nl.program_id(0) * 8 + nl.arange(8)[:, None], nl.arange(16)[None, :]])
+    doubled = nl.multiply(t, 2.0)
+    return doubled
+
+
+def test_returned_sbuf_tile_of_a_multi_instance_launch_names_its_declaration():
+    import inspect
+
+    line = inspect.getsourcelines(_returns_sbuf_tile_from_each_instance.func if hasattr(_returns_sbuf_tile_from_each_instance, "func") else _returns_sbuf_tile_from_each_instance)[1]
+    with pytest.raises(KernelError) as ei:
+        _returns_sbuf_tile_from_each_instance[2](rand(16, 16))
+    msg = str(ei.value)
+    assert f"test_nki_compat_features.py:{line + 3}:" in msg, msg
+    assert "SBUF" in msg and "one program instance" in msg, msg

@@ -13,7 +13,7 @@ from .. import _bridge
 from ..errors import EvaluationError, InvalidArgumentError
 from . import _dtypes
 from . import typing as nt
-from ._trace import OUTPUT, PARAM, PRIVATE_HBM, SHARED_HBM, TEMP, KTensor, Trace, current, is_tile
+from ._trace import OUTPUT, PARAM, PRIVATE_HBM, PSUM, SBUF, SHARED_HBM, TEMP, KTensor, Trace, current, is_tile
 from .errors import KernelError, KernelRuntimeError, user_location
 
 
@@ -205,17 +205,21 @@ def trace_kernel(func, bound, grid, name=None, options=None, spec_of=tensor_spec
             if not isinstance(r, KTensor):
                 tr.close()
                 raise KernelError(f"{name}: return value {j} is a {type(r).__name__}; kernels return tensors allocated with nl.ndarray(..., buffer=nl.shared_hbm)")
-            if r.memory == PRIVATE_HBM and r.role == TEMP and all(g == 1 for g in sig_grid):
-                # A returned nl.hbm tensor (as the simulate_kernel examples
-                # do): with one program instance its contents are the result;
-                # they are copied to a shared-HBM output at the end.
+            if r.memory in (PRIVATE_HBM, SBUF, PSUM) and r.role == TEMP and all(g == 1 for g in sig_grid):
+                # A returned nl.hbm tensor, or an on-chip tile (as the API
+                # examples run with mode="simulation" do): with one program
+                # instance its final contents are the result; they are copied
+                # to a shared-HBM output at the end.
                 o = tr.declare(r.shape, r.dtype, SHARED_HBM, OUTPUT, name=r.name)
                 tr.emit("dma", [o.full_tile()], [r.full_tile()])
                 outputs.append(o)
                 continue
             if r.memory != SHARED_HBM or r.role not in (OUTPUT, PARAM):
                 tr.close()
-                raise KernelError(f"{name}: return value {j} ({r.name}) is in {r.memory}; kernel outputs must be nl.shared_hbm tensors")
+                raise KernelError(
+                    f"{tr.where(r.decl)}: {name}: return value {j} ({r.name}, declared here) is in {r.memory}; kernel outputs "
+                    f"must be nl.shared_hbm tensors (an nl.hbm or on-chip tensor can be returned only from a launch with one program instance)"
+                )
             if r.role == PARAM and not r.mutable:
                 tr.close()
                 raise KernelError(f"{name}: returns parameter {r.name!r}, which is not declared nt.mutable_tensor")

@@ -207,8 +207,16 @@ class Trace:
             ev.append(base64.b64encode(data).decode())
         self._push(ev)
         t = KTensor(self, tid, shape, _dtypes.canonical(dtype), memory, role, name, mutable)
+        t.decl = (file, line)
         self.tensors.append(t)
         return t
+
+    def where(self, loc):
+        """'file:line' of a (file index, line) pair from loc()."""
+        for fn, idx in self.files.items():
+            if idx == loc[0]:
+                return f"{fn}:{loc[1]}"
+        return "<unknown>"
 
     def emit(self, op, dst=(), src=(), attrs=None, mask=None, domain=None, exprs=(), preds=(), engine=""):
         """Append one instruction. dst/src are Tiles; mask a Pred/Mask over the
@@ -556,6 +564,7 @@ class KTensor(_Operand):
     perm = None  # block-dimension tensors: user dim u is stored as dim perm[u]
     _fresh_alloc = None  # (alloc instruction, flush generation) while a PSUM tensor is unwritten
     implicit = False  # an instruction's result placed by goldtrace, not a tensor the kernel declared
+    decl = (0, 0)  # (file index, line) of the declaration, as Trace.loc()
 
     def __init__(self, trace, tid, shape, dtype, memory, role, name, mutable=False):
         self.trace, self.id, self.shape, self.dtype = trace, tid, shape, dtype
