@@ -213,7 +213,7 @@ class FrameworkKernel(Kernel):
     def specialize_and_call(self, mapped):
         """Trace the kernel on placeholders; returns the traced specialization."""
         return trace_kernel(self.func, mapped, self.grid, name=self.func_name, options=self._compile_opts(),
-                            spec_of=tensor_spec)
+                            spec_of=tensor_spec, onchip_returns=self.mode == "simulation")
 
     def translate_return_types(self, traced):
         return tuple((tuple(shape), _dtypes.storage(dt)) for _, shape, dt, _ in traced.outputs)

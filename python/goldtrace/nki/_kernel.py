@@ -112,7 +112,7 @@ def tensor_spec(x):
     return None
 
 
-def trace_kernel(func, bound, grid, name=None, options=None, spec_of=tensor_spec):
+def trace_kernel(func, bound, grid, name=None, options=None, spec_of=tensor_spec, onchip_returns=False):
     """Trace func with bound arguments (an inspect.BoundArguments); returns Traced."""
     from ..nki import language as nl
 
@@ -205,11 +205,13 @@ def trace_kernel(func, bound, grid, name=None, options=None, spec_of=tensor_spec
             if not isinstance(r, KTensor):
                 tr.close()
                 raise KernelError(f"{name}: return value {j} is a {type(r).__name__}; kernels return tensors allocated with nl.ndarray(..., buffer=nl.shared_hbm)")
-            if r.memory in (PRIVATE_HBM, SBUF, PSUM) and r.role == TEMP and all(g == 1 for g in sig_grid):
-                # A returned nl.hbm tensor, or an on-chip tile (as the API
-                # examples run with mode="simulation" do): with one program
-                # instance its final contents are the result; they are copied
-                # to a shared-HBM output at the end.
+            if ((r.memory == PRIVATE_HBM or (onchip_returns and r.memory in (SBUF, PSUM))) and r.role == TEMP
+                    and all(g == 1 for g in sig_grid)):
+                # A returned nl.hbm tensor (as the simulate_kernel examples
+                # do), or under @nki.jit(mode="simulation") an on-chip tile (as
+                # API examples run in simulation do): with one program instance
+                # its final contents are the result; they are copied to a
+                # shared-HBM output at the end.
                 o = tr.declare(r.shape, r.dtype, SHARED_HBM, OUTPUT, name=r.name)
                 tr.emit("dma", [o.full_tile()], [r.full_tile()])
                 outputs.append(o)
@@ -218,7 +220,8 @@ def trace_kernel(func, bound, grid, name=None, options=None, spec_of=tensor_spec
                 tr.close()
                 raise KernelError(
                     f"{tr.where(r.decl)}: {name}: return value {j} ({r.name}, declared here) is in {r.memory}; kernel outputs "
-                    f"must be nl.shared_hbm tensors (an nl.hbm or on-chip tensor can be returned only from a launch with one program instance)"
+                    f"must be nl.shared_hbm tensors (an nl.hbm tensor, or under mode=\"simulation\" an on-chip one, can be returned "
+                    f"only from a launch with one program instance)"
                 )
             if r.role == PARAM and not r.mutable:
                 tr.close()
@@ -353,7 +356,8 @@ class Kernel:
             hit = self._sim_cache.get(key)
         if hit is not None:
             return hit
-        traced = trace_kernel(self.func, bound, self.grid, options=self._compile_opts())
+        traced = trace_kernel(self.func, bound, self.grid, options=self._compile_opts(),
+                              onchip_returns=self.mode == "simulation")
         with self._lock:
             self._sim_cache[key] = traced
         return traced
