@@ -842,3 +842,31 @@ def test_returned_sbuf_tile_outside_simulation_mode_names_its_declaration():
         assert f"test_nki_compat_features.py:{line + 3}:" in msg, msg
         assert "SBUF" in msg and "shared_hbm" in msg, msg
 
+
+# ---- nl.float8_e4m3 is the IEEE-style e4m3 (the legacy API's dtype(float8_e4m3)) ----
+
+
+@nki.jit
+def _to_fp8_e4m3(x):
+    out = nl.ndarray(x.shape, dtype=nl.float8_e4m3, buffer=nl.shared_hbm)
+    t = nl.load(x)
+    nl.store(out, nl.copy(t, dtype=nl.float8_e4m3))
+    return out
+
+
+@nki.jit
+def _to_fp8_named(x):
+    out = nl.ndarray(x.shape, dtype="float8_e4m3", buffer=nl.shared_hbm)
+    nl.store(out, nl.load(x))
+    return out
+
+
+def test_float8_e4m3_is_the_ieee_style_format_with_infinities():
+    assert np.dtype(nl.float8_e4m3) == np.dtype(ml_dtypes.float8_e4m3)
+    x = np.array([[0.3, 17.0, 240.0, 250.0, 300.0, 448.0, -1e6, np.float32(np.finfo(np.float32).min)]] * 4, np.float32)
+    want = x.astype(ml_dtypes.float8_e4m3)  # 240 is the largest finite value; beyond it rounds to infinity
+    assert np.isinf(want[0, 4:].astype(np.float32)).all()
+    for k in (_to_fp8_e4m3, _to_fp8_named):
+        got = k(x)
+        assert got.dtype == np.dtype(ml_dtypes.float8_e4m3)
+        np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))

@@ -21,7 +21,7 @@ class _TF32:
 
 tfloat32 = _TF32()
 
-_ALIASES = {"bfloat16": ml_dtypes.bfloat16, "float8_e4m3": ml_dtypes.float8_e4m3fn, "float8_e5m2": ml_dtypes.float8_e5m2,
+_ALIASES = {"bfloat16": ml_dtypes.bfloat16, "float8_e4m3": ml_dtypes.float8_e4m3, "float8_e5m2": ml_dtypes.float8_e5m2,
             "float16": np.float16, "float32": np.float32, "int8": np.int8, "int16": np.int16, "int32": np.int32,
             "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32, "bool": np.bool_, "bool_": np.bool_,
             "fp32": np.float32, "bf16": ml_dtypes.bfloat16, "fp16": np.float16, "tfloat32": tfloat32}

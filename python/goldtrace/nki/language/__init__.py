@@ -22,7 +22,9 @@ from ..errors import KernelError, KernelUnsupportedError, user_location
 
 # ---- dtypes ----
 bfloat16 = ml_dtypes.bfloat16
-float8_e4m3 = ml_dtypes.float8_e4m3fn
+# The legacy API documents nl.float8_e4m3 as dtype(float8_e4m3): ml_dtypes' IEEE-style
+# e4m3 (largest finite 240, with infinities), not the "fn" variant (448, no inf).
+float8_e4m3 = ml_dtypes.float8_e4m3
 float8_e5m2 = ml_dtypes.float8_e5m2
 float16 = np.float16
 float32 = np.float32
