@@ -105,6 +105,10 @@ func BenchmarkGemmKernels(bm *testing.B) {
 	a, b := benchData(1024)
 	for _, kn := range gemmKernelsF32() {
 		bm.Run("f32_"+kn.name, func(bm *testing.B) { benchKernel(bm, kn, a, b) })
+		if kn.microA != nil {
+			packed := &gemmKernel[float32]{name: kn.name, mr: kn.mr, nr: kn.nr, kc: kn.kc, mc: kn.mc, nc: kn.nc, micro: kn.micro}
+			bm.Run("f32_"+kn.name+"_packedA", func(bm *testing.B) { benchKernel(bm, packed, a, b) })
+		}
 		bm.Run("f32_"+kn.name+"_micro", func(bm *testing.B) { benchMicro(bm, kn) })
 	}
 	a64, b64 := toFloat64s(a), toFloat64s(b)

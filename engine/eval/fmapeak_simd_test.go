@@ -20,6 +20,20 @@ func BenchmarkFMAPeak(bm *testing.B) { benchFMAPeak(bm, runtime.GOMAXPROCS(0)) }
 // GEMM benchmarks (BenchmarkGemmKernels), which run on one goroutine.
 func BenchmarkFMAPeak_1core(bm *testing.B) { benchFMAPeak(bm, 1) }
 
+// BenchmarkFMAPeakAVX2_1core is the one-core ceiling with 8-lane vectors,
+// beside the AVX2 kernels on a CPU that also has AVX-512.
+func BenchmarkFMAPeakAVX2_1core(bm *testing.B) {
+	if !archsimd.X86.AVX2() || !archsimd.X86.FMA() {
+		bm.Skip("no AVX2 FMA")
+	}
+	const iters = 1 << 20
+	cpu := oneThread(bm)
+	for i := 0; i < bm.N; i++ {
+		fmaChains8(iters)
+	}
+	reportFlops(bm, cpu, iters*12*8*2)
+}
+
 func benchFMAPeak(bm *testing.B, par int) {
 	const iters = 1 << 20
 	lanes := 8

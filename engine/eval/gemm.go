@@ -36,6 +36,9 @@ type gemmKernel[T number] struct {
 	// microB, when set, is micro reading a kc×NR block of B in place from
 	// rows ldb apart instead of from a packed panel (gemm_smallm.go).
 	microB func(kc int, a, b []T, ldb int, c []T, ldc int)
+	// microA, when set, is micro reading an MR×kc block of row-major A in
+	// place from rows lda apart instead of from a packed panel.
+	microA func(kc int, a []T, lda int, b, c []T, ldc int)
 	pool   sync.Pool // *gemmWork[T]
 }
 
@@ -164,8 +167,7 @@ func (kn *gemmKernel[T]) serial(w *gemmWork[T], n, k int, a []T, la gemmLayout, 
 			packB(bp, kn.nr, b, lb, pc, kc, jc, nc)
 			for ic := 0; ic < m; ic += kn.mc {
 				mc := min(kn.mc, m-ic)
-				packA(ap, kn.mr, a, la, ic, mc, pc, kc)
-				kn.macro(ap, bp, w.tile, c[ic*n+jc:], n, mc, nc, kc)
+				kn.blockA(ap, a, la, ic, mc, pc, kc, bp, w.tile, c[ic*n+jc:], n, nc)
 			}
 		}
 	}
@@ -200,9 +202,46 @@ func (kn *gemmKernel[T]) shared(bp []T, par, m, n, k int, a []T, la gemmLayout, 
 				r0, r1 := rowBound(it/colChunks), rowBound(it/colChunks+1)
 				c0, c1 := colBound(it%colChunks), colBound(it%colChunks+1)
 				ap := w.packedA(mr, r1-r0, kc)
-				packA(ap, mr, a, la, r0, r1-r0, pc, kc)
-				kn.macro(ap, bp[c0*kc:], w.tile, c[r0*n+jc+c0:], n, r1-r0, c1-c0, kc)
+				kn.blockA(ap, a, la, r0, r1-r0, pc, kc, bp[c0*kc:], w.tile, c[r0*n+jc+c0:], n, c1-c0)
 			})
+		}
+	}
+}
+
+// blockA multiplies rows [ic, ic+mc) × columns [pc, pc+kc) of A by the
+// packed kc×nc block bp into c (row stride ldc). Row-major A is read in
+// place by kernels with a microA form (only a ragged last row panel is
+// packed, into ap); otherwise A is packed into ap whole. Either way each
+// tile's arithmetic is the same.
+func (kn *gemmKernel[T]) blockA(ap, a []T, la gemmLayout, ic, mc, pc, kc int, bp, tile, c []T, ldc, nc int) {
+	if kn.microA == nil || la.cs != 1 || mc < kn.mr {
+		packA(ap, kn.mr, a, la, ic, mc, pc, kc)
+		kn.macro(ap, bp, tile, c, ldc, mc, nc, kc)
+		return
+	}
+	mr, nr := kn.mr, kn.nr
+	full := mc / mr * mr
+	if full < mc {
+		packA(ap, mr, a, la, ic+full, mc-full, pc, kc)
+	}
+	ad := a[ic*la.rs+pc:]
+	for j := 0; j < nc; j += nr {
+		bpan := bp[j*kc : (j+nr)*kc]
+		cols := min(nr, nc-j)
+		for i := 0; i < full; i += mr {
+			if cols == nr {
+				kn.microA(kc, ad[i*la.rs:], la.rs, bpan, c[i*ldc+j:], ldc)
+				continue
+			}
+			tileIn(tile, nr, c[i*ldc+j:], ldc, mr, cols)
+			kn.microA(kc, ad[i*la.rs:], la.rs, bpan, tile, nr)
+			tileOut(tile, nr, c[i*ldc+j:], ldc, mr, cols)
+		}
+		if full < mc {
+			rows := mc - full
+			tileIn(tile, nr, c[full*ldc+j:], ldc, rows, cols)
+			kn.micro(kc, ap[:mr*kc], bpan, tile, nr)
+			tileOut(tile, nr, c[full*ldc+j:], ldc, rows, cols)
 		}
 	}
 }

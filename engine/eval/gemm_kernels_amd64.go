@@ -11,12 +11,24 @@ package eval
 //go:noescape
 func gemmAVX512F32(kc int, a, b *float32, ldb int, c *float32, ldc int)
 
+// gemmAVX512F32A is gemmAVX512F32 reading the 12×kc block of A in place from rows lda
+// elements apart. kc > 0. Needs AVX-512F.
+//
+//go:noescape
+func gemmAVX512F32A(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
 // gemmAVX2F32 adds the 6×16 product of the packed 6×kc panel at a and
 // the kc×16 block of B at b (rows ldb elements apart) to the tile of C at c
 // (rows ldc elements apart). kc > 0. Needs AVX2 and FMA.
 //
 //go:noescape
 func gemmAVX2F32(kc int, a, b *float32, ldb int, c *float32, ldc int)
+
+// gemmAVX2F32A is gemmAVX2F32 reading the 6×kc block of A in place from rows lda
+// elements apart. kc > 0. Needs AVX2 and FMA.
+//
+//go:noescape
+func gemmAVX2F32A(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 // gemmAVX512F64 adds the 12×16 product of the packed 12×kc panel at a and
 // the kc×16 block of B at b (rows ldb elements apart) to the tile of C at c
@@ -25,9 +37,21 @@ func gemmAVX2F32(kc int, a, b *float32, ldb int, c *float32, ldc int)
 //go:noescape
 func gemmAVX512F64(kc int, a, b *float64, ldb int, c *float64, ldc int)
 
+// gemmAVX512F64A is gemmAVX512F64 reading the 12×kc block of A in place from rows lda
+// elements apart. kc > 0. Needs AVX-512F.
+//
+//go:noescape
+func gemmAVX512F64A(kc int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
+
 // gemmAVX2F64 adds the 6×8 product of the packed 6×kc panel at a and
 // the kc×8 block of B at b (rows ldb elements apart) to the tile of C at c
 // (rows ldc elements apart). kc > 0. Needs AVX2 and FMA.
 //
 //go:noescape
 func gemmAVX2F64(kc int, a, b *float64, ldb int, c *float64, ldc int)
+
+// gemmAVX2F64A is gemmAVX2F64 reading the 6×kc block of A in place from rows lda
+// elements apart. kc > 0. Needs AVX2 and FMA.
+//
+//go:noescape
+func gemmAVX2F64A(kc int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)

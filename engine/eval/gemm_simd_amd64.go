@@ -21,11 +21,11 @@ import (
 // covers one kc slice) and must not change.
 var (
 	simdF32 = simdKernels(
-		&gemmKernel[float32]{name: "avx512", mr: 12, nr: 32, kc: 256, mc: 192, nc: 2048, micro: microAVX512F32, microB: microAVX512F32B},
-		&gemmKernel[float32]{name: "avx2", mr: 6, nr: 16, kc: 256, mc: 192, nc: 2048, micro: microAVX2F32, microB: microAVX2F32B})
+		&gemmKernel[float32]{name: "avx512", mr: 12, nr: 32, kc: 256, mc: 192, nc: 2048, micro: microAVX512F32, microB: microAVX512F32B, microA: microAVX512F32A},
+		&gemmKernel[float32]{name: "avx2", mr: 6, nr: 16, kc: 256, mc: 192, nc: 2048, micro: microAVX2F32, microB: microAVX2F32B, microA: microAVX2F32A})
 	simdF64 = simdKernels(
-		&gemmKernel[float64]{name: "avx512", mr: 12, nr: 16, kc: 256, mc: 96, nc: 1024, micro: microAVX512F64},
-		&gemmKernel[float64]{name: "avx2", mr: 6, nr: 8, kc: 256, mc: 96, nc: 1024, micro: microAVX2F64})
+		&gemmKernel[float64]{name: "avx512", mr: 12, nr: 16, kc: 256, mc: 96, nc: 1024, micro: microAVX512F64, microA: microAVX512F64A},
+		&gemmKernel[float64]{name: "avx2", mr: 6, nr: 8, kc: 256, mc: 96, nc: 1024, micro: microAVX2F64, microA: microAVX2F64A})
 
 	f32Kernel = append(simdF32, genericKernel[float32]())[0]
 	f64Kernel = append(simdF64, genericKernel[float64]())[0]
@@ -94,6 +94,34 @@ func microAVX2F64(kc int, a, b, c []float64, ldc int) {
 	if kc > 0 {
 		_, _, _ = a[kc*6-1], b[kc*8-1], c[5*ldc+7]
 		gemmAVX2F64(kc, &a[0], &b[0], 8, &c[0], ldc)
+	}
+}
+
+func microAVX512F32A(kc int, a []float32, lda int, b, c []float32, ldc int) {
+	if kc > 0 {
+		_, _, _ = a[11*lda+kc-1], b[kc*32-1], c[11*ldc+31]
+		gemmAVX512F32A(kc, &a[0], lda, &b[0], 32, &c[0], ldc)
+	}
+}
+
+func microAVX2F32A(kc int, a []float32, lda int, b, c []float32, ldc int) {
+	if kc > 0 {
+		_, _, _ = a[5*lda+kc-1], b[kc*16-1], c[5*ldc+15]
+		gemmAVX2F32A(kc, &a[0], lda, &b[0], 16, &c[0], ldc)
+	}
+}
+
+func microAVX512F64A(kc int, a []float64, lda int, b, c []float64, ldc int) {
+	if kc > 0 {
+		_, _, _ = a[11*lda+kc-1], b[kc*16-1], c[11*ldc+15]
+		gemmAVX512F64A(kc, &a[0], lda, &b[0], 16, &c[0], ldc)
+	}
+}
+
+func microAVX2F64A(kc int, a []float64, lda int, b, c []float64, ldc int) {
+	if kc > 0 {
+		_, _, _ = a[5*lda+kc-1], b[kc*8-1], c[5*ldc+7]
+		gemmAVX2F64A(kc, &a[0], lda, &b[0], 8, &c[0], ldc)
 	}
 }
 
