@@ -74,10 +74,12 @@ type fusedGroup struct {
 	// outside value has one number), -1 for a member's; nExt counts them.
 	extID [][]int
 	nExt  int
-	// preserves marks members whose block is free of subnormals when their
-	// operand's is: abs and negate (sign bit only), and tanh, which returns
-	// x itself for |x| < 4e-4 and a normal number for every other x.
+	// preserves marks members whose result is subnormal exactly where
+	// their operand is: abs and negate (sign bit only), and tanh, which
+	// returns x itself for |x| < 4e-4 and a normal number for every other
+	// x. opRef is that operand's block (a member's position, or ^extID).
 	preserves []bool
+	opRef     []int
 }
 
 // Per-block knowledge of whether a member's (or outside operand's) block
@@ -337,6 +339,7 @@ func planFusion(c *hlo.Computation) *fusionPlan {
 		}
 		g.extID = make([][]int, n)
 		g.preserves = make([]bool, n)
+		g.opRef = make([]int, n)
 		ids := map[*hlo.Instruction]int{}
 		for j, m := range g.members {
 			g.extID[j] = make([]int, len(m.Operands))
@@ -353,6 +356,13 @@ func planFusion(c *hlo.Computation) *fusionPlan {
 				g.extID[j][k] = id
 			}
 			g.preserves[j] = g.kinds[j] == fuseSignBit || g.kinds[j] == fuseUnary && m.Opcode == "tanh"
+			if g.preserves[j] {
+				if id := g.extID[j][0]; id >= 0 {
+					g.opRef[j] = ^id
+				} else {
+					g.opRef[j] = g.pos[m.Operands[0]]
+				}
+			}
 		}
 		g.nExt = len(ids)
 		for _, m := range g.members {
@@ -545,9 +555,9 @@ type fuseWorker struct {
 	tmp  [3][]float32
 	out  []float32 // a reduce's block of the root
 	idx  []int64
-	// state and estate are the block's blockUnknown/Clean/Dirty of each
+	// states and estate are the block's blockUnknown/Clean/Dirty of each
 	// member and of each outside operand (by extID).
-	state, estate []uint8
+	states, estate []uint8
 }
 
 var fuseWorkers sync.Pool // *fuseWorker
@@ -575,13 +585,13 @@ func getFuseWorker(g *fusedGroup, blk int) *fuseWorker {
 		w.idx = make([]int64, len(g.dims))
 	}
 	w.idx = w.idx[:len(g.dims)]
-	if cap(w.state) < n {
-		w.state = make([]uint8, n)
+	if cap(w.states) < n {
+		w.states = make([]uint8, n)
 	}
 	if cap(w.estate) < g.nExt {
 		w.estate = make([]uint8, g.nExt)
 	}
-	w.state, w.estate = w.state[:n], w.estate[:g.nExt]
+	w.states, w.estate = w.states[:n], w.estate[:g.nExt]
 	return w
 }
 
@@ -602,19 +612,19 @@ func dazInto(xs, tmp []float32) []float32 {
 func (w *fuseWorker) block(g *fusedGroup, ext [][][]float32, s, e int, o []float32) {
 	n := len(g.members)
 	l := e - s
-	clear(w.state)
+	clear(w.states)
 	clear(w.estate)
 	for j, m := range g.members {
 		dst := o
 		if j < n-1 {
 			dst = w.bufs[j][:l]
 		}
-		// known is what this block knows of operand k's subnormals.
-		known := func(k int) *uint8 {
+		// ref names operand k's block for resolve and learn.
+		ref := func(k int) int {
 			if id := g.extID[j][k]; id >= 0 {
-				return &w.estate[id]
+				return ^id
 			}
-			return &w.state[g.pos[m.Operands[k]]]
+			return g.pos[m.Operands[k]]
 		}
 		arg := func(k int) []float32 {
 			if x := ext[j][k]; x != nil {
@@ -630,17 +640,16 @@ func (w *fuseWorker) block(g *fusedGroup, ext [][][]float32, s, e int, o []float
 		// is read as it is, else it is scanned and what the scan found kept.
 		daz := func(k int, tmp []float32) []float32 {
 			x := arg(k)
-			st := known(k)
-			switch *st {
+			switch w.resolve(g, ref(k)) {
 			case blockClean:
 				return x
 			case blockUnknown:
 				i := firstSubnormal(x)
 				if i < 0 {
-					*st = blockClean
+					w.learn(g, ref(k), blockClean)
 					return x
 				}
-				*st = blockDirty
+				w.learn(g, ref(k), blockDirty)
 				tmp = tmp[:len(x)]
 				copy(tmp, x)
 				ftz(tmp[i:])
@@ -690,12 +699,38 @@ func (w *fuseWorker) block(g *fusedGroup, ext [][][]float32, s, e int, o []float
 		case fuseBroadcast, fuseSlice:
 			w.broadcast(g.dims, g.bstrides[j], g.boffs[j], arg(0), s, dst)
 		}
-		switch {
-		case g.flushed[j]:
-			w.state[j] = blockClean
-		case g.preserves[j] && *known(0) == blockClean:
-			w.state[j] = blockClean
+		if g.flushed[j] {
+			w.states[j] = blockClean
 		}
+	}
+}
+
+// state is what the block knows of block r's subnormals: member r, or for
+// r < 0 outside operand ^r.
+func (w *fuseWorker) state(r int) *uint8 {
+	if r < 0 {
+		return &w.estate[^r]
+	}
+	return &w.states[r]
+}
+
+// resolve returns what is known of block r: a member that preserves
+// subnormals holds one exactly where its operand does, so it knows what
+// its operand's block is known to be.
+func (w *fuseWorker) resolve(g *fusedGroup, r int) uint8 {
+	st := w.state(r)
+	if *st == blockUnknown && r >= 0 && g.preserves[r] {
+		*st = w.resolve(g, g.opRef[r])
+	}
+	return *st
+}
+
+// learn records what a scan found in block r, and (through members that
+// preserve subnormals) in the operand blocks it came from.
+func (w *fuseWorker) learn(g *fusedGroup, r int, v uint8) {
+	*w.state(r) = v
+	if r >= 0 && g.preserves[r] {
+		w.learn(g, g.opRef[r], v)
 	}
 }
 
