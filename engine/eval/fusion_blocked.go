@@ -758,10 +758,7 @@ func (w *fuseWorker) broadcast(dims, st []int64, off int64, src []float32, s int
 		run := int(min(last-w.idx[r-1], int64(len(dst)-i)))
 		seg := dst[i : i+run]
 		if ls == 0 {
-			v := src[base]
-			for k := range seg {
-				seg[k] = v
-			}
+			fillF32(seg, src[base])
 		} else {
 			off := base + w.idx[r-1]*ls
 			if ls == 1 {
@@ -795,4 +792,16 @@ func (g *fusedGroup) all() []*hlo.Instruction {
 		return g.members
 	}
 	return append(g.members[:len(g.members):len(g.members)], g.reduce)
+}
+
+// fillF32 sets every element of xs to v: a few directly, then by doubling
+// copies (memmove runs a vector at a time).
+func fillF32(xs []float32, v float32) {
+	n := min(len(xs), 16)
+	for k := range xs[:n] {
+		xs[k] = v
+	}
+	for n < len(xs) {
+		n += copy(xs[n:], xs[:n])
+	}
 }

@@ -209,7 +209,46 @@ func evalGather(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error)
 	if !slices.Equal(outDims, in.Shape.Dims) {
 		return Value{}, fmt.Errorf("gather result shape %v does not match computed dims %v", in.Shape.Dims, outDims)
 	}
+	if run, ok := contiguousWindows(g.OffsetDims, outRank, winDims, winStrides); ok && !gatherRunsDisabled {
+		// Each batch's window is one run of the operand, and the windows
+		// follow each other in the output (an embedding lookup): copy runs.
+		es := int64(op.Type.Size())
+		out := tensor.New(op.Type, outDims)
+		parallelForWork(int(nb), int(nb*run), func(lo, hi int) {
+			for b := lo; b < hi; b++ {
+				copy(out.Data[int64(b)*run*es:(int64(b)+1)*run*es], op.Data[base[b]*es:(base[b]+run)*es])
+			}
+		})
+		return ArrayValue(out), nil
+	}
 	return ArrayValue(takeElems(op, outDims, windowPositions(outDims, contribB, contribW, base))), nil
+}
+
+// gatherRunsDisabled sends every gather through the element-wise path (tests).
+var gatherRunsDisabled bool
+
+// contiguousWindows reports whether a gather's windows (dims winDims at
+// operand strides winStrides) are each one contiguous run of the operand,
+// of the returned length, and are the trailing output dimensions, so that
+// batch b's window fills output elements [b*run, (b+1)*run).
+func contiguousWindows(offsetDims []int64, outRank int, winDims, winStrides []int64) (int64, bool) {
+	for i, d := range offsetDims {
+		if d != int64(outRank-len(offsetDims)+i) {
+			return 0, false
+		}
+	}
+	run, next := int64(1), int64(1) // next: the stride the next outer dim must have
+	for i := len(winDims) - 1; i >= 0; i-- {
+		if winDims[i] == 1 {
+			continue
+		}
+		if winStrides[i] != next {
+			return 0, false
+		}
+		run *= winDims[i]
+		next = winStrides[i] * winDims[i]
+	}
+	return run, true
 }
 
 // windowPositions maps every element of dims, in row-major order, to the
