@@ -75,7 +75,7 @@ func benchGemm[T float32 | float64](bm *testing.B, n, par int, a, b []T) {
 		defer runtime.UnlockOSThread()
 	}
 	bm.ResetTimer()
-	cpu := threadCPU()
+	cpu, proc := threadCPU(), procCPU()
 	for i := 0; i < bm.N; i++ {
 		clear(c)
 		gemm(par, 1, n, n, n, a, b, c)
@@ -83,6 +83,8 @@ func benchGemm[T float32 | float64](bm *testing.B, n, par int, a, b []T) {
 	bm.ReportMetric(2*float64(n*n*n)*float64(bm.N)/bm.Elapsed().Seconds()/1e9, "GFLOP/s")
 	if par == 1 {
 		bm.ReportMetric(2*float64(n*n*n)*float64(bm.N)/(threadCPU()-cpu)/1e9, "GFLOP/s_cpu")
+	} else {
+		bm.ReportMetric(2*float64(n*n*n)*float64(bm.N)/(procCPU()-proc)/1e9, "GFLOP/cpu-s")
 	}
 }
 

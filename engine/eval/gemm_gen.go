@@ -6,7 +6,10 @@
 // Each kernel multiplies an mr×kc packed A panel (column by column, mr
 // values per k) by a kc×nr block of B whose rows are ldb elements apart (a
 // packed panel has ldb = nr; the few-row path reads B in place) into an
-// mr×nr tile of accumulators, nr being two vectors. Every accumulator starts
+// mr×nr tile of accumulators, nr being two vectors; its "A" variant reads A
+// in place from mr rows lda elements apart instead of a packed panel (the
+// general form, addressing rows through strides, ran the packed case ~25%
+// slower, hence two variants). Every accumulator starts
 // at zero and takes one FMA per k in k order (acc = a[i,k]·b[k,j] + acc), and
 // the tile is then added to C: the same arithmetic, operand for operand, as
 // the archsimd kernels these replace, so results are unchanged bit for bit.
