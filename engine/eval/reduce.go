@@ -214,10 +214,9 @@ func reduceFast(op string, x, init *tensor.Tensor, outDims []int64, runLen int64
 		}
 		xs, i0 := asF32(x), asF32(init)[0]
 		o := make([]float32, groups)
-		parallelFor(groups, func(lo, hi int) {
-			for g := lo; g < hi; g++ {
-				o[g] = foldFloat(op, i0, xs[g*rl:(g+1)*rl])
-			}
+		// Four runs at a time, each still folded left to right (foldRows).
+		parallelForWork(groups, groups*rl, func(lo, hi int) {
+			foldRows(op, i0, xs[lo*rl:hi*rl], rl, o[lo:hi])
 		})
 		return newFromF32(x.Type, outDims, o)
 	case classF64:

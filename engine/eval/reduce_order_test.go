@@ -1,6 +1,8 @@
 package eval
 
 import (
+	"math"
+	"math/rand"
 	"testing"
 
 	"goldtrace/engine/dtype"
@@ -60,5 +62,33 @@ func TestReduceAddXLAOrderScope(t *testing.T) {
 	init := tensor.New(dtype.F32, []int64{})
 	if reduceAddXLAOrder(nil, x, init, x.Dims, []int64{0}, nil, 4096) != nil {
 		t.Error("a nil reducer must fall back")
+	}
+}
+
+// The fast reduce of contiguous runs folds each run left to right from the
+// init value, four runs side by side, for any run count and length, and
+// splits large reduces across goroutines without changing a bit.
+func TestReduceFastRunsFoldInOrder(t *testing.T) {
+	rng := rand.New(rand.NewSource(12))
+	for _, shape := range [][2]int{{1, 5}, {3, 7}, {4, 1}, {9, 768}, {4096, 33}, {2, 0}} {
+		groups, rl := shape[0], shape[1]
+		x := tensor.New(dtype.F32, []int64{int64(groups), int64(rl)})
+		for i := range x.F32() {
+			x.F32()[i] = float32(rng.NormFloat64() * math.Pow(2, float64(rng.Intn(40)-20)))
+			if rng.Intn(50) == 0 {
+				x.F32()[i] = float32(math.NaN())
+			}
+		}
+		init := tensor.New(dtype.F32, nil)
+		init.F32()[0] = 0.5
+		for _, op := range []string{"add", "multiply", "maximum", "minimum"} {
+			got := reduceFast(op, x, init, []int64{int64(groups)}, int64(rl)).F32()
+			for g := 0; g < groups; g++ {
+				want := foldFloat(op, float32(0.5), x.F32()[g*rl:(g+1)*rl])
+				if math.Float32bits(got[g]) != math.Float32bits(want) {
+					t.Fatalf("%s %dx%d run %d: %v, want %v", op, groups, rl, g, got[g], want)
+				}
+			}
+		}
 	}
 }
