@@ -5,6 +5,7 @@ import (
 	"math"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"goldtrace/engine/dtype"
@@ -216,6 +217,51 @@ func parallelForWork(n, work int, body func(lo, hi int)) {
 			body(lo, hi)
 		}(lo, hi)
 	}
+	wg.Wait()
+	if perr != nil {
+		panic(perr)
+	}
+}
+
+// parallelPull is parallelForWork for bodies whose ranges are independent
+// item by item (each item's result the same however [0,n) is cut): the
+// goroutines, the caller's among them, pull small chunks from a shared
+// counter, so a core slowed by other work does not hold up the rest.
+func parallelPull(n, work int, body func(lo, hi int)) {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	if work < parallelThreshold || workers < 2 {
+		body(0, n)
+		return
+	}
+	chunk := max(1, n/(8*workers))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var perr any
+	var mu sync.Mutex
+	pull := func() {
+		defer func() {
+			if r := recover(); r != nil {
+				mu.Lock()
+				perr = r
+				mu.Unlock()
+			}
+		}()
+		for {
+			lo := int(next.Add(int64(chunk))) - chunk
+			if lo >= n {
+				return
+			}
+			body(lo, min(lo+chunk, n))
+		}
+	}
+	for range workers - 1 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pull()
+		}()
+	}
+	pull()
 	wg.Wait()
 	if perr != nil {
 		panic(perr)

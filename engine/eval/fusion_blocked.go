@@ -447,7 +447,7 @@ func (g *fusedGroup) eval(ev *Evaluator, vals map[*hlo.Instruction]Value) (Value
 		o := out.F32()
 		blocks := (total + fuseBlock - 1) / fuseBlock
 		blk := min(fuseBlock, total)
-		parallelForWork(blocks, total*n, func(lo, hi int) {
+		parallelPull(blocks, total*n, func(lo, hi int) {
 			w := getFuseWorker(g, blk)
 			defer putFuseWorker(w)
 			for b := lo; b < hi; b++ {
@@ -482,7 +482,7 @@ func (g *fusedGroup) eval(ev *Evaluator, vals map[*hlo.Instruction]Value) (Value
 	if whole {
 		blk = min(rowBlock/runLen*runLen, total)
 	}
-	parallelForWork(rows, total*n, func(lo, hi int) {
+	parallelPull(rows, total*n, func(lo, hi int) {
 		w := getFuseWorker(g, blk)
 		defer putFuseWorker(w)
 		buf := w.out
