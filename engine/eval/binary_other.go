@@ -23,3 +23,6 @@ func fmaF32Vector(a, b, c, o []float32) int { return 0 }
 func foldWindowMinMaxVector(op string, i0 float32, xs []float32, offs []int64, o []float32) int {
 	return 0
 }
+
+// binaryFTZF32Vector has no vector form in the portable build.
+func binaryFTZF32Vector(op string, a, b, o []float32) int { return 0 }

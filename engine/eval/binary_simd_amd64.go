@@ -238,3 +238,165 @@ func fmaF32Vector(a, b, c, o []float32) int {
 	}
 	return 0
 }
+
+// binaryFTZF32Vector is binaryF32Vector followed by ftz on what it
+// computed, in one pass: each result's subnormal is replaced by its signed
+// zero in the register before the store. It returns how many elements that
+// was (0 when op has no vector form here).
+func binaryFTZF32Vector(op string, a, b, o []float32) int {
+	n := len(o)
+	a, b = a[:n], b[:n]
+	switch binaryLanes {
+	case 16:
+		switch op {
+		case "add":
+			return addFTZF32X16(a, b, o)
+		case "subtract":
+			return subtractFTZF32X16(a, b, o)
+		case "multiply":
+			return multiplyFTZF32X16(a, b, o)
+		case "divide":
+			return divideFTZF32X16(a, b, o)
+		}
+	case 8:
+		switch op {
+		case "add":
+			return addFTZF32X8(a, b, o)
+		case "subtract":
+			return subtractFTZF32X8(a, b, o)
+		case "multiply":
+			return multiplyFTZF32X8(a, b, o)
+		case "divide":
+			return divideFTZF32X8(a, b, o)
+		}
+	}
+	return 0
+}
+
+func addFTZF32X16(a, b, o []float32) int {
+	n := len(o) &^ 15
+	a, b = a[:n], b[:n]
+	abs, one, lim := archsimd.BroadcastUint32x16(0x7fffffff), archsimd.BroadcastUint32x16(1), archsimd.BroadcastUint32x16(0x007fffff)
+	sign := archsimd.BroadcastUint32x16(0x80000000)
+	for i := 0; i < n; i += 16 {
+		x := archsimd.LoadFloat32x16((*[16]float32)(a[i:]))
+		y := archsimd.LoadFloat32x16((*[16]float32)(b[i:]))
+		r := x.Add(y).AsUint32x16()
+		sub := r.And(abs).Sub(one).Less(lim)
+		r.And(sign).Merge(r, sub).AsFloat32x16().Store((*[16]float32)(o[i:]))
+	}
+	archsimd.ClearAVXUpperBits()
+	return n
+}
+
+func subtractFTZF32X16(a, b, o []float32) int {
+	n := len(o) &^ 15
+	a, b = a[:n], b[:n]
+	abs, one, lim := archsimd.BroadcastUint32x16(0x7fffffff), archsimd.BroadcastUint32x16(1), archsimd.BroadcastUint32x16(0x007fffff)
+	sign := archsimd.BroadcastUint32x16(0x80000000)
+	for i := 0; i < n; i += 16 {
+		x := archsimd.LoadFloat32x16((*[16]float32)(a[i:]))
+		y := archsimd.LoadFloat32x16((*[16]float32)(b[i:]))
+		r := x.Sub(y).AsUint32x16()
+		sub := r.And(abs).Sub(one).Less(lim)
+		r.And(sign).Merge(r, sub).AsFloat32x16().Store((*[16]float32)(o[i:]))
+	}
+	archsimd.ClearAVXUpperBits()
+	return n
+}
+
+func multiplyFTZF32X16(a, b, o []float32) int {
+	n := len(o) &^ 15
+	a, b = a[:n], b[:n]
+	abs, one, lim := archsimd.BroadcastUint32x16(0x7fffffff), archsimd.BroadcastUint32x16(1), archsimd.BroadcastUint32x16(0x007fffff)
+	sign := archsimd.BroadcastUint32x16(0x80000000)
+	for i := 0; i < n; i += 16 {
+		x := archsimd.LoadFloat32x16((*[16]float32)(a[i:]))
+		y := archsimd.LoadFloat32x16((*[16]float32)(b[i:]))
+		r := x.Mul(y).AsUint32x16()
+		sub := r.And(abs).Sub(one).Less(lim)
+		r.And(sign).Merge(r, sub).AsFloat32x16().Store((*[16]float32)(o[i:]))
+	}
+	archsimd.ClearAVXUpperBits()
+	return n
+}
+
+func divideFTZF32X16(a, b, o []float32) int {
+	n := len(o) &^ 15
+	a, b = a[:n], b[:n]
+	abs, one, lim := archsimd.BroadcastUint32x16(0x7fffffff), archsimd.BroadcastUint32x16(1), archsimd.BroadcastUint32x16(0x007fffff)
+	sign := archsimd.BroadcastUint32x16(0x80000000)
+	for i := 0; i < n; i += 16 {
+		x := archsimd.LoadFloat32x16((*[16]float32)(a[i:]))
+		y := archsimd.LoadFloat32x16((*[16]float32)(b[i:]))
+		r := x.Div(y).AsUint32x16()
+		sub := r.And(abs).Sub(one).Less(lim)
+		r.And(sign).Merge(r, sub).AsFloat32x16().Store((*[16]float32)(o[i:]))
+	}
+	archsimd.ClearAVXUpperBits()
+	return n
+}
+
+func addFTZF32X8(a, b, o []float32) int {
+	n := len(o) &^ 7
+	a, b = a[:n], b[:n]
+	abs, one, lim := archsimd.BroadcastUint32x8(0x7fffffff), archsimd.BroadcastUint32x8(1), archsimd.BroadcastUint32x8(0x007fffff)
+	sign := archsimd.BroadcastUint32x8(0x80000000)
+	for i := 0; i < n; i += 8 {
+		x := archsimd.LoadFloat32x8((*[8]float32)(a[i:]))
+		y := archsimd.LoadFloat32x8((*[8]float32)(b[i:]))
+		r := x.Add(y).AsUint32x8()
+		sub := r.And(abs).Sub(one).Less(lim)
+		r.And(sign).Merge(r, sub).AsFloat32x8().Store((*[8]float32)(o[i:]))
+	}
+	archsimd.ClearAVXUpperBits()
+	return n
+}
+
+func subtractFTZF32X8(a, b, o []float32) int {
+	n := len(o) &^ 7
+	a, b = a[:n], b[:n]
+	abs, one, lim := archsimd.BroadcastUint32x8(0x7fffffff), archsimd.BroadcastUint32x8(1), archsimd.BroadcastUint32x8(0x007fffff)
+	sign := archsimd.BroadcastUint32x8(0x80000000)
+	for i := 0; i < n; i += 8 {
+		x := archsimd.LoadFloat32x8((*[8]float32)(a[i:]))
+		y := archsimd.LoadFloat32x8((*[8]float32)(b[i:]))
+		r := x.Sub(y).AsUint32x8()
+		sub := r.And(abs).Sub(one).Less(lim)
+		r.And(sign).Merge(r, sub).AsFloat32x8().Store((*[8]float32)(o[i:]))
+	}
+	archsimd.ClearAVXUpperBits()
+	return n
+}
+
+func multiplyFTZF32X8(a, b, o []float32) int {
+	n := len(o) &^ 7
+	a, b = a[:n], b[:n]
+	abs, one, lim := archsimd.BroadcastUint32x8(0x7fffffff), archsimd.BroadcastUint32x8(1), archsimd.BroadcastUint32x8(0x007fffff)
+	sign := archsimd.BroadcastUint32x8(0x80000000)
+	for i := 0; i < n; i += 8 {
+		x := archsimd.LoadFloat32x8((*[8]float32)(a[i:]))
+		y := archsimd.LoadFloat32x8((*[8]float32)(b[i:]))
+		r := x.Mul(y).AsUint32x8()
+		sub := r.And(abs).Sub(one).Less(lim)
+		r.And(sign).Merge(r, sub).AsFloat32x8().Store((*[8]float32)(o[i:]))
+	}
+	archsimd.ClearAVXUpperBits()
+	return n
+}
+
+func divideFTZF32X8(a, b, o []float32) int {
+	n := len(o) &^ 7
+	a, b = a[:n], b[:n]
+	abs, one, lim := archsimd.BroadcastUint32x8(0x7fffffff), archsimd.BroadcastUint32x8(1), archsimd.BroadcastUint32x8(0x007fffff)
+	sign := archsimd.BroadcastUint32x8(0x80000000)
+	for i := 0; i < n; i += 8 {
+		x := archsimd.LoadFloat32x8((*[8]float32)(a[i:]))
+		y := archsimd.LoadFloat32x8((*[8]float32)(b[i:]))
+		r := x.Div(y).AsUint32x8()
+		sub := r.And(abs).Sub(one).Less(lim)
+		r.And(sign).Merge(r, sub).AsFloat32x8().Store((*[8]float32)(o[i:]))
+	}
+	archsimd.ClearAVXUpperBits()
+	return n
+}

@@ -686,8 +686,9 @@ func (w *fuseWorker) block(g *fusedGroup, ext [][][]float32, s, e int, o []float
 			}
 		case fuseBinary:
 			a, b := daz(0, w.tmp[0]), daz(1, w.tmp[1])
-			binaryFloat(m.Opcode, a, b, dst)
-			ftz(dst)
+			k := binaryFTZF32Vector(m.Opcode, a, b, dst) // computed and flushed
+			binaryFloat(m.Opcode, a[k:], b[k:], dst[k:])
+			ftz(dst[k:])
 			if glibcSubnormalOps[m.Opcode] {
 				fixSubnormalPaths(m.Opcode, arg(0), arg(1), dst)
 			}
