@@ -541,6 +541,25 @@ func foldRows(op string, i0 float32, xs []float32, runLen int, o []float32) {
 			o[r], o[r+1], o[r+2], o[r+3] = a0, a1, a2, a3
 		}
 	}
+	if op == "maximum" || op == "minimum" {
+		for ; r+4 <= len(o); r += 4 {
+			x0 := xs[r*runLen : (r+1)*runLen]
+			x1 := xs[(r+1)*runLen : (r+2)*runLen][:len(x0)]
+			x2 := xs[(r+2)*runLen : (r+3)*runLen][:len(x0)]
+			x3 := xs[(r+3)*runLen : (r+4)*runLen][:len(x0)]
+			a0, a1, a2, a3 := i0, i0, i0, i0
+			if op == "maximum" {
+				for t := range x0 {
+					a0, a1, a2, a3 = maxFloat(a0, x0[t]), maxFloat(a1, x1[t]), maxFloat(a2, x2[t]), maxFloat(a3, x3[t])
+				}
+			} else {
+				for t := range x0 {
+					a0, a1, a2, a3 = minFloat(a0, x0[t]), minFloat(a1, x1[t]), minFloat(a2, x2[t]), minFloat(a3, x3[t])
+				}
+			}
+			o[r], o[r+1], o[r+2], o[r+3] = a0, a1, a2, a3
+		}
+	}
 	for ; r < len(o); r++ {
 		o[r] = foldFloat(op, i0, xs[r*runLen:(r+1)*runLen])
 	}
