@@ -46,8 +46,8 @@ type recycler struct {
 // put offers b for reuse.
 func (r *recycler) put(b []byte) {
 	n := len(b)
-	if n < recycleMinBytes {
-		return
+	if n < recycleMinBytes || uintptr(unsafe.Pointer(&b[0]))%16 != 0 {
+		return // small, or not aligned as tensor storage must be
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
