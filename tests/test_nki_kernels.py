@@ -11,6 +11,7 @@ import nki_kernels as K
 from goldtrace import nki
 import goldtrace.nki.isa as nisa
 import goldtrace.nki.language as nl
+import goldtrace.nki.typing as nt
 
 RNG = np.random.default_rng(7)
 
@@ -344,3 +345,73 @@ def test_flash_attention_online_softmax(causal):
     want = np.einsum("bhqk,bhkd->bhqd", e / e.sum(-1, keepdims=True), v)
     got = K.flash_attention[B, H](q, k, v, causal=causal)
     np.testing.assert_allclose(got, want, rtol=2e-4, atol=2e-5)
+
+
+def test_affine_loop_with_overlapping_hbm_writes_keeps_program_order():
+    """Iteration i of an affine_range stores a row into columns i..i+2 of
+    one output row, so neighbours overlap: the simulator must not run such
+    iterations concurrently; the last writer of each element wins, every run."""
+    a = np.arange(24, dtype=np.float32).reshape(8, 3) + 1
+
+    @nki.jit
+    def k(x):
+        out = nl.ndarray((1, 10), dtype=nl.float32, buffer=nl.shared_hbm)
+        for i in nl.affine_range(8):
+            nl.store(out[0:1, i:i + 3], value=nl.load(x[i:i + 1, :]))
+        return out
+
+    want = np.zeros((1, 10), np.float32)
+    for i in range(8):
+        want[0, i:i + 3] = a[i]
+    for _ in range(20):
+        np.testing.assert_array_equal(k(a), want)
+
+
+def test_affine_loop_reading_what_it_writes_keeps_program_order():
+    """An affine loop that reads an HBM tensor it also writes (iteration i
+    reads row i-1, written by iteration i-1) runs in program order."""
+    a = np.ones((8, 64), np.float32)
+
+    @nki.jit
+    def k(x: nt.mutable_tensor):
+        for i in nl.affine_range(7):
+            nl.store(x[i + 1:i + 2, :], value=nl.add(nl.load(x[i:i + 1, :]), 1.0))
+        return x
+
+    want = a.copy()
+    for i in range(7):
+        want[i + 1] = want[i] + 1
+    for _ in range(10):
+        np.testing.assert_array_equal(k(a.copy()), want)
+
+
+def _psum_group_far_from_declaration(gap):
+    """acc += nc_matmul(...) as the first write of a PSUM tile declared
+    without a value, `gap` unrelated instructions after the declaration."""
+
+    @nki.jit
+    def k(a, b):
+        out = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.shared_hbm)
+        acc = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.psum)
+        t = nl.load(a)
+        for _ in nl.static_range(gap):
+            t = nl.add(t, 0.0)
+        acc += nisa.nc_matmul(t, nl.load(b))
+        nl.store(out, value=nl.copy(acc))
+        return out
+
+    return k
+
+
+def test_psum_accumulation_group_starts_at_zero_across_event_batches():
+    """The tile's alloc becomes the group's zeroing memset even when
+    hundreds of events (more than one batch to the builder) lie between."""
+    a, b = RNG.standard_normal((128, 128)).astype(np.float32), RNG.standard_normal((128, 128)).astype(np.float32)
+    got = _psum_group_far_from_declaration(700)(a, b)
+    np.testing.assert_allclose(got, a.T @ b, rtol=1e-5, atol=1e-4)
+
+
+def test_psum_accumulation_group_too_far_is_refused():
+    a = np.ones((128, 128), np.float32)
+    with pytest.raises(nki.KernelUnsupportedError, match=r"test_nki_kernels.py:\d+: this accumulation into PSUM tile"):
+        _psum_group_far_from_declaration(4200)(a, a)

@@ -455,8 +455,20 @@ func (c *compiler) loop(l *irpb.Loop) (*cloop, error) {
 // first accessed by an instruction that overwrites the whole tensor without
 // reading it (an alloc, a memset, a full-tile copy or DMA, …). Iterations
 // then never see each other's values, so any schedule gives the same bits.
-func parallelSafe(body []stmt, v int32, total map[int32]int) (bool, []int32) {
+func parallelSafe(body []stmt, v int32, step int64, total map[int32]int) (bool, []int32) {
 	written := map[int32]bool{}
+	hbmWritten, hbmRead := map[int32]bool{}, map[int32]bool{}
+	inner := map[int32]bool{} // loop variables of loops inside the body
+	var innerVars func(ss []stmt)
+	innerVars = func(ss []stmt) {
+		for _, s := range ss {
+			if s.loop != nil {
+				inner[s.loop.v] = true
+				innerVars(s.loop.body)
+			}
+		}
+	}
+	innerVars(body)
 	ok := true
 	var walk func(ss []stmt)
 	walk = func(ss []stmt) {
@@ -484,17 +496,32 @@ func parallelSafe(body []stmt, v int32, total map[int32]int) (bool, []int32) {
 				}
 			})
 			for _, d := range ci.dst {
-				if d.t.Memory == irpb.Memory_SHARED_HBM || d.t.Role == irpb.TensorRole_PARAM {
-					if !usesVar(d, v) {
-						ok = false // every iteration writes the same HBM tile: keep program order
+				if isHBM(d.t) {
+					if !disjointPerIteration(d, v, step, inner) {
+						// Iterations may write the same HBM elements (the
+						// same tile, overlapping tiles, data-dependent
+						// indices): keep program order, so the last
+						// iteration's write wins as in a serial run.
+						ok = false
 					}
-					continue // iterations of an affine loop write disjoint HBM tiles
+					hbmWritten[d.tensor] = true
+					continue
 				}
 				written[d.tensor] = true
 			}
+			ci.accesses(func(a *cacc, write bool) {
+				if !write && isHBM(a.t) {
+					hbmRead[a.tensor] = true
+				}
+			})
 		}
 	}
 	walk(body)
+	for t := range hbmWritten {
+		if hbmRead[t] {
+			ok = false // an iteration could read what another one writes
+		}
+	}
 	if !ok {
 		return false, nil
 	}
@@ -688,7 +715,7 @@ func markParallel(ss []stmt, total map[int32]int) {
 	for _, s := range ss {
 		if l := s.loop; l != nil {
 			if l.affine {
-				l.parallel, l.locals = parallelSafe(l.body, l.v, total)
+				l.parallel, l.locals = parallelSafe(l.body, l.v, l.step, total)
 			}
 			markParallel(l.body, total)
 		}
@@ -1019,18 +1046,50 @@ func (ci *cinst) ints(name string) ([]int64, bool, error) {
 	return nil, false, fmt.Errorf("attribute %s must be a list of integers", name)
 }
 
-// usesVar reports whether an access's index depends on loop variable v (or
-// on data: dynamic indices count as depending).
-func usesVar(a *cacc, v int32) bool {
+func isHBM(t *irpb.Tensor) bool {
+	return t.Memory == irpb.Memory_SHARED_HBM || t.Memory == irpb.Memory_PRIVATE_HBM || t.Role == irpb.TensorRole_PARAM
+}
+
+// disjointPerIteration proves that the elements access a writes in one
+// iteration of loop v (stepping by step) are written by no other iteration:
+// some dimension's index moves by |coef * step| per iteration while the rest
+// of that index (tile axes) spans less than that, and no loop nested in the
+// body moves it. Data-dependent indices prove nothing.
+func disjointPerIteration(a *cacc, v int32, step int64, inner map[int32]bool) bool {
 	if len(a.dyn) > 0 {
-		return true
+		return false
 	}
 	for _, ix := range a.idx {
+		var move int64
+		nested := false
 		for _, t := range ix.vt {
-			if t.kind == irpb.TermKind_LOOP_VAR && t.id == v && t.coef != 0 {
-				return true
+			switch {
+			case t.kind == irpb.TermKind_LOOP_VAR && t.id == v:
+				move += t.coef * step
+			case t.kind == irpb.TermKind_LOOP_VAR && inner[t.id]:
+				nested = nested || t.coef != 0
 			}
+		}
+		if move == 0 || nested {
+			continue
+		}
+		var span int64
+		for j, c := range ix.tile {
+			if n := int64(a.shape[j]); n > 1 {
+				span += abs64(c) * (n - 1)
+			}
+		}
+		if span < abs64(move) {
+			return true
 		}
 	}
 	return false
 }
+
+func abs64(x int64) int64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+

@@ -288,3 +288,33 @@ func TestParallelLoopErrorIsSerialOne(t *testing.T) {
 		}
 	}
 }
+
+// HBM writes of a fanned-out loop must be provably disjoint between
+// iterations, and no iteration may read an HBM tensor the loop writes:
+// otherwise the loop keeps program order (the last writer wins, as serially).
+func TestParallelLoopHBMWritesDisjoint(t *testing.T) {
+	build := func(variant string) *irpb.Kernel {
+		b := newK("hbm_" + variant)
+		x := b.param("x", dtype.F32, 1024, 64)
+		y := b.output("y", dtype.F32, 1024, 64)
+		tt := b.sbuf("t", dtype.F32, 128, 64)
+		b.loop(irpb.LoopKind_AFFINE, 0, 4, 1, func(i int) {
+			b.dma(b.full(tt), b.tile(x, []int64{128, 64}, aff(0, lv(i, 128))))
+			switch variant {
+			case "disjoint": // rows 128i .. 128i+127
+				b.dma(b.tile(y, []int64{128, 64}, aff(0, lv(i, 128))), b.full(tt))
+			case "overlap": // rows 64i .. 64i+127: neighbours share 64 rows
+				b.dma(b.tile(y, []int64{128, 64}, aff(0, lv(i, 64))), b.full(tt))
+			case "readback": // reads y rows another iteration writes
+				b.dma(b.full(tt), b.tile(y, []int64{128, 64}, aff(64, lv(i, 128))))
+				b.dma(b.tile(y, []int64{128, 64}, aff(0, lv(i, 128))), b.full(tt))
+			}
+		})
+		return b.kernel()
+	}
+	for variant, want := range map[string]bool{"disjoint": true, "overlap": false, "readback": false} {
+		if got := loopsOf(t, build(variant))[0].parallel; got != want {
+			t.Errorf("%s: parallel = %v, want %v", variant, got, want)
+		}
+	}
+}

@@ -81,6 +81,10 @@ def _attr(v):
 
 _PLAIN_ATTR = frozenset([str, bool, int, float])
 
+# Marks an alloc event that may still become a memset (Trace.note_fresh_alloc);
+# removed before the event is sent.
+_FRESH = object()
+
 # Event tags and instruction fields of the tape (kernel/ir/tape.go).
 EV_TENSOR, EV_INST, EV_LOOP, EV_END = 0, 1, 2, 3
 I_OP, I_DST, I_SRC, I_ATTRS, I_MASK, I_EXPRS, I_PREDS, I_ENGINE = 1, 4, 5, 6, 7, 8, 9, 10
@@ -167,16 +171,40 @@ class Trace:
         return idx, f.f_lineno
 
     # ---- the event stream ----
+    _flush_at = _FLUSH_EVERY
+    _fresh_allocs = ()  # alloc events of PSUM tensors not written yet (language._emit_alloc)
+
     def _push(self, ev):
         self.events.append(ev)
-        if len(self.events) >= _FLUSH_EVERY:
-            self.flush()
+        if len(self.events) >= self._flush_at:
+            self.flush(final=False)
 
-    def flush(self):
+    def note_fresh_alloc(self, ev):
+        """ev (an alloc of a PSUM tensor) may still become the memset that
+        starts an accumulation group (_fold_matmul_accumulate): keep it, and
+        what follows it, in Python until the tensor is written or the trace ends."""
+        self._fresh_allocs = [e for e in self._fresh_allocs if e[I_OP] == "alloc" and e[-1] is _FRESH] + [ev]
+        ev.append(_FRESH)
+
+    def flush(self, final=True):
         if not self.events:
             return
-        data = json.dumps(self.events, separators=(",", ":")).encode()
-        self.events = []
+        n = len(self.events)
+        if not final and self._fresh_allocs:
+            pending = {id(e) for e in self._fresh_allocs if e[-1] is _FRESH}
+            keep = next((i for i, e in enumerate(self.events) if id(e) in pending), n)
+            if keep < n and n - keep < 8 * _FLUSH_EVERY:
+                n = keep  # send what precedes the first unwritten PSUM alloc
+        if n == 0:
+            self._flush_at = len(self.events) + _FLUSH_EVERY
+            return
+        batch = self.events[:n]
+        for e in batch:
+            if e[-1] is _FRESH:
+                e.pop()  # sent as a plain alloc: it can no longer change
+        data = json.dumps(batch, separators=(",", ":")).encode()
+        self.events = self.events[n:]
+        self._flush_at = len(self.events) + _FLUSH_EVERY
         self.flush_gen = getattr(self, "flush_gen", 0) + 1
         _bridge.call(_bridge.lib.gt_kb_append, self.builder, data, len(data))
 
@@ -236,6 +264,9 @@ class Trace:
                 if t.role == PARAM:
                     self._note_write(t)
                 if t._fresh_alloc is not None:
+                    ev = t._fresh_alloc[0]
+                    if ev[-1] is _FRESH:
+                        ev.pop()  # written: its alloc stays an alloc
                     t._fresh_alloc = None
         if src:
             inst[I_SRC] = [s.to_json() for s in src]
@@ -307,12 +338,20 @@ class Trace:
                     or tuple(acc.shape) != tuple(value.shape)):
                 return False
         fresh = getattr(acc.tensor, "_fresh_alloc", None)
-        if fresh is not None and fresh[1] == getattr(self, "flush_gen", 0):
+        if fresh is not None:
             # The first write of a PSUM tile declared without a value is a
             # matmul accumulation: the accumulation group starts from zero
-            # (the tensor engine's first matmul of a group overwrites).
-            fresh[0][I_OP] = "memset"
-            fresh[0][I_ATTRS] = {"value": 0.0}
+            # (the tensor engine's first matmul of a group overwrites), so
+            # the tile's alloc becomes a memset of zero.
+            ev = fresh[0]
+            if ev[-1] is not _FRESH:
+                raise KernelUnsupportedError(
+                    f"{user_location()}: this accumulation into PSUM tile {acc.tensor.name!r} starts its group far "
+                    "(thousands of instructions) from the tile's declaration; goldtrace cannot make the group start "
+                    "at zero there: declare the tile with nl.zeros(..., buffer=nl.psum)")
+            ev.pop()
+            ev[I_OP] = "memset"
+            ev[I_ATTRS] = {"value": 0.0}
         acc.tensor._fresh_alloc = None
         for inst in insts:
             inst[I_DST] = [acc.to_json()]

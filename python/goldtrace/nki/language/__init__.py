@@ -181,7 +181,8 @@ def _emit_alloc(tr, t):
     for tl in tiles:
         tr.emit("alloc", [tl])
     if t.memory == PSUM and len(tiles) == 1 and tr.events and tr.events[-1][0] == 1 and tr.events[-1][1] == "alloc":
-        t._fresh_alloc = (tr.events[-1], getattr(tr, "flush_gen", 0))
+        t._fresh_alloc = (tr.events[-1],)
+        tr.note_fresh_alloc(tr.events[-1])
 
 
 def _placement(buf, stored, dtype, nblock):
