@@ -1092,4 +1092,3 @@ func abs64(x int64) int64 {
 	}
 	return x
 }
-
