@@ -523,10 +523,17 @@ func (d *tapeDecoder) wholeTensor(id int32) *irpb.Access {
 	}
 	shape := d.b.k.Tensors[id].Shape
 	a := &irpb.Access{Tensor: id, Shape: append([]int64(nil), shape...), Index: make([]*irpb.Affine, len(shape))}
+	// One allocation each for the index's messages (most operands are whole
+	// tensors, so this is most of the decoder's allocation).
+	affs := make([]irpb.Affine, len(shape))
+	terms := make([]irpb.Term, len(shape))
+	termPtrs := make([]*irpb.Term, len(shape))
 	for k, n := range shape {
-		a.Index[k] = &irpb.Affine{}
+		a.Index[k] = &affs[k]
 		if n > 1 {
-			a.Index[k].Terms = []*irpb.Term{{Kind: irpb.TermKind_TILE_AXIS, Id: int32(k), Coef: 1}}
+			terms[k] = irpb.Term{Kind: irpb.TermKind_TILE_AXIS, Id: int32(k), Coef: 1}
+			termPtrs[k] = &terms[k]
+			affs[k].Terms = termPtrs[k : k+1 : k+1]
 		}
 	}
 	return a

@@ -282,7 +282,7 @@ class Trace:
         if dst and dst[0].tensor.role == TEMP:
             # Remember who wrote a fresh temp, and under which mask: assigning
             # it elsewhere writes only what the instruction wrote.
-            dst[0].tensor._producer = (len(self.events), mask, tuple(dst[0].shape), tuple(domain))
+            dst[0].tensor._producer = (inst, mask, tuple(dst[0].shape), tuple(domain))
         if mask is not None:
             if isinstance(mask, Pred):
                 mask = Mask([mask])
@@ -300,7 +300,7 @@ class Trace:
     def _retarget(self, src, dst):
         """Make the last instruction write dst instead of its fresh temp src."""
         prod = getattr(src.tensor, "_producer", None)
-        if prod is None or prod[0] != len(self.events) - 1 or not self.events:
+        if prod is None or not self.events or self.events[-1] is not prod[0]:
             return False
         inst = self.events[-1]
         if inst[0] != EV_INST or not inst[I_DST] or access_tensor(inst[I_DST][0]) != src.tensor.id:
