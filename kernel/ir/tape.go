@@ -297,23 +297,31 @@ func (d *tapeDecoder) escapedString(start int) string {
 	return s
 }
 
-func (d *tapeDecoder) ints() []int64 {
-	if d.null() {
-		return nil
-	}
+// list reads a JSON array of items ("[]" is nil).
+func list[T any](d *tapeDecoder, item func() T) []T {
 	d.expect('[')
 	if d.peekAfterWS() == ']' {
 		d.pos++
 		return nil
 	}
-	var out []int64
+	var out []T
 	for {
-		out = append(out, d.int64())
+		out = append(out, item())
 		if !d.more() {
 			return out
 		}
 	}
 }
+
+// nullableList is list, or nil for a JSON null.
+func nullableList[T any](d *tapeDecoder, item func() T) []T {
+	if d.null() {
+		return nil
+	}
+	return list(d, item)
+}
+
+func (d *tapeDecoder) ints() []int64 { return nullableList(d, d.int64) }
 
 func (d *tapeDecoder) event() *irpb.BuildEvent {
 	d.expect('[')
@@ -434,19 +442,7 @@ func (d *tapeDecoder) inst() *irpb.Instruction {
 	if !d.more() {
 		return in
 	}
-	if !d.null() {
-		d.expect('[')
-		if d.peekAfterWS() == ']' {
-			d.pos++
-		} else {
-			for {
-				in.Exprs = append(in.Exprs, d.affine())
-				if !d.more() {
-					break
-				}
-			}
-		}
-	}
+	in.Exprs = nullableList(d, d.affine)
 	if !d.more() {
 		return in
 	}
@@ -461,23 +457,7 @@ func (d *tapeDecoder) inst() *irpb.Instruction {
 	return in
 }
 
-func (d *tapeDecoder) accesses() []*irpb.Access {
-	if d.null() {
-		return nil
-	}
-	d.expect('[')
-	if d.peekAfterWS() == ']' {
-		d.pos++
-		return nil
-	}
-	var out []*irpb.Access
-	for {
-		out = append(out, d.access())
-		if !d.more() {
-			return out
-		}
-	}
-}
+func (d *tapeDecoder) accesses() []*irpb.Access { return nullableList(d, d.access) }
 
 func (d *tapeDecoder) access() *irpb.Access {
 	if d.peekAfterWS() != '[' {
@@ -488,17 +468,7 @@ func (d *tapeDecoder) access() *irpb.Access {
 	d.expect(',')
 	a.Shape = d.ints()
 	d.expect(',')
-	d.expect('[')
-	if d.peekAfterWS() == ']' {
-		d.pos++
-	} else {
-		for {
-			a.Index = append(a.Index, d.affine())
-			if !d.more() {
-				break
-			}
-		}
-	}
+	a.Index = list(d, d.affine)
 	if !d.more() {
 		return a
 	}
@@ -560,27 +530,15 @@ func (d *tapeDecoder) terms() []*irpb.Term {
 	return out
 }
 
-func (d *tapeDecoder) preds() []*irpb.Predicate {
-	if d.null() {
-		return nil
-	}
+func (d *tapeDecoder) preds() []*irpb.Predicate { return nullableList(d, d.pred) }
+
+func (d *tapeDecoder) pred() *irpb.Predicate {
 	d.expect('[')
-	if d.peekAfterWS() == ']' {
-		d.pos++
-		return nil
-	}
-	var out []*irpb.Predicate
-	for {
-		d.expect('[')
-		p := &irpb.Predicate{Cmp: irpb.Cmp(d.int32())}
-		d.expect(',')
-		p.Expr = &irpb.Affine{Constant: d.int64()}
-		p.Expr.Terms = d.terms()
-		out = append(out, p)
-		if !d.more() {
-			return out
-		}
-	}
+	p := &irpb.Predicate{Cmp: irpb.Cmp(d.int32())}
+	d.expect(',')
+	p.Expr = &irpb.Affine{Constant: d.int64()}
+	p.Expr.Terms = d.terms()
+	return p
 }
 
 func (d *tapeDecoder) attrs() map[string]*irpb.Attr {
