@@ -22,7 +22,7 @@ from .. import _bridge
 from ..errors import InvalidArgumentError
 from . import _dtypes
 from ._sym import LOOP_VAR, PROGRAM_ID, TILE_AXIS, Mask, Pred, Sym, broadcast_shapes
-from .errors import _OWN_FILE, KernelError, KernelUnsupportedError, is_own_file, user_frame, user_location
+from .errors import KernelError, KernelUnsupportedError, user_frame, user_location
 
 _local = threading.local()
 
@@ -149,19 +149,8 @@ class Trace:
     # ---- locations ----
     def loc(self):
         """(file index, line) of the kernel's own code being traced."""
-        # The walk starts at loc's caller's caller, always goldtrace's own:
-        # Python materializes a frame object for each frame the walk visits,
-        # and that dominated the cost of tracing an instruction.
-        f = sys._getframe(2)
-        own = _OWN_FILE
-        while f is not None:
-            fn = f.f_code.co_filename
-            o = own.get(fn)
-            if o is None:
-                o = is_own_file(fn)
-            if not o:
-                break
-            f = f.f_back
+        # From the caller of our caller (declare/emit), always goldtrace's own.
+        f = user_frame(3)
         if f is None:
             return 0, 0
         fn = f.f_code.co_filename

@@ -37,9 +37,11 @@ def is_own_file(fn):
     return o
 
 
-def user_frame():
-    """The innermost frame outside goldtrace.nki (the kernel's own code)."""
-    f = sys._getframe(1)
+def user_frame(depth=1):
+    """The innermost frame outside goldtrace.nki (the kernel's own code),
+    looking from `depth` frames up (callers that know their own frames are
+    goldtrace's skip them: each frame the walk visits is materialized)."""
+    f = sys._getframe(depth)
     own = _OWN_FILE
     while f is not None:
         fn = f.f_code.co_filename
