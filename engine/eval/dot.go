@@ -128,7 +128,13 @@ func evalDot(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
 		return Value{}, fmt.Errorf("dot result shape %v does not hold %dx%dx%d elements", tensor.ShapeString(out.Elem, out.Dims), p.b, p.m, p.n)
 	}
 	par := ev.parallelism()
-	c := contractAs(contractionClass(out.Elem, lhs.Type, rhs.Type), lhs, rhs, out.Elem, out.Dims, kernels{
+	class := contractionClass(out.Elem, lhs.Type, rhs.Type)
+	if class == classF32 {
+		if c, ok := dotHalfF32(ev, par, p, lhs, rhs); ok {
+			return ArrayValue(adoptF32(out.Elem, out.Dims, c)), nil
+		}
+	}
+	c := contractAs(class, lhs, rhs, out.Elem, out.Dims, kernels{
 		f32:   func(a, b []float32) []float32 { return dotInF32(ev, par, p, lhs.Dims, rhs.Dims, a, b) },
 		f64:   func(a, b []float64) []float64 { return dotIn(par, p, lhs.Dims, rhs.Dims, a, b) },
 		c128:  func(a, b []complex128) []complex128 { return dotIn(par, p, lhs.Dims, rhs.Dims, a, b) },
