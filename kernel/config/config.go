@@ -225,8 +225,7 @@ func Encode(c Config) (string, error) {
 		"has_collectives": c.HasCollectives, "matmul_mac_count": c.MatmulMACCount,
 		"platform_target": c.PlatformTarget, "platform_target_is_fallback": c.PlatformTargetIsFallback,
 		"opts": c.Opts, "serialize_dims": c.SerializeDims,
-		"serialize_ir_string": base64.StdEncoding.EncodeToString(irBytes),
-		"tiled":               c.Tiled, "constant_values": c.ConstantValues,
+		"tiled": c.Tiled, "constant_values": c.ConstantValues,
 		"kernel_return": c.KernelReturn, "result_is_sequence": c.ResultIsSequence,
 	}
 	var buf bytes.Buffer
@@ -236,12 +235,20 @@ func Encode(c Config) (string, error) {
 			buf.WriteByte(',')
 		}
 		kb, _ := json.Marshal(key)
+		buf.Write(kb)
+		buf.WriteByte(':')
+		if key == "serialize_ir_string" {
+			// The bulk of the config: base64 needs no JSON escaping, so it is
+			// written straight in (the bytes json.Marshal would write).
+			buf.WriteByte('"')
+			buf.Write(base64.StdEncoding.AppendEncode(nil, irBytes))
+			buf.WriteByte('"')
+			continue
+		}
 		vb, err := json.Marshal(values[key])
 		if err != nil {
 			return "", &Error{Kind: ErrValue, Key: key, Msg: err.Error(), Err: err}
 		}
-		buf.Write(kb)
-		buf.WriteByte(':')
 		buf.Write(vb)
 	}
 	buf.WriteByte('}')
