@@ -9,6 +9,9 @@ import "C"
 
 import (
 	"encoding/json"
+	"fmt"
+	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"goldtrace/kernel/ir"
@@ -25,35 +28,91 @@ func goBytes(p unsafe.Pointer, n C.int64_t) []byte {
 	return C.GoBytes(p, C.int(n))
 }
 
+// kernelBuilder applies the tracer's event batches in the background, one
+// after another in arrival order, so Go decodes a batch while Python traces
+// the next (a dump_config miss is a trace). A batch's error (only a
+// malformed tape: user errors are found by Validate at the end) is reported
+// by the next append or by finish.
+type kernelBuilder struct {
+	b      *ir.Builder
+	tailMu sync.Mutex
+	tail   chan struct{} // closed once every batch queued so far is applied
+	err    atomic.Pointer[error]
+}
+
+func (kb *kernelBuilder) failed() error {
+	if e := kb.err.Load(); e != nil {
+		return *e
+	}
+	return nil
+}
+
+// enqueue applies data after the batches queued before it.
+func (kb *kernelBuilder) enqueue(data []byte) {
+	kb.tailMu.Lock()
+	prev, next := kb.tail, make(chan struct{})
+	kb.tail = next
+	kb.tailMu.Unlock()
+	go func() {
+		defer close(next)
+		<-prev
+		if kb.failed() != nil {
+			return
+		}
+		defer func() {
+			if r := recover(); r != nil {
+				err := fmt.Errorf("internal error decoding a kernel event batch: %v", r)
+				kb.err.Store(&err)
+			}
+		}()
+		appendEvents := kb.b.AppendJSON
+		if len(data) > 0 && data[0] == '[' {
+			appendEvents = kb.b.AppendTape // the tracer's compact form (kernel/ir/tape.go)
+		}
+		if _, _, err := appendEvents(data); err != nil {
+			err = withStatus(statusInvalidArgument, "%v", err)
+			kb.err.Store(&err)
+		}
+	}()
+}
+
+// wait blocks until every queued batch is applied and returns the first error.
+func (kb *kernelBuilder) wait() error {
+	kb.tailMu.Lock()
+	tail := kb.tail
+	kb.tailMu.Unlock()
+	<-tail
+	return kb.failed()
+}
+
 // gt_kb_new starts a kernel builder.
 //
 //export gt_kb_new
 func gt_kb_new(name *C.char, out *C.uint64_t, errOut **C.char) C.gt_status {
 	return guard(errOut, func() error {
-		*out = C.uint64_t(newHandle(ir.NewBuilder(C.GoString(name))))
+		done := make(chan struct{})
+		close(done)
+		*out = C.uint64_t(newHandle(&kernelBuilder{b: ir.NewBuilder(C.GoString(name)), tail: done}))
 		return nil
 	})
 }
 
-// gt_kb_append applies a batch of events: an event tape (a JSON array, see
+// gt_kb_append queues a batch of events (applied in the background, in order;
+// a malformed batch fails a later append or gt_kb_finish): an event tape (a JSON array, see
 // kernel/ir/tape.go) or a BuildBatch in protobuf JSON. Tensor ids and loop
 // variables are assigned in declaration order, so the caller can count them.
 //
 //export gt_kb_append
 func gt_kb_append(h C.uint64_t, js unsafe.Pointer, n C.int64_t, errOut **C.char) C.gt_status {
 	return guard(errOut, func() error {
-		b, err := lookupHandle[*ir.Builder](uint64(h))
+		kb, err := lookupHandle[*kernelBuilder](uint64(h))
 		if err != nil {
 			return err
 		}
-		data := goBytes(js, n)
-		appendEvents := b.AppendJSON
-		if len(data) > 0 && data[0] == '[' {
-			appendEvents = b.AppendTape // the tracer's compact form (kernel/ir/tape.go)
+		if err := kb.failed(); err != nil {
+			return err
 		}
-		if _, _, err := appendEvents(data); err != nil {
-			return withStatus(statusInvalidArgument, "%v", err)
-		}
+		kb.enqueue(goBytes(js, n)) // a copy: the caller's buffer may go
 		return nil
 	})
 }
@@ -65,10 +124,14 @@ func gt_kb_append(h C.uint64_t, js unsafe.Pointer, n C.int64_t, errOut **C.char)
 //export gt_kb_finish
 func gt_kb_finish(h C.uint64_t, sigJSON *C.char, out *C.uint64_t, errOut **C.char) C.gt_status {
 	return guard(errOut, func() error {
-		b, err := lookupHandle[*ir.Builder](uint64(h))
+		kb, err := lookupHandle[*kernelBuilder](uint64(h))
 		if err != nil {
 			return err
 		}
+		if err := kb.wait(); err != nil {
+			return err
+		}
+		b := kb.b
 		var sig ir.Signature
 		if err := json.Unmarshal([]byte(C.GoString(sigJSON)), &sig); err != nil {
 			return withStatus(statusInvalidArgument, "kernel signature: %v", err)

@@ -31,7 +31,12 @@ SHARED_HBM, PRIVATE_HBM, SBUF, PSUM = "SHARED_HBM", "PRIVATE_HBM", "SBUF", "PSUM
 PARAM, OUTPUT, TEMP, CONSTANT = "PARAM", "OUTPUT", "TEMP", "CONSTANT"
 HBM_SPACES = (SHARED_HBM, PRIVATE_HBM)
 
-_FLUSH_EVERY = 512
+# Events go to Go in batches; Go decodes a batch while Python traces on
+# (capi kernelBuilder), so batches are small. The last _KEEP_TAIL events
+# stay here: retargeting an op's result and folding `psum += nc_matmul`
+# rewrite the newest events.
+_FLUSH_EVERY = 64
+_KEEP_TAIL = 16
 
 # The tape is lists of lists made here, never cyclic: skipping the encoder's
 # cycle check (a dict insert and delete per container) saves a tenth of its time.
@@ -183,12 +188,14 @@ class Trace:
         if not self.events:
             return
         n = len(self.events)
+        if not final:
+            n -= _KEEP_TAIL
         if not final and self._fresh_allocs:
             pending = {id(e) for e in self._fresh_allocs if e[-1] is _FRESH}
             keep = next((i for i, e in enumerate(self.events) if id(e) in pending), n)
-            if keep < n and n - keep < 8 * _FLUSH_EVERY:
+            if keep < n and len(self.events) - keep < 64 * _FLUSH_EVERY:
                 n = keep  # send what precedes the first unwritten PSUM alloc
-        if n == 0:
+        if n <= 0:
             self._flush_at = len(self.events) + _FLUSH_EVERY
             return
         batch = self.events[:n]
