@@ -4,12 +4,15 @@ package eval
 // stacked outputs in the loop state and writes one slice per step with a
 // dynamic-update-slice; copying the whole buffer each step costs O(steps²).
 // When the body's only use of a state element is one dynamic-update-slice
-// (directly, or inside a call made only from there) whose result goes back
-// to the same state element and nowhere else, nothing can observe the old
-// contents: the loop copies that element once on entry and the update then
+// (directly, or inside calls made only from there, however deep) whose
+// result goes back to the same state element and nowhere else (out of those
+// calls as their value or one element of their tuple), nothing can observe
+// the old contents: the loop copies that element once on entry and the update then
 // writes into it. The values computed are the same; only the copies go.
 
 import (
+	"slices"
+
 	"goldtrace/engine/hlo"
 )
 
@@ -25,6 +28,7 @@ type inPlaceState struct {
 	plans  map[*hlo.Instruction]*whilePlan
 	active map[*hlo.Instruction]int
 	calls  map[*hlo.Computation]int // call sites per computation
+	users  map[*hlo.Computation]map[*hlo.Instruction][]*hlo.Instruction
 }
 
 func (ev *Evaluator) inPlace() *inPlaceState {
@@ -70,12 +74,7 @@ func (st *inPlaceState) plan(m *hlo.Module, w *hlo.Instruction) *whilePlan {
 		return p
 	}
 	param := body.Params[0]
-	users := map[*hlo.Instruction][]*hlo.Instruction{}
-	for _, in := range body.Instructions {
-		for _, op := range in.Operands {
-			users[op] = append(users[op], in)
-		}
-	}
+	users := st.usersOf(body)
 	if len(users[body.Root]) != 0 {
 		return p
 	}
@@ -88,24 +87,11 @@ func (st *inPlaceState) plan(m *hlo.Module, w *hlo.Instruction) *whilePlan {
 	}
 	for i := range body.Root.Operands {
 		g := gtes[int64(i)]
-		if len(g) != 1 || len(users[g[0]]) != 1 {
+		if len(g) != 1 {
 			continue
 		}
-		u := users[g[0]][0]
-		if countOf(u.Operands, g[0]) != 1 || len(users[u]) != 1 || users[u][0] != body.Root ||
-			countOf(body.Root.Operands, u) != 1 || body.Root.Operands[i] != u {
-			continue
-		}
-		var dus *hlo.Instruction
-		switch u.Opcode {
-		case "dynamic-update-slice":
-			if u.Operands[0] == g[0] {
-				dus = u
-			}
-		case "call":
-			dus = calleeDUS(st, m, u, g[0])
-		}
-		if dus != nil {
+		dus, c, frames := st.sinkDUS(m, body, g[0])
+		if dus != nil && st.reachesSlot(body, c, dus, frames, i) {
 			p.slots = append(p.slots, i)
 			p.dus = append(p.dus, dus)
 		}
@@ -113,36 +99,123 @@ func (st *inPlaceState) plan(m *hlo.Module, w *hlo.Instruction) *whilePlan {
 	return p
 }
 
-// calleeDUS returns the root dynamic-update-slice of call u's callee when it
-// updates the parameter that receives g, that parameter has no other use,
-// and the callee is called from u alone.
-func calleeDUS(st *inPlaceState, m *hlo.Module, u, g *hlo.Instruction) *hlo.Instruction {
-	if len(u.Called) != 1 || u.Called[0] == nil || st.callSites(m, u.Called[0]) != 1 {
-		return nil
+// maxCallDepth bounds how deep the analysis follows a value into calls.
+const maxCallDepth = 16
+
+// callFrame is a call the analysis followed a value into.
+type callFrame struct {
+	comp *hlo.Computation // the caller
+	call *hlo.Instruction // the call instruction in it
+}
+
+// usersOf returns the users of each instruction of c (cached).
+func (st *inPlaceState) usersOf(c *hlo.Computation) map[*hlo.Instruction][]*hlo.Instruction {
+	if u, ok := st.users[c]; ok {
+		return u
 	}
-	c := u.Called[0]
-	k := -1
-	for j, op := range u.Operands {
-		if op == g {
-			k = j
-		}
-	}
-	if k < 0 || k >= len(c.Params) || c.Root == nil || c.Root.Opcode != "dynamic-update-slice" {
-		return nil
-	}
-	pk := c.Params[k]
-	if c.Root.Operands[0] != pk {
-		return nil
-	}
+	users := map[*hlo.Instruction][]*hlo.Instruction{}
 	for _, in := range c.Instructions {
-		if in != c.Root && countOf(in.Operands, pk) > 0 {
-			return nil
+		for _, op := range in.Operands {
+			users[op] = append(users[op], in)
 		}
 	}
-	if countOf(c.Root.Operands, pk) != 1 {
+	if st.users == nil {
+		st.users = map[*hlo.Computation]map[*hlo.Instruction][]*hlo.Instruction{}
+	}
+	st.users[c] = users
+	return users
+}
+
+// soleUser returns the one instruction of c that uses v, when v has exactly
+// one use (one operand of one instruction) and is not c's root; else nil.
+func (st *inPlaceState) soleUser(c *hlo.Computation, v *hlo.Instruction) *hlo.Instruction {
+	us := st.usersOf(c)[v]
+	if v == c.Root || len(us) != 1 || countOf(us[0].Operands, v) != 1 {
 		return nil
 	}
-	return c.Root
+	return us[0]
+}
+
+// sinkDUS follows value v of computation c along its only use, into calls
+// whose callee is called from there alone, to a dynamic-update-slice that
+// takes it as the operand updated. It returns that instruction, its
+// computation and the calls entered on the way; nil when the value has
+// another use or goes anywhere else.
+func (st *inPlaceState) sinkDUS(m *hlo.Module, c *hlo.Computation, v *hlo.Instruction) (*hlo.Instruction, *hlo.Computation, []callFrame) {
+	var frames []callFrame
+	for len(frames) <= maxCallDepth {
+		u := st.soleUser(c, v)
+		if u == nil {
+			return nil, nil, nil
+		}
+		switch u.Opcode {
+		case "dynamic-update-slice":
+			if u.Operands[0] != v {
+				return nil, nil, nil
+			}
+			return u, c, frames
+		case "call":
+			if len(u.Called) != 1 || u.Called[0] == nil || st.callSites(m, u.Called[0]) != 1 {
+				return nil, nil, nil
+			}
+			k := slices.Index(u.Operands, v)
+			callee := u.Called[0]
+			if k >= len(callee.Params) || callee.Params[k] == nil {
+				return nil, nil, nil
+			}
+			frames = append(frames, callFrame{c, u})
+			c, v = callee, callee.Params[k]
+		default:
+			return nil, nil, nil
+		}
+	}
+	return nil, nil, nil
+}
+
+// reachesSlot reports whether value v of computation c (entered through
+// frames from the loop body) goes, along its only use at every step, out
+// through the roots of those calls (as the call's value, or one element of
+// its tuple taken by one get-tuple-element) to element slot of the body's
+// root tuple.
+func (st *inPlaceState) reachesSlot(body, c *hlo.Computation, v *hlo.Instruction, frames []callFrame, slot int) bool {
+	for range 4 * maxCallDepth {
+		if v == c.Root {
+			if len(frames) == 0 {
+				return false
+			}
+			f := frames[len(frames)-1]
+			frames = frames[:len(frames)-1]
+			c, v = f.comp, f.call
+			continue
+		}
+		u := st.soleUser(c, v)
+		if u == nil || u != c.Root || u.Opcode != "tuple" {
+			return false
+		}
+		j := slices.Index(u.Operands, v)
+		if len(frames) == 0 {
+			return c == body && j == slot
+		}
+		f := frames[len(frames)-1]
+		frames = frames[:len(frames)-1]
+		var next *hlo.Instruction
+		for _, g := range st.usersOf(f.comp)[f.call] {
+			if g.Opcode != "get-tuple-element" {
+				return false // the call's tuple is used whole
+			}
+			if g.TupleIndex == int64(j) {
+				if next != nil {
+					return false
+				}
+				next = g
+			}
+		}
+		if next == nil {
+			return false
+		}
+		c, v = f.comp, next
+	}
+	return false
 }
 
 func countOf(xs []*hlo.Instruction, x *hlo.Instruction) int {

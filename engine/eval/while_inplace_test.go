@@ -2,6 +2,7 @@ package eval
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"goldtrace/engine/hlo"
@@ -80,5 +81,138 @@ ENTRY e {
 	}
 	if got := p.F32(); !slices.Equal(got, orig) {
 		t.Errorf("the input changed: %v", got)
+	}
+}
+
+// A fori_loop-shaped loop: the body calls a step computation that returns
+// a tuple, and the stacked buffer reaches its dynamic-update-slice two calls
+// deep. Variants that let another instruction see the buffer (or reuse the
+// updating computation) must keep the copying path; every variant computes
+// the same values.
+func TestWhileInPlaceNestedCalls(t *testing.T) {
+	const tmpl = `HloModule m
+upd {
+  b = f32[4,2] parameter(0)
+  r = f32[2] parameter(1)
+  r2 = f32[1,2] reshape(r)
+  i = s32[] parameter(2)
+  z = s32[] constant(0)
+  ROOT d = f32[4,2] dynamic-update-slice(b, r2, i, z)
+}
+upd2 {
+  b = f32[4,2] parameter(0)
+  r = f32[2] parameter(1)
+  r2 = f32[1,2] reshape(r)
+  i = s32[] parameter(2)
+  z = s32[] constant(0)
+  ROOT d = f32[4,2] dynamic-update-slice(b, r2, i, z)
+}
+step {
+  i = s32[] parameter(0)
+  h = f32[2] parameter(1)
+  b = f32[4,2] parameter(2)
+  one = f32[] constant(1)
+  ones = f32[2] broadcast(one), dimensions={}
+  %READ%
+  one_i = s32[] constant(1)
+  i1 = s32[] add(i, one_i)
+  d = f32[4,2] call(b, h1, i), to_apply=upd
+  ROOT t = (s32[], f32[2], f32[4,2]) tuple(i1, h1, d)
+}
+body {
+  s = (s32[], f32[2], f32[4,2], f32[4,2]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  h = f32[2] get-tuple-element(s), index=1
+  b = f32[4,2] get-tuple-element(s), index=2
+  k = f32[4,2] get-tuple-element(s), index=3
+  c = (s32[], f32[2], f32[4,2]) call(i, h, b), to_apply=step
+  i1 = s32[] get-tuple-element(c), index=0
+  h1 = f32[2] get-tuple-element(c), index=1
+  d = f32[4,2] get-tuple-element(c), index=2
+  %EXTRA%
+  ROOT t = (s32[], f32[2], f32[4,2], f32[4,2]) tuple(i1, h1, d, %K%)
+}
+cond {
+  s = (s32[], f32[2], f32[4,2], f32[4,2]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(4)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+ENTRY e {
+  p = f32[4,2] parameter(0)
+  z = s32[] constant(0)
+  zf = f32[] constant(0)
+  h0 = f32[2] broadcast(zf), dimensions={}
+  w0 = (s32[], f32[2], f32[4,2], f32[4,2]) tuple(z, h0, p, p)
+  w = (s32[], f32[2], f32[4,2], f32[4,2]) while(w0), condition=cond, body=body
+  d = f32[4,2] get-tuple-element(w), index=2
+  k = f32[4,2] get-tuple-element(w), index=3
+  ROOT t = (f32[4,2], f32[4,2], f32[4,2]) tuple(d, k, p)
+}`
+	const plain = "h1 = f32[2] add(h, ones)"
+	// The step reads row i of the buffer before updating it.
+	const read = "zi = s32[] constant(0)\n  row = f32[1,2] dynamic-slice(b, i, zi), dynamic_slice_sizes={1,2}\n" +
+		"  rv = f32[2] reshape(row)\n  h2 = f32[2] add(h, ones)\n  h1 = f32[2] add(h2, rv)"
+	for _, tc := range []struct {
+		name, read, extra, k string
+		inPlace              bool
+	}{
+		{"in place", plain, "", "k", true},
+		{"read in step", read, "", "k", false},
+		{"result used twice", plain, "", "d", false},
+		{"call tuple used whole", plain, "dup = (s32[], f32[2], f32[4,2]) copy(c)", "k", false},
+		{"updater called twice", plain, "zz = s32[] constant(0)\n  k2 = f32[4,2] call(k, h1, zz), to_apply=upd", "k2", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := strings.NewReplacer("%READ%", tc.read, "%EXTRA%", tc.extra, "%K%", tc.k).Replace(tmpl)
+			m, err := hlo.ParseText([]byte(src), "test.hlo")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var w *hlo.Instruction
+			for _, in := range m.Entry.Instructions {
+				if in.Opcode == "while" {
+					w = in
+				}
+			}
+			ev := New(m, Options{})
+			want := []int(nil)
+			if tc.inPlace {
+				want = []int{2}
+			}
+			if p := ev.inPlace().plan(m, w); !slices.Equal(p.slots, want) {
+				t.Fatalf("in-place slots %v, want %v", p.slots, want)
+			}
+			orig := []float32{-1, -2, -3, -4, -5, -6, -7, -8}
+			p := f32s(orig...)
+			p.Dims = []int64{4, 2}
+			v, err := ev.Run([]Value{ArrayValue(p)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The loop by hand, with value semantics.
+			buf, k := slices.Clone(orig), slices.Clone(orig)
+			h := []float32{0, 0}
+			for i := range 4 {
+				for j := range h {
+					h[j]++
+					if tc.read == read {
+						h[j] += buf[2*i+j]
+					}
+				}
+				copy(buf[2*i:], h)
+				switch tc.k {
+				case "d":
+					k = slices.Clone(buf)
+				case "k2":
+					copy(k[0:], h)
+				}
+			}
+			for i, want := range [][]float32{buf, k, orig} {
+				if got := v.Tuple[i].T.F32(); !slices.Equal(got, want) {
+					t.Errorf("output %d = %v, want %v", i, got, want)
+				}
+			}
+		})
 	}
 }

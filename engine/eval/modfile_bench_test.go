@@ -1,0 +1,46 @@
+package eval
+
+import (
+	"math/rand"
+	"os"
+	"testing"
+
+	"goldtrace/engine/dtype"
+	"goldtrace/engine/hlo"
+	"goldtrace/engine/tensor"
+)
+
+// BenchmarkModuleFile evaluates the HLO text module named by
+// GOLDTRACE_BENCH_HLO on normal(0, 0.1) f32 inputs (integer inputs zero), for
+// profiling real modules: go test -run ^$ -bench ModuleFile -cpuprofile ...
+func BenchmarkModuleFile(bm *testing.B) {
+	path := os.Getenv("GOLDTRACE_BENCH_HLO")
+	if path == "" {
+		bm.Skip("GOLDTRACE_BENCH_HLO is not set")
+	}
+	src, err := os.ReadFile(path)
+	if err != nil {
+		bm.Fatal(err)
+	}
+	m, err := hlo.ParseText(src, path)
+	if err != nil {
+		bm.Fatal(err)
+	}
+	r := rand.New(rand.NewSource(1))
+	var args []Value
+	for _, p := range m.Entry.Params {
+		x := tensor.New(p.Shape.Elem, p.Shape.Dims)
+		if p.Shape.Elem == dtype.F32 {
+			for i := range x.F32() {
+				x.F32()[i] = float32(r.NormFloat64() * 0.1)
+			}
+		}
+		args = append(args, ArrayValue(x))
+	}
+	bm.ResetTimer()
+	for range bm.N {
+		if _, err := Evaluate(m, args, Options{}); err != nil {
+			bm.Fatal(err)
+		}
+	}
+}
