@@ -47,8 +47,9 @@ func (kb *kernelBuilder) failed() error {
 	return nil
 }
 
-// enqueue applies data after the batches queued before it.
-func (kb *kernelBuilder) enqueue(data []byte) {
+// enqueue applies data after the batches queued before it (marshal: the
+// tape in Python's marshal format, else JSON).
+func (kb *kernelBuilder) enqueue(data []byte, marshal bool) {
 	kb.tailMu.Lock()
 	prev, next := kb.tail, make(chan struct{})
 	kb.tail = next
@@ -66,7 +67,9 @@ func (kb *kernelBuilder) enqueue(data []byte) {
 			}
 		}()
 		appendEvents := kb.b.AppendJSON
-		if len(data) > 0 && data[0] == '[' {
+		if marshal {
+			appendEvents = kb.b.AppendTapeMarshal
+		} else if len(data) > 0 && data[0] == '[' {
 			appendEvents = kb.b.AppendTape // the tracer's compact form (kernel/ir/tape.go)
 		}
 		if _, _, err := appendEvents(data); err != nil {
@@ -104,6 +107,10 @@ func gt_kb_new(name *C.char, out *C.uint64_t, errOut **C.char) C.gt_status {
 //
 //export gt_kb_append
 func gt_kb_append(h C.uint64_t, js unsafe.Pointer, n C.int64_t, errOut **C.char) C.gt_status {
+	return appendBatch(h, js, n, false, errOut)
+}
+
+func appendBatch(h C.uint64_t, data unsafe.Pointer, n C.int64_t, marshal bool, errOut **C.char) C.gt_status {
 	return guard(errOut, func() error {
 		kb, err := lookupHandle[*kernelBuilder](uint64(h))
 		if err != nil {
@@ -112,9 +119,17 @@ func gt_kb_append(h C.uint64_t, js unsafe.Pointer, n C.int64_t, errOut **C.char)
 		if err := kb.failed(); err != nil {
 			return err
 		}
-		kb.enqueue(goBytes(js, n)) // a copy: the caller's buffer may go
+		kb.enqueue(goBytes(data, n), marshal) // a copy: the caller's buffer may go
 		return nil
 	})
+}
+
+// gt_kb_append_marshal is gt_kb_append for an event tape in Python's marshal
+// format (kernel/ir/tape_marshal.go), which the tracer writes fastest.
+//
+//export gt_kb_append_marshal
+func gt_kb_append_marshal(h C.uint64_t, data unsafe.Pointer, n C.int64_t, errOut **C.char) C.gt_status {
+	return appendBatch(h, data, n, true, errOut)
 }
 
 // gt_kb_finish completes the kernel with its signature (JSON), validates it,

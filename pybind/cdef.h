@@ -38,6 +38,7 @@ int gt_cli_main(int argc, char **argv);
 gt_status gt_hlo_equal(uint64_t a, uint64_t b, int32_t metadata, int32_t *equal, char **where, char **err);
 gt_status gt_kb_new(char *name, uint64_t *out, char **err);
 gt_status gt_kb_append(uint64_t h, void *json, int64_t n, char **err);
+gt_status gt_kb_append_marshal(uint64_t h, void *data, int64_t n, char **err);
 gt_status gt_kb_finish(uint64_t h, char *sig_json, uint64_t *out, char **err);
 gt_status gt_kernel_serialize(uint64_t h, void **data, int64_t *n, char **err);
 gt_status gt_kernel_load(void *data, int64_t n, uint64_t *out, char **err);

@@ -41,10 +41,13 @@ import (
 // AppendTape decodes an event tape and applies its events in order, like
 // AppendJSON.
 func (b *Builder) AppendTape(tape []byte) (tensorIDs, loopVars []int32, err error) {
+	return b.appendTape(tapeDecoder{buf: tape, b: b})
+}
+
+func (b *Builder) appendTape(d tapeDecoder) (tensorIDs, loopVars []int32, err error) {
 	if b.done {
 		return nil, nil, fmt.Errorf("kernel builder: kernel %q is already finished", b.k.Name)
 	}
-	d := tapeDecoder{buf: tape, b: b}
 	defer func() {
 		if r := recover(); r != nil {
 			te, ok := r.(tapeError)
@@ -57,7 +60,7 @@ func (b *Builder) AppendTape(tape []byte) (tensorIDs, loopVars []int32, err erro
 	d.ws()
 	d.expect('[')
 	if d.peekAfterWS() == ']' {
-		d.pos++
+		d.closeAfterPeek(']')
 		d.end()
 		return nil, nil, nil
 	}
@@ -86,6 +89,12 @@ type tapeDecoder struct {
 	buf []byte
 	pos int
 	b   *Builder
+
+	// Python's marshal form (tape_marshal.go) instead of JSON.
+	mar    bool
+	frames []marFrame
+	refs   []marRef
+	jumps  []marJump
 }
 
 func (d *tapeDecoder) fail(format string, args ...any) {
@@ -93,6 +102,9 @@ func (d *tapeDecoder) fail(format string, args ...any) {
 }
 
 func (d *tapeDecoder) ws() {
+	if d.mar {
+		return
+	}
 	for d.pos < len(d.buf) {
 		switch d.buf[d.pos] {
 		case ' ', '\t', '\n', '\r':
@@ -104,6 +116,9 @@ func (d *tapeDecoder) ws() {
 }
 
 func (d *tapeDecoder) peekAfterWS() byte {
+	if d.mar {
+		return d.mPeek()
+	}
 	d.ws()
 	if d.pos >= len(d.buf) {
 		d.fail("unexpected end of input")
@@ -112,6 +127,15 @@ func (d *tapeDecoder) peekAfterWS() byte {
 }
 
 func (d *tapeDecoder) expect(c byte) {
+	if d.mar {
+		switch c {
+		case '[', '{':
+			d.mOpen(c)
+		case ']', '}':
+			d.mClose(c)
+		}
+		return // ',' and ':' are JSON's alone
+	}
 	if d.peekAfterWS() != c {
 		d.fail("expected %q, found %q", c, d.buf[d.pos])
 	}
@@ -120,6 +144,9 @@ func (d *tapeDecoder) expect(c byte) {
 
 // sep consumes either "," (false) or the closing byte (true).
 func (d *tapeDecoder) sep(closing byte) bool {
+	if d.mar {
+		return d.mSep(closing)
+	}
 	switch d.peekAfterWS() {
 	case ',':
 		d.pos++
@@ -137,7 +164,19 @@ func (d *tapeDecoder) sep(closing byte) bool {
 // returns true, or consumes "]" and returns false.
 func (d *tapeDecoder) more() bool { return !d.sep(']') }
 
+// closeAfterPeek consumes the closing bracket peekAfterWS just returned.
+func (d *tapeDecoder) closeAfterPeek(closing byte) {
+	if d.mar {
+		d.mClose(closing)
+		return
+	}
+	d.pos++
+}
+
 func (d *tapeDecoder) end() {
+	if d.mar && (len(d.frames) != 0 || len(d.jumps) != 0) {
+		d.fail("the batch ends inside a container")
+	}
 	d.ws()
 	if d.pos != len(d.buf) {
 		d.fail("trailing data after the batch")
@@ -154,6 +193,10 @@ func (d *tapeDecoder) null() bool {
 }
 
 func (d *tapeDecoder) literal(word string) {
+	if d.mar {
+		d.mLiteral(word)
+		return
+	}
 	if len(d.buf)-d.pos < len(word) || string(d.buf[d.pos:d.pos+len(word)]) != word {
 		d.fail("expected %s", word)
 	}
@@ -192,6 +235,9 @@ func (d *tapeDecoder) number() (string, bool) {
 }
 
 func (d *tapeDecoder) int64() int64 {
+	if d.mar {
+		return d.mInt64()
+	}
 	d.ws()
 	// The common case, a small non-negative or negative integer, without
 	// allocating the number's text.
@@ -238,7 +284,9 @@ func (d *tapeDecoder) int32() int32 {
 func parseTapeFloat(text string) (float64, error) {
 	switch text {
 	case "NaN":
-		return math.NaN(), nil
+		// Python's float("nan") (what it writes as NaN); Go's math.NaN()
+		// has another payload, and the marshal tape carries Python's bits.
+		return math.Float64frombits(0x7ff8000000000000), nil
 	case "Infinity":
 		return math.Inf(1), nil
 	case "-Infinity":
@@ -248,6 +296,10 @@ func parseTapeFloat(text string) (float64, error) {
 }
 
 func (d *tapeDecoder) float() float64 {
+	if d.mar {
+		_, f, _ := d.mNumber()
+		return f
+	}
 	text, _ := d.number()
 	f, err := parseTapeFloat(text)
 	if err != nil {
@@ -257,6 +309,9 @@ func (d *tapeDecoder) float() float64 {
 }
 
 func (d *tapeDecoder) string() string {
+	if d.mar {
+		return d.mString()
+	}
 	d.expect('"')
 	start := d.pos
 	for d.pos < len(d.buf) {
@@ -301,7 +356,7 @@ func (d *tapeDecoder) escapedString(start int) string {
 func list[T any](d *tapeDecoder, item func() T) []T {
 	d.expect('[')
 	if d.peekAfterWS() == ']' {
-		d.pos++
+		d.closeAfterPeek(']')
 		return nil
 	}
 	var out []T
@@ -463,7 +518,7 @@ func (d *tapeDecoder) access() *irpb.Access {
 	if d.peekAfterWS() != '[' {
 		return d.wholeTensor(d.int32())
 	}
-	d.pos++
+	d.expect('[')
 	a := &irpb.Access{Tensor: d.int32()}
 	d.expect(',')
 	a.Shape = d.ints()
@@ -547,7 +602,7 @@ func (d *tapeDecoder) attrs() map[string]*irpb.Attr {
 	}
 	d.expect('{')
 	if d.peekAfterWS() == '}' {
-		d.pos++
+		d.closeAfterPeek('}')
 		return nil
 	}
 	out := map[string]*irpb.Attr{}
@@ -565,6 +620,9 @@ func (d *tapeDecoder) attrs() map[string]*irpb.Attr {
 }
 
 func (d *tapeDecoder) attrValue() *irpb.Attr {
+	if d.mar {
+		return d.mAttrValue()
+	}
 	switch c := d.peekAfterWS(); {
 	case c == '"':
 		return &irpb.Attr{Value: &irpb.Attr_S{S: d.string()}}

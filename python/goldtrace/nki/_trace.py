@@ -11,6 +11,7 @@ sides, so no call needs an answer back.
 import functools
 import gc
 import json
+import marshal
 import math
 import sys
 import threading
@@ -41,6 +42,10 @@ _KEEP_TAIL = 16
 # The tape is lists of lists made here, never cyclic: skipping the encoder's
 # cycle check (a dict insert and delete per container) saves a tenth of its time.
 _TAPE_ENCODER = json.JSONEncoder(separators=(",", ":"), check_circular=False)
+# The batches go to Go in Python's marshal format (version 4, which every
+# Python 3 since 3.4 writes), encoded several times faster than JSON; the
+# JSON tape carries the same events ("json" here, or a batch marshal refuses).
+_TAPE_FORMAT = "marshal"
 
 
 def current():
@@ -202,10 +207,18 @@ class Trace:
         for e in batch:
             if e[-1] is _FRESH:
                 e.pop()  # sent as a plain alloc: it can no longer change
-        data = _TAPE_ENCODER.encode(batch).encode()
         self.events = self.events[n:]
         self._flush_at = len(self.events) + _FLUSH_EVERY
         self.flush_gen = getattr(self, "flush_gen", 0) + 1
+        if _TAPE_FORMAT == "marshal":
+            try:
+                data = marshal.dumps(batch, 4)
+            except ValueError:
+                data = None  # a value marshal does not take (a subclass of float or str): send JSON
+            if data is not None:
+                _bridge.call(_bridge.lib.gt_kb_append_marshal, self.builder, data, len(data))
+                return
+        data = _TAPE_ENCODER.encode(batch).encode()
         _bridge.call(_bridge.lib.gt_kb_append, self.builder, data, len(data))
 
     def declare(self, shape, dtype, memory, role, name=None, mutable=False, data=None, allocation=None):
@@ -237,6 +250,32 @@ class Trace:
         t = KTensor(self, tid, shape, _dtypes.canonical(dtype), memory, role, name, mutable)
         t.decl = (file, line)
         self.tensors.append(t)
+        return t
+
+    def result_inst(self, op, shape, dtype, src, attrs):
+        """What `_result(shape, dtype)` then `emit(op, [result], src, attrs)`
+        append, in one step: a new SBUF tile placed by goldtrace and the
+        unmasked instruction that writes it, at one source line. Most nl and
+        nisa calls are this; the general pair costs twice as much Python.
+        shape: a tuple of positive ints (an operand tile's); attrs: plain
+        values only, no None."""
+        code, tf32 = _dtypes.code_of(dtype)
+        tid = self.ntensors
+        self.ntensors = tid + 1
+        name = f"t{tid}"
+        file, line = self.loc()
+        events = self.events
+        events.append([EV_TENSOR, name, SBUF, TEMP, shape, code, 1 if tf32 else 0, file, line])
+        t = KTensor(self, tid, shape, _dtypes.canonical(dtype), SBUF, TEMP, name)
+        t.decl = (file, line)
+        t.implicit = True
+        self.tensors.append(t)
+        inst = [EV_INST, op, file, line, [tid], [s.to_json() for s in src], attrs or None]
+        t._producer = (inst, None, shape, shape)
+        events.append(inst)
+        self._last_declared = None
+        if len(events) >= self._flush_at:
+            self.flush(final=False)
         return t
 
     def where(self, loc):

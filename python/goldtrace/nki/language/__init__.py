@@ -256,6 +256,8 @@ def _binary(op, x, y, dtype=None, mask=None, engine="", out=None):
             raise KernelError(f"{user_location()}: {op}: tile shapes {list(a.shape)} and {list(b.shape)} do not broadcast") from None
         dt = dtype or _dtypes.promote(a.dtype, b.dtype)
         a, b = _partition_broadcast(a, shape), _partition_broadcast(b, shape)
+        if out is None and mask is None and not engine:
+            return tr.result_inst("tensor_tensor", shape, dt, (a, b), {"op": op})
         out = out if out is not None else _result(shape, dt)
         tr.emit("tensor_tensor", [out.tile()], [a, b], {"op": op}, mask=mask, engine=engine)
         return out
@@ -270,6 +272,8 @@ def _binary(op, x, y, dtype=None, mask=None, engine="", out=None):
     if not _is_scalar(s):
         raise KernelError(f"{user_location()}: {op}: operand must be a tile or a scalar, got {type(s).__name__}")
     dt = dtype or _dtypes.promote_scalar(t.dtype, s)
+    if out is None and mask is None and not engine:
+        return tr.result_inst("tensor_scalar", t.shape, dt, (t,), {"op0": op, "scalar0": float(_scalar(s)), "reverse0": rev})
     out = out if out is not None else _result(t.shape, dt)
     tr.emit("tensor_scalar", [out.tile()], [t], {"op0": op, "scalar0": float(_scalar(s)), "reverse0": rev}, mask=mask, engine=engine)
     return out
@@ -357,6 +361,8 @@ def _unary(func, x, dtype=None, mask=None):
     if func in _INT_ONLY_UNARY and not _dtypes.is_int(t.dtype):
         raise KernelError(f"{user_location()}: {func} needs an integer tile, got {_dtypes.name_of(t.dtype)}")
     dt = dtype or (np.dtype(np.float32) if (func in _FLOAT_FUNCS and _dtypes.is_int(t.dtype)) else t.dtype)
+    if mask is None:
+        return tr.result_inst("activation", t.shape, dt, (t,), {"func": func})
     out = _result(t.shape, dt)
     tr.emit("activation", [out.tile()], [t], {"func": func}, mask=mask)
     return out

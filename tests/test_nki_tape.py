@@ -1,0 +1,193 @@
+"""The tracer streams events to Go in Python's marshal format; the JSON tape
+carries the same events. Both must build the same kernel, byte for byte, for
+every feature the tape encodes (loops, masks, program ids, dynamic indices,
+constants, attributes of every kind, placements, non-ASCII names)."""
+
+import marshal
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import nki_kernels as K
+from goldtrace import nki
+from goldtrace.nki import _trace
+from goldtrace.nki._sym import TILE_AXIS
+import goldtrace.nki.isa as nisa
+import goldtrace.nki.language as nl
+
+RNG = np.random.default_rng(3)
+
+
+def rand(*shape, dtype=np.float32):
+    return RNG.standard_normal(shape).astype(dtype)
+
+
+def _attr_kinds(x):
+    """Attributes of every kind: strings, bools, ints, floats (NaN, inf,
+    negative zero, an integral float), lists, and a big integer constant."""
+    out = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+    t = nl.load(x)
+    a = nisa.tensor_scalar(t, np.multiply, float("inf"), op1=np.add, operand1=-0.0)
+    b = nl.maximum(a, float("nan"))
+    c = nl.add(b, 2.0 ** 40)
+    d = nl.add(c, 3)
+    e = nl.where(nl.greater(d, 0.0), d, -1e300)
+    nl.store(out, value=nisa.activation(nl.exp, e, scale=2.0, bias=None))
+    return out
+
+
+def _constants_and_iota(x):
+    out = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+    ip, jf = nl.mgrid[0:128, 0:64]
+    idx = nisa.iota(ip * 64 + jf - 2 ** 33 // 2 ** 30, dtype=nl.int32)
+    t = nl.load(x)
+    nl.store(out, value=nl.add(t, idx, dtype=nl.float32), mask=(ip < 100) & (jf >= 3))
+    return out
+
+
+def _unicode_names(x):
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm, name="résultat_Δ")
+    t = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf, name="tuile_😀")
+    t[...] = nl.load(x)
+    nl.store(out, value=nl.multiply(t, 0.5))
+    return out
+
+
+def _many_events(x):
+    """Several batches, shared operand tiles (marshal back-references)."""
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    t = nl.load(x)
+    acc = t
+    for i in range(300):
+        acc = nl.add(acc, t) if i % 3 else nl.multiply(acc, float(i) / 7.0)
+    nl.store(out, value=acc)
+    return out
+
+
+CASES = {
+    "add_spmd": (K.add_spmd, (2, 2), (rand(256, 1024), rand(256, 1024)), {}),
+    "add_masked": (K.add_masked, None, (rand(200, 300), rand(200, 300)), {}),
+    "matmul_tiled": (K.matmul_tiled, None, (rand(256, 128), rand(256, 512)), {}),
+    "softmax_rows": (K.softmax_rows, None, (rand(256, 64),), {}),
+    "layernorm_bn": (K.layernorm_bn, None, (rand(128, 256), rand(1, 256), rand(1, 256)), {}),
+    "attention": (K.attention, None, (rand(64, 128), rand(64, 128), rand(128, 64)), {}),
+    "causal_mask_fill": (K.causal_mask_fill, None, (rand(128, 128),), {}),
+    "cumsum_scan": (K.cumsum_scan, None, (rand(128, 256),), {}),
+    "selective_scan": (K.selective_scan, None,
+                       (rand(1, 128, 64), rand(1, 128, 64), rand(128, 4), rand(1, 4, 64), rand(1, 4, 64)), {}),
+    "flash_attention": (K.flash_attention, (1, 2), (rand(1, 2, 64, 256), rand(1, 2, 64, 256), rand(1, 2, 256, 64)),
+                        {"causal": True}),
+    "attr_kinds": (nki.jit(_attr_kinds), None, (rand(128, 64),), {}),
+    "constants_and_iota": (nki.jit(_constants_and_iota), None, (rand(128, 64),), {}),
+    "unicode_names": (nki.jit(_unicode_names), None, (rand(128, 64).astype(ml_dtypes.bfloat16),), {}),
+    "many_events": (nki.jit(_many_events), None, (rand(128, 64),), {}),
+}
+
+
+def _config(kernel, grid, args, kwargs):
+    k = nki.UnifiedKernel(func=kernel.func)
+    if grid is not None:
+        k = k[grid]
+    return k.dump_config(*args, **kwargs).backend_config
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_marshal_and_json_tapes_build_the_same_kernel(name, monkeypatch):
+    kernel, grid, args, kwargs = CASES[name]
+    monkeypatch.setattr(_trace, "_TAPE_FORMAT", "marshal")
+    via_marshal = _config(kernel, grid, args, kwargs)
+    monkeypatch.setattr(_trace, "_TAPE_FORMAT", "json")
+    via_json = _config(kernel, grid, args, kwargs)
+    assert via_marshal == via_json
+
+
+def test_the_tracer_really_sends_marshal(monkeypatch):
+    """The fast form is the one in use, and every batch of a long kernel is marshal."""
+    calls = {"marshal": 0, "json": 0}
+    real = _trace._bridge.lib
+
+    class Counting:
+        def __getattr__(self, attr):
+            if attr == "gt_kb_append_marshal":
+                calls["marshal"] += 1
+            elif attr == "gt_kb_append":
+                calls["json"] += 1
+            return getattr(real, attr)
+
+    monkeypatch.setattr(_trace._bridge, "lib", Counting())
+    kernel, grid, args, kwargs = CASES["many_events"]
+    _config(kernel, grid, args, kwargs)
+    assert calls["marshal"] >= 5 and calls["json"] == 0
+
+
+def test_a_batch_marshal_refuses_goes_as_json(monkeypatch):
+    """marshal takes only exact ints, floats and strs; a batch it refuses
+    (ValueError) is sent as JSON and builds the same kernel."""
+    kernel, grid, args, kwargs = CASES["many_events"]
+    want = _config(kernel, grid, args, kwargs)
+    calls = []
+    real = _trace._bridge.lib
+
+    class Counting:
+        def __getattr__(self, attr):
+            calls.append(attr)
+            return getattr(real, attr)
+
+    def refuse(obj, version):
+        raise ValueError("unmarshallable object")
+
+    monkeypatch.setattr(_trace._bridge, "lib", Counting())
+    monkeypatch.setattr(_trace.marshal, "dumps", refuse)
+    assert _config(kernel, grid, args, kwargs) == want
+    assert "gt_kb_append" in calls and "gt_kb_append_marshal" not in calls
+
+
+def test_marshal_back_references_decode():
+    """A batch whose shared objects marshal writes once and then refers back
+    to (the same list, tuple and string several times) builds what the JSON
+    tape of the same events builds."""
+    shape = (128, 64)
+    name = "shared"
+    events = [
+        [0, name, "SHARED_HBM", "PARAM", shape, 11, 0, 0, 1],
+        [0, "o", "SHARED_HBM", "OUTPUT", shape, 11, 0, 0, 2],
+        [0, "s", "SBUF", "TEMP", shape, 11, 0, 0, 3],
+    ]
+    acc = [2, shape, [[0, TILE_AXIS, 0, 1], [0, TILE_AXIS, 1, 1]]]
+    events += [[1, "dma", 0, 4, [acc], [0], None], [1, "tensor_scalar", 0, 5, [acc], [acc],
+               {"op0": "add", "scalar0": 1.5, "reverse0": False}], [1, "dma", 0, 6, [1], [acc], None]]
+    data = marshal.dumps(events, 4)
+    assert b"r" in data  # back-references are really in there
+    ir_m = _build(events, marshal_form=True)
+    ir_j = _build(events, marshal_form=False)
+    assert ir_m == ir_j
+
+
+def _build(events, marshal_form):
+    import json
+
+    from goldtrace import _bridge
+
+    lib, ffi = _bridge.lib, _bridge.ffi
+    h = ffi.new("uint64_t *")
+    _bridge.call(lib.gt_kb_new, b"k", h)
+    try:
+        if marshal_form:
+            data = marshal.dumps(events, 4)
+            _bridge.call(lib.gt_kb_append_marshal, h[0], data, len(data))
+        else:
+            data = json.dumps(events).encode()
+            _bridge.call(lib.gt_kb_append, h[0], data, len(data))
+        sig = {"grid": [1], "inputs": [0], "outputs": [1], "files": ["k.py"], "num_cores": 1, "core_grid_dim": -1,
+               "options": {}, "mutable": []}
+        k = ffi.new("uint64_t *")
+        _bridge.call(lib.gt_kb_finish, h[0], json.dumps(sig).encode(), k)
+        data_p, n = ffi.new("void **"), ffi.new("int64_t *")
+        _bridge.call(lib.gt_kernel_serialize, k[0], data_p, n)
+        out = bytes(ffi.buffer(data_p[0], n[0]))
+        lib.gt_free(data_p[0])
+        lib.gt_handle_free(k[0])
+        return out
+    finally:
+        lib.gt_handle_free(h[0])
