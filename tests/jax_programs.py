@@ -599,6 +599,18 @@ for _name, _fn, _dt, _c in [("cumsum", jnp.cumsum, "f32", "accum"), ("cumsum", j
          lambda rng, dt=_dt: (values(rng, (3, 17), dt, special=False, **({"lo": -2, "hi": 2})),), _c, k=4)
 prog("cumsum-reverse-f64", lambda x: lax.cumsum(x, axis=0, reverse=True), lambda rng: (normal(rng, (9, 2), "f64"),),
      "accum")
+def _cum_specials(rng):
+    x = normal(rng, (40, 6))
+    x[rng.integers(0, 40, 6), rng.integers(0, 6, 6)] = np.nan
+    x[rng.integers(0, 40, 6), rng.integers(0, 6, 6)] = -0.0
+    x[rng.integers(0, 40, 4), rng.integers(0, 6, 4)] = np.inf
+    return (x,)
+
+
+prog("cumulative-cummax-axis0-special-f32", lambda x: lax.cummax(x, axis=0), _cum_specials)
+prog("cumulative-cummin-axis0-special-f32", lambda x: lax.cummin(x, axis=0), _cum_specials)
+prog("cumulative-cumsum-axis0-wide-f32", lambda x: jnp.cumsum(x, axis=0), lambda rng: (normal(rng, (33, 2100)),),
+     "accum")
 prog("cumsum-associative_scan", lambda x: lax.associative_scan(jnp.add, x), lambda rng: (normal(rng, (33,)),), "accum")
 
 

@@ -10,7 +10,15 @@ package eval
 // the init value, so the arithmetic and its order are what the per-window
 // loop computes.
 
-import "goldtrace/engine/tensor"
+import (
+	"os"
+
+	"goldtrace/engine/tensor"
+)
+
+// windowFastDisabled turns the prefix-scan path of reduce-window off
+// (GOLDTRACE_NO_PREFIX_SCAN=1), to compare.
+var windowFastDisabled = os.Getenv("GOLDTRACE_NO_PREFIX_SCAN") == "1"
 
 // windowScratch is one goroutine's reusable state for windowGeom.walk.
 type windowScratch struct {
@@ -100,6 +108,10 @@ func reduceWindowFloat[F float](op string, i0 F, xs []F, g *windowGeom, o []F) {
 	if run == 0 || n == 0 {
 		return
 	}
+	if d, ok := g.prefixScan(); ok && !windowFastDisabled {
+		reduceWindowPrefix(op, i0, xs, g, d, o)
+		return
+	}
 	outer := int(n / run)
 	parallelForWork(outer, int(n*max(tensor.NumElements(g.size), 1)), func(lo, hi int) {
 		sc := g.scratch()
@@ -164,4 +176,121 @@ func foldRunMinMax[F float](op string, acc, xs []F) {
 	for c, v := range xs {
 		acc[c] = minFloat(acc[c], v)
 	}
+}
+
+// prefixScan reports the one dimension d along which g is a running
+// (prefix) window, the form cumsum, cumprod, cummax and cummin lower to:
+// every other dimension's window is trivial, and in d the window has stride 1,
+// no dilation and at least out[d]-1 low padding, so every window starts at or
+// before input 0 and result i folds input elements 0..e(i) with
+// e(i) = i - padLow + size - 1 (clipped to the input), e non-decreasing.
+func (g *windowGeom) prefixScan() (d int, ok bool) {
+	d = -1
+	for i, w := range g.win {
+		if w.Size == 1 && w.Stride == 1 && w.PadLow == 0 && w.PadHigh == 0 && w.BaseDilation == 1 && w.WindowDilation == 1 {
+			continue
+		}
+		if d >= 0 {
+			return 0, false
+		}
+		d = i
+	}
+	if d < 0 {
+		return 0, false
+	}
+	w := g.win[d]
+	if w.Stride != 1 || w.BaseDilation != 1 || w.WindowDilation != 1 || w.WindowReversal || w.PadLow < g.out[d]-1 || g.out[d] < 2 {
+		return 0, false
+	}
+	return d, true
+}
+
+// reduceWindowPrefix is reduceWindowFloat for a prefix-scan geometry (see
+// prefixScan): result i of a row is result i-1's fold continued over the
+// input elements e(i-1)+1..e(i), which is the per-window fold of 0..e(i)
+// from the init value, element for element and in the same order, without
+// refolding the shared prefix.
+func reduceWindowPrefix[F float](op string, i0 F, xs []F, g *windowGeom, d int, o []F) {
+	outer, inner := int64(1), int64(1)
+	for i := 0; i < d; i++ {
+		outer *= g.in[i]
+	}
+	for i := d + 1; i < len(g.in); i++ {
+		inner *= g.in[i]
+	}
+	n, m, w := g.in[d], g.out[d], g.win[d]
+	if outer == 0 || inner == 0 {
+		return
+	}
+	last := func(i int64) int64 { return min(i-w.PadLow+w.Size-1, n-1) }
+	if inner == 1 {
+		code := fastOpCode(op)
+		parallelForWork(int(outer), int(outer*n), func(lo, hi int) {
+			for r := int64(lo); r < int64(hi); r++ {
+				x, y := xs[r*n:(r+1)*n], o[r*m:(r+1)*m]
+				acc, j := i0, int64(-1)
+				for i := range m {
+					for e := last(i); j < e; {
+						j++
+						acc = foldOne(code, acc, x[j])
+					}
+					y[i] = acc
+				}
+			}
+		})
+		return
+	}
+	// Rows of the scan are runs of inner elements, split into chunks so two
+	// cores share even a single outer row.
+	const chunk = 2048
+	chunks := (inner + chunk - 1) / chunk
+	parallelForWork(int(outer*chunks), int(outer*n*inner), func(lo, hi int) {
+		for t := int64(lo); t < int64(hi); t++ {
+			r, c0 := t/chunks, (t%chunks)*chunk
+			c1 := min(c0+chunk, inner)
+			j := int64(-1)
+			var prev []F
+			for i := range m {
+				y := o[(r*m+i)*inner+c0 : (r*m+i)*inner+c1]
+				if prev == nil {
+					for c := range y {
+						y[c] = i0
+					}
+				} else {
+					copy(y, prev)
+				}
+				for e := last(i); j < e; {
+					j++
+					foldRun(op, y, xs[(r*n+j)*inner+c0:(r*n+j)*inner+c1])
+				}
+				prev = y
+			}
+		}
+	})
+}
+
+// fastOpCode numbers the fast reducer ops for foldOne.
+func fastOpCode(op string) int {
+	switch op {
+	case "add":
+		return 0
+	case "multiply":
+		return 1
+	case "maximum":
+		return 2
+	}
+	return 3 // minimum
+}
+
+// foldOne is foldFloatAt's step for one element.
+func foldOne[F float](code int, acc, v F) F {
+	switch code {
+	case 0:
+		return acc + v
+	case 1:
+		return acc * v
+	case 2:
+		return maxFloat(acc, v)
+	}
+	return minFloat(acc, v)
 }

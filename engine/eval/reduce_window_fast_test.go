@@ -117,3 +117,75 @@ func TestReduceWindowChannelRunsEveryWidth(t *testing.T) {
 		}
 	}
 }
+
+// Prefix-scan geometries (cumsum, cumprod, cummax, cummin as JAX lowers them,
+// and wider or shifted windows of the same kind): the running fold gives
+// every result the per-window fold's bits, over rows of one element and rows
+// wider than a chunk.
+func TestReduceWindowPrefixScanMatchesPerWindow(t *testing.T) {
+	rng := rand.New(rand.NewSource(33))
+	for trial := 0; trial < 120; trial++ {
+		r := 1 + rng.Intn(3)
+		dims := make([]int64, r)
+		win := make([]hlo.WindowDim, r)
+		d := rng.Intn(r)
+		for i := range dims {
+			dims[i] = int64(1 + rng.Intn(5))
+			win[i] = hlo.WindowDim{Size: 1, Stride: 1}
+		}
+		dims[d] = int64(2 + rng.Intn(40))
+		if trial%10 == 0 && d == 0 && r > 1 {
+			dims[r-1] = 2048 + int64(rng.Intn(300)) // several chunks per row
+		}
+		n := dims[d]
+		high := int64(rng.Intn(2))
+		size := n + high + int64(rng.Intn(3))
+		win[d] = hlo.WindowDim{Size: size, Stride: 1, PadLow: size - 1 - int64(rng.Intn(2)), PadHigh: high}
+		g, err := newWindowGeom(dims, win)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := g.prefixScan(); !ok && g.out[d] < 2 {
+			continue
+		} else if !ok {
+			t.Fatalf("dims %v window %+v: not recognized as a prefix scan", dims, win)
+		}
+		xs := make([]float64, tensor.NumElements(dims))
+		for i := range xs {
+			switch rng.Intn(12) {
+			case 0:
+				xs[i] = math.NaN()
+			case 1:
+				xs[i] = math.Copysign(0, float64(rng.Intn(2)*2-1))
+			case 2:
+				xs[i] = math.Inf(rng.Intn(2)*2 - 1)
+			case 3:
+				xs[i] = 1e-40 // a float32 subnormal
+			default:
+				xs[i] = rng.NormFloat64()
+			}
+		}
+		x32 := make([]float32, len(xs))
+		for i, v := range xs {
+			x32[i] = float32(v)
+		}
+		nOut := tensor.NumElements(g.out)
+		for _, op := range []string{"add", "multiply", "maximum", "minimum"} {
+			for _, i0 := range []float64{0, math.Inf(-1), math.Copysign(0, -1), 1.5} {
+				o32, o64 := make([]float32, nOut), make([]float64, nOut)
+				reduceWindowFloat(op, float32(i0), x32, g, o32)
+				reduceWindowFloat(op, i0, xs, g, o64)
+				for k := int64(0); k < nOut; k++ {
+					pos := g.positions(k, nil)
+					w32, w64 := foldFloatAt(op, float32(i0), x32, pos), foldFloatAt(op, i0, xs, pos)
+					if math.Float32bits(w32) != math.Float32bits(o32[k]) && !(w32 != w32 && o32[k] != o32[k]) {
+						t.Fatalf("f32 %s init %v dims %v window %+v output %d: got %v, want %v", op, i0, dims, win, k, o32[k], w32)
+					}
+					if math.Float64bits(w64) != math.Float64bits(o64[k]) && !(w64 != w64 && o64[k] != o64[k]) {
+						t.Fatalf("f64 %s init %v dims %v window %+v output %d: got %v, want %v", op, i0, dims, win, k, o64[k], w64)
+					}
+				}
+			}
+		}
+	}
+}
