@@ -122,3 +122,19 @@ func walk0(md protoreflect.MessageDescriptor, walk func(protoreflect.MessageDesc
 		}
 	}
 }
+
+// The encoder reads each message's unknown fields straight from the
+// generated struct; a protobuf-go that lays them out otherwise still works
+// (through protoreflect) but slowly: this says so.
+func TestMarshalFindsUnknownFieldsDirectly(t *testing.T) {
+	for name, off := range map[string]uintptr{
+		"Kernel": unknownKernel, "Tensor": unknownTensor, "Allocation": unknownAllocation, "Loc": unknownLoc,
+		"Stmt": unknownStmt, "Loop": unknownLoop, "Instruction": unknownInstruction, "Access": unknownAccess,
+		"Affine": unknownAffine, "Term": unknownTerm, "Predicate": unknownPredicate, "Attr": unknownAttr,
+		"IntList": unknownIntList, "FloatList": unknownFloatList,
+	} {
+		if off == noOffset {
+			t.Errorf("irpb.%s has no unknownFields []byte field", name)
+		}
+	}
+}
