@@ -94,6 +94,11 @@ func evalReduce(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error)
 			runLen *= x0.Dims[d]
 		}
 	}
+	if dir, ok := argReducer(in.ToApply()); ok && len(inputs) == 2 {
+		if outs := argReduceFast(dir, inputs[0], inputs[1], inits[0], inits[1], reduced, outDims); outs != nil {
+			return packResults(outs), nil
+		}
+	}
 	runs := make([]*tensor.Tensor, len(inputs))
 	for i, x := range inputs {
 		if runs[i], err = transposeIfNeeded(x, perm); err != nil {
