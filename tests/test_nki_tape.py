@@ -4,6 +4,7 @@ every feature the tape encodes (loops, masks, program ids, dynamic indices,
 constants, attributes of every kind, placements, non-ASCII names)."""
 
 import marshal
+import os
 
 import ml_dtypes
 import numpy as np
@@ -65,6 +66,26 @@ def _many_events(x):
     return out
 
 
+def _slices(x):
+    """Integer slices of every form the fast indexing path takes (negative,
+    open, single elements, size-1 dimensions) and ones it leaves to the
+    general path (steps, loop variables)."""
+    out = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.shared_hbm)
+    a = nl.load(x[0:128, :])
+    b = nl.load(x[-128:, 0:64])
+    c = nl.load(x[128:256, -64:])
+    d = nl.load(x[1:2, :]).broadcast_to((128, 64))
+    e = nl.load(x[0:256:2, 0:64])
+    f = nl.load(x[5:6, 3:4])
+    acc = nl.add(nl.add(a, b), nl.add(c, nl.add(d, nl.add(e, f))))
+    for i in nl.affine_range(2):
+        acc = nl.add(acc, nl.load(x[i * 128:(i + 1) * 128, :]))
+    nl.store(out[0:128, 0:64], value=nl.copy(acc))
+    row = nl.ndarray((64,), dtype=x.dtype, buffer=nl.shared_hbm)
+    nl.store(row, value=nl.load(x[-3, 0:64]))
+    return out, row
+
+
 CASES = {
     "add_spmd": (K.add_spmd, (2, 2), (rand(256, 1024), rand(256, 1024)), {}),
     "add_masked": (K.add_masked, None, (rand(200, 300), rand(200, 300)), {}),
@@ -82,6 +103,7 @@ CASES = {
     "constants_and_iota": (nki.jit(_constants_and_iota), None, (rand(128, 64),), {}),
     "unicode_names": (nki.jit(_unicode_names), None, (rand(128, 64).astype(ml_dtypes.bfloat16),), {}),
     "many_events": (nki.jit(_many_events), None, (rand(128, 64),), {}),
+    "slices": (nki.jit(_slices), None, (rand(256, 64),), {}),
 }
 
 
@@ -191,3 +213,27 @@ def _build(events, marshal_form):
         return out
     finally:
         lib.gt_handle_free(h[0])
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_tracer_fast_paths_build_what_the_general_paths_build(name, monkeypatch):
+    """Trace.result_inst and the whole-tensor slicing path are shortcuts of
+    _result + emit and of index(): the kernels must not change."""
+    from goldtrace.nki import language as nl_impl
+
+    kernel, grid, args, kwargs = CASES[name]
+    fast = _config(kernel, grid, args, kwargs)
+
+    # Compiled as if it were goldtrace's own code, so that source locations
+    # (the innermost frame outside goldtrace) stay the kernel's.
+    src = (
+        "def general_result_inst(self, op, shape, dtype, src, attrs, domain=None):\n"
+        "    out = nl_impl._result(shape, dtype)\n"
+        "    self.emit(op, [out.tile()], list(src), attrs, domain=domain)\n"
+        "    return out\n"
+    )
+    ns = {"nl_impl": nl_impl}
+    exec(compile(src, os.path.join(os.path.dirname(_trace.__file__), "_general_paths.py"), "exec"), ns)
+    monkeypatch.setattr(_trace.Trace, "result_inst", ns["general_result_inst"])
+    monkeypatch.setattr(_trace, "_index_whole_basic", lambda t, key: None)
+    assert _config(kernel, grid, args, kwargs) == fast

@@ -252,13 +252,14 @@ class Trace:
         self.tensors.append(t)
         return t
 
-    def result_inst(self, op, shape, dtype, src, attrs):
+    def result_inst(self, op, shape, dtype, src, attrs, domain=None):
         """What `_result(shape, dtype)` then `emit(op, [result], src, attrs)`
         append, in one step: a new SBUF tile placed by goldtrace and the
         unmasked instruction that writes it, at one source line. Most nl and
         nisa calls are this; the general pair costs twice as much Python.
         shape: a tuple of positive ints (an operand tile's); attrs: plain
-        values only, no None."""
+        values only, no None; domain: the instruction's iteration space when
+        it is not the result's shape (a reduction's source tile)."""
         code, tf32 = _dtypes.code_of(dtype)
         tid = self.ntensors
         self.ntensors = tid + 1
@@ -271,7 +272,7 @@ class Trace:
         t.implicit = True
         self.tensors.append(t)
         inst = [EV_INST, op, file, line, [tid], [s.to_json() for s in src], attrs or None]
-        t._producer = (inst, None, shape, shape)
+        t._producer = (inst, None, shape, shape if domain is None else tuple(domain))
         events.append(inst)
         self._last_declared = None
         if len(events) >= self._flush_at:
@@ -919,6 +920,14 @@ def _slice_parts(sl, dim_size):
     """(start Sym, size, step) of a slice over a dimension of dim_size."""
     if isinstance(sl, DynSlice):
         return Sym.coerce(sl.start) if not isinstance(sl.start, Sym) else sl.start, sl.size, sl.step
+    start, stop, step = sl.start, sl.stop, sl.step
+    if (type(start) is int or start is None) and (type(stop) is int or stop is None) and step is None:
+        # Plain integer bounds (most slices): the arithmetic below, without Syms.
+        lo = 0 if start is None else (start + dim_size if start < 0 else start)
+        n = max(0, (dim_size if stop is None else min(stop + dim_size if stop < 0 else stop, dim_size)) - lo)
+        if n == 0:
+            raise KernelError(f"{user_location()}: slice {sl!r} selects no elements")
+        return Sym(lo), n, 1
     step = 1 if sl.step is None else int(sl.step)
     if step <= 0:
         raise KernelError(f"{user_location()}: slice step must be positive, got {step}")
@@ -948,10 +957,41 @@ def _slice_parts(sl, dim_size):
     return s_start, n, step
 
 
+def _index_whole_basic(t, key):
+    """index() of a whole tensor by integers and integer-bounded slices (the
+    common `a[i * 128:(i + 1) * 128, :]`), or None for any other key: the same
+    Tile, built without Sym arithmetic."""
+    out_shape, idx = [], []
+    for k, n in zip(key, t.shape):
+        tk = type(k)
+        if tk is slice:
+            start, stop = k.start, k.stop
+            if k.step is not None or not (start is None or type(start) is int) or not (stop is None or type(stop) is int):
+                return None
+            lo = 0 if start is None else (start + n if start < 0 else start)
+            m = (n if stop is None else min(stop + n if stop < 0 else stop, n)) - lo
+            if m <= 0:
+                return None  # the general path reports it
+            if n > 1:
+                idx.append(Sym(lo, {(TILE_AXIS, len(out_shape)): 1} if m > 1 else {}, ()))
+            else:
+                idx.append(Sym(0))
+            out_shape.append(m)
+        elif tk is int:
+            idx.append(Sym(k + n if k < 0 else k) if n > 1 else Sym(0))
+        else:
+            return None
+    return Tile(t.tensor, tuple(out_shape), idx)
+
+
 def index(t, key):
     """Index a tile (the full tile of a tensor, or a view) by NKI rules."""
     if not isinstance(key, tuple):
         key = (key,)
+    if type(t) is WholeTile and len(key) == len(t.shape):
+        tile = _index_whole_basic(t, key)
+        if tile is not None:
+            return tile
     base_shape = t.shape
     # Expand Ellipsis.
     if any(k is Ellipsis for k in key):
@@ -1033,7 +1073,13 @@ def index(t, key):
             d += 1
         out_shape = tuple(out_shape)
     # Compose with t's own index: base dim j of t is axis j of the new tile space.
-    idx = [s.substitute(new_axes) for s in t.index]
+    if type(t) is WholeTile:
+        # The identity index (a size-1 dimension is the constant 0): the
+        # composition is new_axes itself, without substitute's arithmetic.
+        idx = [Sym(a.const, {k: c for k, c in a.terms.items() if c}, ()) if n > 1 else Sym(0)
+               for a, n in zip(new_axes, base_shape)]
+    else:
+        idx = [s.substitute(new_axes) for s in t.index]
     if isinstance(t, ReshapeView):
         return t.resolve(idx, out_shape, dynamic)
     dyn = list(t.dynamic)

@@ -458,6 +458,9 @@ def _reduce(op, x, axis, dtype=None, mask=None, keepdims=False, negate=False):
     axes = _axes(axis, rank, op)
     shape = tuple(1 if k in axes else s for k, s in enumerate(t.shape)) if keepdims else tuple(
         s for k, s in enumerate(t.shape) if k not in axes)
+    if mask is None and axes == list(range(rank - len(axes), rank)):
+        return tr.result_inst("tensor_reduce", shape, dtype or t.dtype, (t,),
+                              {"op": op, "axes": axes, "keepdims": bool(keepdims), "negate": bool(negate)}, domain=t.shape)
     out = _result(shape, dtype or t.dtype)
     dst = out.tile()
     trailing = list(range(rank - len(axes), rank))
@@ -607,6 +610,8 @@ def load(src, *, mask=None, dtype=None, **kwargs):
         raise KernelError(f"{user_location()}: nl.load expects a tensor in HBM, got one in {s.memory} (use nl.copy for on-chip tiles)")
     if not s.shape:  # a single element loads as a [1, 1] tile
         s = _reshape_like(s, (1, 1))
+    if mask is None:
+        return tr.result_inst("dma", s.shape, dtype or s.dtype, (s,), None)
     out = _result(s.shape, dtype or s.dtype)
     tr.emit("dma", [out.tile()], [s], mask=mask)
     return out
@@ -649,6 +654,8 @@ def copy(src, *, mask=None, dtype=None, **kwargs):
     """Copy a tile (to SBUF), converting to dtype."""
     tr = require("copy")
     s = as_tile(src)
+    if mask is None:
+        return tr.result_inst("tensor_copy", s.shape, dtype or s.dtype, (s,), None)
     out = _result(s.shape, dtype or s.dtype)
     tr.emit("tensor_copy", [out.tile()], [s], mask=mask)
     return out
