@@ -123,6 +123,7 @@ type Evaluator struct {
 	fusion  fusionCache   // blocked elementwise groups per computation (fusion_blocked.go)
 	pool    recycler      // dead intermediates' storage (recycle.go)
 	loops   int           // while loops running (recycle.go)
+	inv     invariants    // loop-invariant storage and its packings (loop_invariant.go)
 }
 
 // New returns an evaluator of m.

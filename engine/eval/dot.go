@@ -160,6 +160,13 @@ func dotInF32(ev *Evaluator, par int, p *dotPlan, ldims, rdims []int64, lhs, rhs
 	if c, ok := gemvOrdered(p, a, la, b, lb); ok {
 		return c
 	}
+	if p.b == 1 && p.m <= prepackMaxRows {
+		if bp, kn := ev.packedInvariant(b, lb, p.k, p.n); bp != nil {
+			c := ev.newF32s(p.m*p.n, true)
+			kn.runPrepacked(par, p.m, p.n, p.k, a, la, bp, c)
+			return c
+		}
+	}
 	c := ev.newF32s(p.b*p.m*p.n, true) // the GEMM accumulates into c
 	gemmStrided(par, p.b, p.m, p.n, p.k, a, la, b, lb, c)
 	return c

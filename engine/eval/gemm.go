@@ -39,7 +39,22 @@ type gemmKernel[T number] struct {
 	// microA, when set, is micro reading an MR×kc block of row-major A in
 	// place from rows lda apart instead of from a packed panel.
 	microA func(kc int, a []T, lda int, b, c []T, ldc int)
-	pool   sync.Pool // *gemmWork[T]
+	// short lists kernels of fewer rows (same nr and kc), fewest first, for
+	// a ragged last row panel: each element's arithmetic is the same in
+	// every kernel, only the zero rows of padding go.
+	short []*gemmKernel[T]
+	pool  sync.Pool // *gemmWork[T]
+}
+
+// shortFor returns the kernel that runs a row panel of rows (< mr) rows:
+// the shortest with at least that many, else kn.
+func (kn *gemmKernel[T]) shortFor(rows int) *gemmKernel[T] {
+	for _, s := range kn.short {
+		if s.mr >= rows {
+			return s
+		}
+	}
+	return kn
 }
 
 // gemmWork is one goroutine's packing buffers and edge-tile scratch. The
@@ -210,60 +225,63 @@ func (kn *gemmKernel[T]) shared(bp []T, par, m, n, k int, a []T, la gemmLayout, 
 
 // blockA multiplies rows [ic, ic+mc) × columns [pc, pc+kc) of A by the
 // packed kc×nc block bp into c (row stride ldc). Row-major A is read in
-// place by kernels with a microA form (only a ragged last row panel is
-// packed, into ap); otherwise A is packed into ap whole. Either way each
-// tile's arithmetic is the same.
+// place by kernels with a microA form; otherwise its full row panels are
+// packed into ap. A ragged last row panel runs on the shortest kernel that
+// holds it (kn.short), in place when it fills that kernel exactly, else
+// packed after the full panels. Either way each element's arithmetic is the
+// same.
 func (kn *gemmKernel[T]) blockA(ap, a []T, la gemmLayout, ic, mc, pc, kc int, bp, tile, c []T, ldc, nc int) {
-	if kn.microA == nil || la.cs != 1 || mc < kn.mr {
-		packA(ap, kn.mr, a, la, ic, mc, pc, kc)
-		kn.macro(ap, bp, tile, c, ldc, mc, nc, kc)
-		return
-	}
 	mr, nr := kn.mr, kn.nr
 	full := mc / mr * mr
-	if full < mc {
-		packA(ap, mr, a, la, ic+full, mc-full, pc, kc)
+	direct := kn.microA != nil && la.cs == 1
+	if !direct {
+		packA(ap, mr, a, la, ic, full, pc, kc)
 	}
-	ad := a[ic*la.rs+pc:]
+	rows := mc - full
+	sk := kn.shortFor(rows)
+	tailDirect := direct && sk.microA != nil && rows == sk.mr
+	if rows > 0 && !tailDirect {
+		packA(ap[full*kc:], sk.mr, a, la, ic+full, rows, pc, kc)
+	}
+	var ad []T
+	if direct {
+		ad = a[ic*la.rs+pc:]
+	}
 	for j := 0; j < nc; j += nr {
 		bpan := bp[j*kc : (j+nr)*kc]
 		cols := min(nr, nc-j)
 		for i := 0; i < full; i += mr {
-			if cols == nr {
-				kn.microA(kc, ad[i*la.rs:], la.rs, bpan, c[i*ldc+j:], ldc)
-				continue
+			cc := c[i*ldc+j:]
+			dst, ld := cc, ldc
+			if cols < nr {
+				tileIn(tile, nr, cc, ldc, mr, cols)
+				dst, ld = tile, nr
 			}
-			tileIn(tile, nr, c[i*ldc+j:], ldc, mr, cols)
-			kn.microA(kc, ad[i*la.rs:], la.rs, bpan, tile, nr)
-			tileOut(tile, nr, c[i*ldc+j:], ldc, mr, cols)
-		}
-		if full < mc {
-			rows := mc - full
-			tileIn(tile, nr, c[full*ldc+j:], ldc, rows, cols)
-			kn.micro(kc, ap[:mr*kc], bpan, tile, nr)
-			tileOut(tile, nr, c[full*ldc+j:], ldc, rows, cols)
-		}
-	}
-}
-
-// macro multiplies the packed mc×kc block of A by the packed kc×nc panel of B
-// into c (row stride ldc), tile by tile; ragged edge tiles run the kernel on
-// a scratch copy of their valid part (see tileIn).
-func (kn *gemmKernel[T]) macro(ap, bp, tile, c []T, ldc, mc, nc, kc int) {
-	mr, nr := kn.mr, kn.nr
-	for j := 0; j < nc; j += nr {
-		bpan := bp[j*kc : (j+nr)*kc]
-		cols := min(nr, nc-j)
-		for i := 0; i < mc; i += mr {
-			apan := ap[i*kc : (i+mr)*kc]
-			rows := min(mr, mc-i)
-			if rows == mr && cols == nr {
-				kn.micro(kc, apan, bpan, c[i*ldc+j:], ldc)
-				continue
+			if direct {
+				kn.microA(kc, ad[i*la.rs:], la.rs, bpan, dst, ld)
+			} else {
+				kn.micro(kc, ap[i*kc:(i+mr)*kc], bpan, dst, ld)
 			}
-			tileIn(tile, nr, c[i*ldc+j:], ldc, rows, cols)
-			kn.micro(kc, apan, bpan, tile, nr)
-			tileOut(tile, nr, c[i*ldc+j:], ldc, rows, cols)
+			if cols < nr {
+				tileOut(tile, nr, cc, ldc, mr, cols)
+			}
+		}
+		if rows > 0 {
+			cc := c[full*ldc+j:]
+			dst, ld := cc, ldc
+			edge := cols < nr || rows < sk.mr
+			if edge {
+				tileIn(tile, nr, cc, ldc, rows, cols)
+				dst, ld = tile, nr
+			}
+			if tailDirect {
+				sk.microA(kc, ad[full*la.rs:], la.rs, bpan, dst, ld)
+			} else {
+				sk.micro(kc, ap[full*kc:(full+sk.mr)*kc], bpan, dst, ld)
+			}
+			if edge {
+				tileOut(tile, nr, cc, ldc, rows, cols)
+			}
 		}
 	}
 }

@@ -17,6 +17,32 @@ func gemmAVX512F32(kc int, a, b *float32, ldb int, c *float32, ldc int)
 //go:noescape
 func gemmAVX512F32A(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
+// gemmAVX512F32R4 adds the 4×32 product of the packed 4×kc panel at a and
+// the kc×32 block of B at b (rows ldb elements apart) to the tile of C at c
+// (rows ldc elements apart). kc > 0. Needs AVX-512F.
+//
+//go:noescape
+func gemmAVX512F32R4(kc int, a, b *float32, ldb int, c *float32, ldc int)
+
+// gemmAVX512F32R4A is gemmAVX512F32R4 reading the 4×kc block of A in place from rows lda
+// elements apart. kc > 0. Needs AVX-512F.
+//
+//go:noescape
+func gemmAVX512F32R4A(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+// gemmAVX512F32R8 adds the 8×32 product of the packed 8×kc panel at a and
+// the kc×32 block of B at b (rows ldb elements apart) to the tile of C at c
+// (rows ldc elements apart). kc > 0. Needs AVX-512F.
+//
+//go:noescape
+func gemmAVX512F32R8(kc int, a, b *float32, ldb int, c *float32, ldc int)
+
+// gemmAVX512F32R8A is gemmAVX512F32R8 reading the 8×kc block of A in place from rows lda
+// elements apart. kc > 0. Needs AVX-512F.
+//
+//go:noescape
+func gemmAVX512F32R8A(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
 // gemmAVX2F32 adds the 6×16 product of the packed 6×kc panel at a and
 // the kc×16 block of B at b (rows ldb elements apart) to the tile of C at c
 // (rows ldc elements apart). kc > 0. Needs AVX2 and FMA.
@@ -29,6 +55,32 @@ func gemmAVX2F32(kc int, a, b *float32, ldb int, c *float32, ldc int)
 //
 //go:noescape
 func gemmAVX2F32A(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+// gemmAVX2F32R2 adds the 2×16 product of the packed 2×kc panel at a and
+// the kc×16 block of B at b (rows ldb elements apart) to the tile of C at c
+// (rows ldc elements apart). kc > 0. Needs AVX2 and FMA.
+//
+//go:noescape
+func gemmAVX2F32R2(kc int, a, b *float32, ldb int, c *float32, ldc int)
+
+// gemmAVX2F32R2A is gemmAVX2F32R2 reading the 2×kc block of A in place from rows lda
+// elements apart. kc > 0. Needs AVX2 and FMA.
+//
+//go:noescape
+func gemmAVX2F32R2A(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+// gemmAVX2F32R4 adds the 4×16 product of the packed 4×kc panel at a and
+// the kc×16 block of B at b (rows ldb elements apart) to the tile of C at c
+// (rows ldc elements apart). kc > 0. Needs AVX2 and FMA.
+//
+//go:noescape
+func gemmAVX2F32R4(kc int, a, b *float32, ldb int, c *float32, ldc int)
+
+// gemmAVX2F32R4A is gemmAVX2F32R4 reading the 4×kc block of A in place from rows lda
+// elements apart. kc > 0. Needs AVX2 and FMA.
+//
+//go:noescape
+func gemmAVX2F32R4A(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 // gemmAVX512F64 adds the 12×16 product of the packed 12×kc panel at a and
 // the kc×16 block of B at b (rows ldb elements apart) to the tile of C at c
@@ -43,6 +95,32 @@ func gemmAVX512F64(kc int, a, b *float64, ldb int, c *float64, ldc int)
 //go:noescape
 func gemmAVX512F64A(kc int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 
+// gemmAVX512F64R4 adds the 4×16 product of the packed 4×kc panel at a and
+// the kc×16 block of B at b (rows ldb elements apart) to the tile of C at c
+// (rows ldc elements apart). kc > 0. Needs AVX-512F.
+//
+//go:noescape
+func gemmAVX512F64R4(kc int, a, b *float64, ldb int, c *float64, ldc int)
+
+// gemmAVX512F64R4A is gemmAVX512F64R4 reading the 4×kc block of A in place from rows lda
+// elements apart. kc > 0. Needs AVX-512F.
+//
+//go:noescape
+func gemmAVX512F64R4A(kc int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
+
+// gemmAVX512F64R8 adds the 8×16 product of the packed 8×kc panel at a and
+// the kc×16 block of B at b (rows ldb elements apart) to the tile of C at c
+// (rows ldc elements apart). kc > 0. Needs AVX-512F.
+//
+//go:noescape
+func gemmAVX512F64R8(kc int, a, b *float64, ldb int, c *float64, ldc int)
+
+// gemmAVX512F64R8A is gemmAVX512F64R8 reading the 8×kc block of A in place from rows lda
+// elements apart. kc > 0. Needs AVX-512F.
+//
+//go:noescape
+func gemmAVX512F64R8A(kc int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
+
 // gemmAVX2F64 adds the 6×8 product of the packed 6×kc panel at a and
 // the kc×8 block of B at b (rows ldb elements apart) to the tile of C at c
 // (rows ldc elements apart). kc > 0. Needs AVX2 and FMA.
@@ -55,3 +133,29 @@ func gemmAVX2F64(kc int, a, b *float64, ldb int, c *float64, ldc int)
 //
 //go:noescape
 func gemmAVX2F64A(kc int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
+
+// gemmAVX2F64R2 adds the 2×8 product of the packed 2×kc panel at a and
+// the kc×8 block of B at b (rows ldb elements apart) to the tile of C at c
+// (rows ldc elements apart). kc > 0. Needs AVX2 and FMA.
+//
+//go:noescape
+func gemmAVX2F64R2(kc int, a, b *float64, ldb int, c *float64, ldc int)
+
+// gemmAVX2F64R2A is gemmAVX2F64R2 reading the 2×kc block of A in place from rows lda
+// elements apart. kc > 0. Needs AVX2 and FMA.
+//
+//go:noescape
+func gemmAVX2F64R2A(kc int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
+
+// gemmAVX2F64R4 adds the 4×8 product of the packed 4×kc panel at a and
+// the kc×8 block of B at b (rows ldb elements apart) to the tile of C at c
+// (rows ldc elements apart). kc > 0. Needs AVX2 and FMA.
+//
+//go:noescape
+func gemmAVX2F64R4(kc int, a, b *float64, ldb int, c *float64, ldc int)
+
+// gemmAVX2F64R4A is gemmAVX2F64R4 reading the 4×kc block of A in place from rows lda
+// elements apart. kc > 0. Needs AVX2 and FMA.
+//
+//go:noescape
+func gemmAVX2F64R4A(kc int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)

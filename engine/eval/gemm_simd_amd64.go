@@ -3,6 +3,7 @@
 package eval
 
 import (
+	"fmt"
 	"simd/archsimd"
 	"unsafe"
 )
@@ -21,11 +22,15 @@ import (
 // covers one kc slice) and must not change.
 var (
 	simdF32 = simdKernels(
-		&gemmKernel[float32]{name: "avx512", mr: 12, nr: 32, kc: 256, mc: 192, nc: 2048, micro: microAVX512F32, microB: microAVX512F32B, microA: microAVX512F32A},
-		&gemmKernel[float32]{name: "avx2", mr: 6, nr: 16, kc: 256, mc: 192, nc: 2048, micro: microAVX2F32, microB: microAVX2F32B, microA: microAVX2F32A})
+		withShort(&gemmKernel[float32]{name: "avx512", mr: 12, nr: 32, kc: 256, mc: 192, nc: 2048, micro: microAVX512F32, microB: microAVX512F32B, microA: microAVX512F32A},
+			shortKernel(4, 32, gemmAVX512F32R4, gemmAVX512F32R4A, true), shortKernel(8, 32, gemmAVX512F32R8, gemmAVX512F32R8A, true)),
+		withShort(&gemmKernel[float32]{name: "avx2", mr: 6, nr: 16, kc: 256, mc: 192, nc: 2048, micro: microAVX2F32, microB: microAVX2F32B, microA: microAVX2F32A},
+			shortKernel(2, 16, gemmAVX2F32R2, gemmAVX2F32R2A, true), shortKernel(4, 16, gemmAVX2F32R4, gemmAVX2F32R4A, true)))
 	simdF64 = simdKernels(
-		&gemmKernel[float64]{name: "avx512", mr: 12, nr: 16, kc: 256, mc: 96, nc: 1024, micro: microAVX512F64, microA: microAVX512F64A},
-		&gemmKernel[float64]{name: "avx2", mr: 6, nr: 8, kc: 256, mc: 96, nc: 1024, micro: microAVX2F64, microA: microAVX2F64A})
+		withShort(&gemmKernel[float64]{name: "avx512", mr: 12, nr: 16, kc: 256, mc: 96, nc: 1024, micro: microAVX512F64, microA: microAVX512F64A},
+			shortKernel(4, 16, gemmAVX512F64R4, gemmAVX512F64R4A, false), shortKernel(8, 16, gemmAVX512F64R8, gemmAVX512F64R8A, false)),
+		withShort(&gemmKernel[float64]{name: "avx2", mr: 6, nr: 8, kc: 256, mc: 96, nc: 1024, micro: microAVX2F64, microA: microAVX2F64A},
+			shortKernel(2, 8, gemmAVX2F64R2, gemmAVX2F64R2A, false), shortKernel(4, 8, gemmAVX2F64R4, gemmAVX2F64R4A, false)))
 
 	f32Kernel = append(simdF32, genericKernel[float32]())[0]
 	f64Kernel = append(simdF64, genericKernel[float64]())[0]
@@ -34,6 +39,48 @@ var (
 	// kernel, where gonum's assembly beats the portable kernel.
 	floatsOnBLAS = len(simdF32) == 0
 )
+
+// withShort gives kn its short-row kernels (fewest rows first), taking
+// its nr and blocking.
+func withShort[T number](kn *gemmKernel[T], short ...*gemmKernel[T]) *gemmKernel[T] {
+	for _, s := range short {
+		s.name = fmt.Sprintf("%s_r%d", kn.name, s.mr)
+		s.kc, s.mc, s.nc = kn.kc, kn.mc, kn.nc
+		if s.nr != kn.nr {
+			panic("eval: short kernel of another width")
+		}
+	}
+	kn.short = short
+	return kn
+}
+
+// shortKernel wraps the assembly kernel of mr rows and nr columns and
+// its in-place-A form, with a microB form when withB.
+func shortKernel[T number](mr, nr int, f func(kc int, a, b *T, ldb int, c *T, ldc int),
+	fa func(kc int, a *T, lda int, b *T, ldb int, c *T, ldc int), withB bool) *gemmKernel[T] {
+	kn := &gemmKernel[T]{mr: mr, nr: nr}
+	kn.micro = func(kc int, a, b, c []T, ldc int) {
+		if kc > 0 {
+			_, _, _ = a[kc*mr-1], b[kc*nr-1], c[(mr-1)*ldc+nr-1]
+			f(kc, &a[0], &b[0], nr, &c[0], ldc)
+		}
+	}
+	if withB {
+		kn.microB = func(kc int, a, b []T, ldb int, c []T, ldc int) {
+			if kc > 0 {
+				_, _, _ = a[kc*mr-1], b[(kc-1)*ldb+nr-1], c[(mr-1)*ldc+nr-1]
+				f(kc, &a[0], &b[0], ldb, &c[0], ldc)
+			}
+		}
+	}
+	kn.microA = func(kc int, a []T, lda int, b, c []T, ldc int) {
+		if kc > 0 {
+			_, _, _ = a[(mr-1)*lda+kc-1], b[kc*nr-1], c[(mr-1)*ldc+nr-1]
+			fa(kc, &a[0], lda, &b[0], nr, &c[0], ldc)
+		}
+	}
+	return kn
+}
 
 // simdKernels keeps the kernels this CPU can run, best first, from an
 // AVX-512 and an AVX2 candidate.

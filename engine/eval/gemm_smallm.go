@@ -21,10 +21,15 @@ func (kn *gemmKernel[T]) smallM(par, m, n, k int, a []T, la gemmLayout, b []T, l
 	chunks := min(par, max(1, m*n*k/gemmSerialFlops), panels)
 	kn.parallelFor(chunks, chunks, func(w *gemmWork[T], it int) {
 		p0, p1 := it*panels/chunks, (it+1)*panels/chunks
+		full := m / mr * mr
+		sk := kn.shortFor(m - full)
 		ap := w.packedA(mr, m, min(k, kn.kc))
 		for pc := 0; pc < k; pc += kn.kc {
 			kc := min(kn.kc, k-pc)
-			packA(ap, mr, a, la, 0, m, pc, kc)
+			packA(ap, mr, a, la, 0, full, pc, kc)
+			if full < m {
+				packA(ap[full*kc:], sk.mr, a, la, full, m-full, pc, kc)
+			}
 			for p := p0; p < p1; p++ {
 				j := p * nr
 				cols := min(nr, n-j)
@@ -34,17 +39,21 @@ func (kn *gemmKernel[T]) smallM(par, m, n, k int, a []T, la gemmLayout, b []T, l
 					packB(bpan, nr, b, gemmLayout{0, ldb, 1}, pc, kc, j, cols)
 				}
 				for i := 0; i < m; i += mr {
-					apan := ap[i*kc : (i+mr)*kc]
-					rows := min(mr, m-i)
-					if rows == mr && cols == nr {
-						kn.microB(kc, apan, b[pc*ldb+j:], ldb, c[i*n+j:], n)
+					kr := kn
+					if i == full {
+						kr = sk
+					}
+					apan := ap[i*kc : (i+kr.mr)*kc]
+					rows := min(kr.mr, m-i)
+					if rows == kr.mr && cols == nr {
+						kr.microB(kc, apan, b[pc*ldb+j:], ldb, c[i*n+j:], n)
 						continue
 					}
 					tileIn(w.tile, nr, c[i*n+j:], n, rows, cols)
 					if cols == nr {
-						kn.microB(kc, apan, b[pc*ldb+j:], ldb, w.tile, nr)
+						kr.microB(kc, apan, b[pc*ldb+j:], ldb, w.tile, nr)
 					} else {
-						kn.micro(kc, apan, bpan, w.tile, nr)
+						kr.micro(kc, apan, bpan, w.tile, nr)
 					}
 					tileOut(w.tile, nr, c[i*n+j:], n, rows, cols)
 				}

@@ -20,6 +20,9 @@ import (
 type whilePlan struct {
 	slots []int              // state tuple indices updated in place
 	dus   []*hlo.Instruction // their dynamic-update-slice instructions
+	// invariant lists the state elements the body passes through unchanged
+	// (loop_invariant.go).
+	invariant []int
 }
 
 // inPlaceState tracks which dynamic-update-slice instructions currently
@@ -74,6 +77,11 @@ func (st *inPlaceState) plan(m *hlo.Module, w *hlo.Instruction) *whilePlan {
 		return p
 	}
 	param := body.Params[0]
+	for i, op := range body.Root.Operands {
+		if op.Opcode == "get-tuple-element" && len(op.Operands) == 1 && op.Operands[0] == param && op.TupleIndex == int64(i) {
+			p.invariant = append(p.invariant, i)
+		}
+	}
 	users := st.usersOf(body)
 	if len(users[body.Root]) != 0 {
 		return p
@@ -229,15 +237,18 @@ func countOf(xs []*hlo.Instruction, x *hlo.Instruction) int {
 }
 
 // beginInPlace privatizes the planned slots of a while's initial state and
-// switches their updates to in place; the returned func switches them back.
+// switches their updates to in place, and freezes the storage of the state
+// elements the body passes through (loop_invariant.go); the returned func
+// undoes both.
 func (ev *Evaluator) beginInPlace(w *hlo.Instruction, state Value) (Value, func()) {
-	if ev.Module == nil || ev.Options.Trace != nil || !state.IsTuple() {
+	if ev.Module == nil || !state.IsTuple() {
 		return state, func() {}
 	}
 	st := ev.inPlace()
 	p := st.plan(ev.Module, w)
-	if len(p.slots) == 0 {
-		return state, func() {}
+	thaw := ev.freezeInvariants(p, state)
+	if len(p.slots) == 0 || ev.Options.Trace != nil {
+		return state, thaw
 	}
 	elems := append([]Value(nil), state.Tuple...)
 	var on []*hlo.Instruction
@@ -253,5 +264,6 @@ func (ev *Evaluator) beginInPlace(w *hlo.Instruction, state Value) (Value, func(
 		for _, d := range on {
 			st.active[d]--
 		}
+		thaw()
 	}
 }

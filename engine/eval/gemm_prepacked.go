@@ -1,0 +1,47 @@
+package eval
+
+// Products whose B is the same matrix call after call (a recurrent
+// weight read by every step of a scan) pack it once: packWhole lays all of
+// B out as the packed path's panels, and runPrepacked multiplies by them,
+// with no packing of B at all. The arithmetic is the packed path's: per
+// kc-deep slice of the contraction, each tile's FMA chain from zero, added
+// to C in slice order.
+
+// packWhole packs k×n matrix b (layout lb) whole for kn: slice pc (a
+// multiple of kc) is at [pc*roundUp(n, nr):], its nr-wide panels as packB
+// lays them out.
+func (kn *gemmKernel[T]) packWhole(b []T, lb gemmLayout, k, n int) []T {
+	npad := roundUp(n, kn.nr)
+	dst := make([]T, k*npad)
+	for pc := 0; pc < k; pc += kn.kc {
+		packB(dst[pc*npad:], kn.nr, b, lb, pc, min(kn.kc, k-pc), 0, n)
+	}
+	return dst
+}
+
+// runPrepacked computes c += a x b for one product, b packed by packWhole,
+// using up to par goroutines (each takes a run of B's column panels).
+func (kn *gemmKernel[T]) runPrepacked(par, m, n, k int, a []T, la gemmLayout, bp, c []T) {
+	if m == 0 || n == 0 || k == 0 {
+		return
+	}
+	nr := kn.nr
+	npad := roundUp(n, nr)
+	panels := npad / nr
+	chunks := min(par, max(1, m*n*k/gemmSerialFlops), panels)
+	kn.parallelFor(chunks, chunks, func(w *gemmWork[T], it int) {
+		j0, j1 := it*panels/chunks*nr, min((it+1)*panels/chunks*nr, n)
+		if j0 >= j1 {
+			return
+		}
+		for pc := 0; pc < k; pc += kn.kc {
+			kc := min(kn.kc, k-pc)
+			blk := bp[pc*npad+j0*kc:]
+			for ic := 0; ic < m; ic += kn.mc {
+				mc := min(kn.mc, m-ic)
+				ap := w.packedA(kn.mr, mc, kc)
+				kn.blockA(ap, a, la, ic, mc, pc, kc, blk, w.tile, c[ic*n+j0:], n, j1-j0)
+			}
+		}
+	})
+}
