@@ -726,6 +726,8 @@ prog("sort-two-keys", lambda k1, k2, v: lax.sort((k1, k2, v), num_keys=2, is_sta
                   np.arange(24, dtype=np.int32)))
 prog("top_k-f32", lambda x: lax.top_k(x, 4), _a((3, 10)))
 prog("top_k-s32-ties", lambda x: lax.top_k(x, 5), lambda rng: (rng.integers(0, 3, 12).astype(np.int32),))
+prog("top_k-rows-special-f32", lambda x: lax.top_k(x, 7), _a((24, 300)))
+prog("top_k-smallest-ties-s32", lambda x: lax.top_k(-x, 9), lambda rng: (rng.integers(-3, 3, (16, 200)).astype(np.int32),))
 prog("sort-complex", jnp.sort, lambda rng: (values(rng, (10,), "c64", special=False),))
 
 # ---------------------------------------------------------------- control flow

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"os"
 	"slices"
 
 	"goldtrace/engine/dtype"
@@ -263,6 +264,13 @@ func topK(x *tensor.Tensor, k int64, largest bool) (Value, error) {
 	outDims := append(slices.Clone(x.Dims[:len(x.Dims)-1]), k)
 	idx := make([]int64, rows*k)
 	pos := make([]int32, rows*k)
+	if k <= topKSelectMax && !topKSelectDisabled {
+		topKSelect(keys, rows, n, k, largest, idx, pos)
+		vals := takeElems(x, outDims, idx)
+		ind := tensor.New(dtype.S32, outDims)
+		copy(ind.I32(), pos)
+		return TupleValue(ArrayValue(vals), ArrayValue(ind)), nil
+	}
 	line := make([]int64, n)
 	for r := int64(0); r < rows; r++ {
 		for i := range line {
@@ -337,4 +345,70 @@ func stableSort(xs, buf []int64, less func(a, b int64) bool) {
 	if &src[0] != &xs[0] {
 		copy(xs, src)
 	}
+}
+
+// topKSelectMax is the largest k topK selects by insertion rather than by
+// sorting each row.
+const topKSelectMax = 128
+
+// topKSelectDisabled turns the selection off (GOLDTRACE_NO_TOPK_SELECT=1),
+// to compare.
+var topKSelectDisabled = os.Getenv("GOLDTRACE_NO_TOPK_SELECT") == "1"
+
+// topKSelect is topK's row loop without sorting: the stable sort ranks a
+// row's elements by (key, then position) -- a strict total order, as
+// positions differ -- so its first k are the k best under that order, in
+// order. One pass over the row keeps them in a sorted buffer; an element
+// enters when it beats the buffer's worst, which for equal keys it cannot
+// (it comes later). Rows run in parallel.
+func topKSelect(keys *sortKeys, rows, n, k int64, largest bool, idx []int64, pos []int32) {
+	if k == 0 || rows == 0 {
+		return
+	}
+	// rank maps an element to an int64 whose larger values rank first: the
+	// comparison less(.., .., true) uses, flipped for the smallest.
+	rank := func(i int64) int64 {
+		var v int64
+		switch {
+		case keys.floats != nil:
+			v = totalOrderKey(keys.floats[i])
+		case keys.unsigned != nil:
+			v = int64(keys.unsigned[i] ^ (1 << 63))
+		default:
+			v = keys.signed[i]
+		}
+		if !largest {
+			v = ^v
+		}
+		return v
+	}
+	parallelForWork(int(rows), int(rows*n*2), func(lo, hi int) {
+		bk := make([]int64, k)
+		bi := make([]int64, k)
+		for r := int64(lo); r < int64(hi); r++ {
+			base := r * n
+			m := int64(0)
+			for i := int64(0); i < n; i++ {
+				v := rank(base + i)
+				if m == k {
+					if v <= bk[k-1] {
+						continue
+					}
+					m--
+				}
+				// After every kept key >= v (equal keys came earlier).
+				j := m
+				for j > 0 && bk[j-1] < v {
+					bk[j], bi[j] = bk[j-1], bi[j-1]
+					j--
+				}
+				bk[j], bi[j] = v, i
+				m++
+			}
+			for j := int64(0); j < k; j++ {
+				idx[r*k+j] = base + bi[j]
+				pos[r*k+j] = int32(bi[j])
+			}
+		}
+	})
 }
