@@ -20,6 +20,7 @@ import (
 	"reflect"
 	"slices"
 	"sync"
+	"unsafe"
 
 	"goldtrace/engine/dtype"
 	"goldtrace/engine/hlo"
@@ -43,7 +44,9 @@ const (
 	fuseBinary
 	fuseFMA
 	fuseBroadcast
-	fuseSlice // a strided window of an outside operand, read in place
+	fuseSlice   // a strided window of an outside operand, read in place
+	fuseCompare // an f32 compare: a pred block, read only by selects of the group
+	fuseSelect  // select(pred, f32, f32), the pred a member's or an outside value's
 )
 
 // gathers reports whether k reads its outside operand at positions of its
@@ -80,6 +83,17 @@ type fusedGroup struct {
 	// x. opRef is that operand's block (a member's position, or ^extID).
 	preserves []bool
 	opRef     []int
+	// cmpFlush marks compares that see subnormals as zeros
+	// (bf16CompareFlushes), as the op-by-op compare does.
+	cmpFlush []bool
+}
+
+// fuseInputs are a group's outside operand values for one run: per member,
+// per operand, the f32 data (nil for members' blocks), and per member the
+// pred data of a select whose predicate is an outside value.
+type fuseInputs struct {
+	f    [][][]float32
+	pred [][]byte
 }
 
 // Per-block knowledge of whether a member's (or outside operand's) block
@@ -132,6 +146,12 @@ func isF32Array(s hlo.Shape) bool { return s.IsArray() && s.Elem == dtype.F32 }
 
 // fusibleKind classifies an instruction for blocked evaluation.
 func fusibleKind(in *hlo.Instruction) fuseKind {
+	switch in.Opcode {
+	case "compare":
+		return fusibleCompare(in)
+	case "select":
+		return fusibleSelect(in)
+	}
 	if !isF32Array(in.Shape) || len(in.Shape.DynamicDims) > 0 {
 		return fuseNone
 	}
@@ -187,6 +207,44 @@ func fusibleKind(in *hlo.Instruction) fuseKind {
 		}
 	}
 	return fuseNone
+}
+
+// fusibleCompare: a compare of two f32 arrays of its shape, with the FLOAT
+// comparison (the default for floats).
+func fusibleCompare(in *hlo.Instruction) fuseKind {
+	if !in.Shape.IsArray() || in.Shape.Elem != dtype.Pred || len(in.Shape.DynamicDims) > 0 || len(in.Operands) != 2 {
+		return fuseNone
+	}
+	for _, op := range in.Operands {
+		if !isF32Array(op.Shape) || !equalDims(op.Shape.Dims, in.Shape.Dims) {
+			return fuseNone
+		}
+	}
+	if ct, err := in.EffectiveComparisonType(); err != nil || (ct != "" && ct != "FLOAT") {
+		return fuseNone
+	}
+	switch in.ComparisonDirection {
+	case "EQ", "NE", "LT", "LE", "GT", "GE":
+		return fuseCompare
+	}
+	return fuseNone
+}
+
+// fusibleSelect: an f32 select whose predicate is a pred array of its shape.
+func fusibleSelect(in *hlo.Instruction) fuseKind {
+	if !isF32Array(in.Shape) || len(in.Shape.DynamicDims) > 0 || len(in.Operands) != 3 {
+		return fuseNone
+	}
+	p := in.Operands[0]
+	if !p.Shape.IsArray() || p.Shape.Elem != dtype.Pred || !equalDims(p.Shape.Dims, in.Shape.Dims) {
+		return fuseNone
+	}
+	for _, op := range in.Operands[1:] {
+		if !isF32Array(op.Shape) || !equalDims(op.Shape.Dims, in.Shape.Dims) {
+			return fuseNone
+		}
+	}
+	return fuseSelect
 }
 
 // fusibleUnary and fusibleBinary are the f32 ops whose op-by-op evaluation
@@ -286,6 +344,9 @@ func planFusion(c *hlo.Computation) *fusionPlan {
 				g = nil
 			}
 		}
+		if g == nil && k == fuseCompare {
+			continue // a pred value is never a group's own
+		}
 		if g == nil {
 			g = &fusedGroup{dims: in.Shape.Dims, pos: map[*hlo.Instruction]int{}}
 			groups = append(groups, g)
@@ -316,8 +377,10 @@ func planFusion(c *hlo.Computation) *fusionPlan {
 		g.bstrides = make([][]int64, n)
 		g.boffs = make([]int64, n)
 		g.flushed = make([]bool, n)
+		g.cmpFlush = make([]bool, n)
 		for j, m := range g.members {
 			g.pos[m] = j
+			g.cmpFlush[j] = g.kinds[j] == fuseCompare && bf16CompareFlushes(m)
 			g.flushed[j] = g.kinds[j] == fuseBinary && !keepsSubnormalResult(m.Opcode) ||
 				g.kinds[j] == fuseUnary && !keepsSubnormals(m.Opcode)
 			src := tensor.Strides(m.Operands[0].Shape.Dims)
@@ -427,18 +490,25 @@ func fusibleReduce(r, x *hlo.Instruction) bool {
 // eval computes the group's value from the values of its outside operands.
 func (g *fusedGroup) eval(ev *Evaluator, vals map[*hlo.Instruction]Value) (Value, error) {
 	n := len(g.members)
-	ext := make([][][]float32, n) // per member, per operand: the outside value, or nil
+	ext := fuseInputs{f: make([][][]float32, n), pred: make([][]byte, n)}
 	for j, m := range g.members {
-		ext[j] = make([][]float32, len(m.Operands))
+		ext.f[j] = make([][]float32, len(m.Operands))
 		for k, op := range m.Operands {
 			if _, in := g.pos[op]; in {
 				continue
 			}
 			v, ok := vals[op]
+			if g.kinds[j] == fuseSelect && k == 0 {
+				if !ok || v.T == nil || v.T.Type != dtype.Pred || !equalDims(v.T.Dims, g.dims) {
+					return Value{}, fmt.Errorf("operand %%%s has no pred array value", op.Name)
+				}
+				ext.pred[j] = v.T.Data
+				continue
+			}
 			if !ok || v.T == nil || v.T.Type != dtype.F32 {
 				return Value{}, errMissing(op)
 			}
-			ext[j][k] = v.T.F32()
+			ext.f[j][k] = v.T.F32()
 		}
 	}
 	total := int(tensor.NumElements(g.dims))
@@ -628,7 +698,7 @@ func dazInto(xs, tmp []float32) []float32 {
 }
 
 // block computes elements [s, e) of every member; the root's go to o.
-func (w *fuseWorker) block(g *fusedGroup, ext [][][]float32, s, e int, o []float32) {
+func (w *fuseWorker) block(g *fusedGroup, ext fuseInputs, s, e int, o []float32) {
 	n := len(g.members)
 	l := e - s
 	clear(w.states)
@@ -646,7 +716,7 @@ func (w *fuseWorker) block(g *fusedGroup, ext [][][]float32, s, e int, o []float
 			return g.pos[m.Operands[k]]
 		}
 		arg := func(k int) []float32 {
-			if x := ext[j][k]; x != nil {
+			if x := ext.f[j][k]; x != nil {
 				if g.kinds[j].gathers() {
 					return x
 				}
@@ -718,6 +788,22 @@ func (w *fuseWorker) block(g *fusedGroup, ext [][][]float32, s, e int, o []float
 			}
 		case fuseBroadcast, fuseSlice:
 			w.broadcast(g.dims, g.bstrides[j], g.boffs[j], arg(0), s, dst)
+		case fuseCompare:
+			// As compare(): operands flushed when it flushes, then the
+			// same kernel, into the member's buffer seen as bytes.
+			a, b := arg(0), arg(1)
+			if g.cmpFlush[j] {
+				a, b = daz(0, w.tmp[0]), daz(1, w.tmp[1])
+			}
+			compareKernel(m.ComparisonDirection, a, b, predBlock(dst))
+		case fuseSelect:
+			p := ext.pred[j]
+			if p != nil {
+				p = p[s:e]
+			} else {
+				p = predBlock(w.bufs[g.pos[m.Operands[0]]][:l])
+			}
+			selectBits(p, f32Bits(arg(1)), f32Bits(arg(2)), f32Bits(dst))
 		}
 		if g.flushed[j] {
 			w.states[j] = blockClean
@@ -823,5 +909,35 @@ func fillF32(xs []float32, v float32) {
 	}
 	for n < len(xs) {
 		n += copy(xs[n:], xs[:n])
+	}
+}
+
+// predBlock is a member's block buffer seen as the len(b) bytes of a pred
+// block.
+func predBlock(b []float32) []byte {
+	if len(b) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&b[0])), len(b))
+}
+
+// f32Bits is xs seen as its bit patterns.
+func f32Bits(xs []float32) []uint32 {
+	if len(xs) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*uint32)(unsafe.Pointer(&xs[0])), len(xs))
+}
+
+// selectBits is selectKernel's loop on one block: o[i] = a[i] where p[i]
+// is set, else b[i], moving bit patterns.
+func selectBits(p []byte, a, b, o []uint32) {
+	p, a, b = p[:len(o)], a[:len(o)], b[:len(o)]
+	for i := range o {
+		if p[i] != 0 {
+			o[i] = a[i]
+		} else {
+			o[i] = b[i]
+		}
 	}
 }

@@ -249,3 +249,78 @@ func TestFusionBlockedSubnormalKnowledge(t *testing.T) {
 		}
 	}
 }
+
+// Random DAGs with compares and selects among the elementwise ops (the
+// where() chains of masks, softplus and clipping): selects of a compare in
+// the group, of an outside pred and of a compare also used outside (which
+// then stays op by op), fused against op by op.
+func TestFusionBlockedCompareSelect(t *testing.T) {
+	rng := rand.New(rand.NewSource(13))
+	shapes := [][]int64{{3000}, {37, 129}, {5, 7, 300}, {2, 4100}, {7, 33}}
+	dirs := []string{"EQ", "NE", "LT", "LE", "GT", "GE"}
+	fused := 0
+	const trials = 80
+	for trial := 0; trial < trials; trial++ {
+		dims := shapes[trial%len(shapes)]
+		r := len(dims)
+		sh := "f32" + strings.ReplaceAll(fmt.Sprint(dims), " ", ",")
+		ps := "pred" + strings.ReplaceAll(fmt.Sprint(dims), " ", ",")
+		var b strings.Builder
+		b.WriteString("HloModule m\nsum {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\nENTRY e {\n")
+		fmt.Fprintf(&b, "  p0 = %s parameter(0)\n  p1 = %s parameter(1)\n  m0 = %s parameter(2)\n  s0 = f32[] parameter(3)\n", sh, sh, ps)
+		fmt.Fprintf(&b, "  v1 = %s broadcast(s0), dimensions={}\n  zero = f32[] constant(0)\n  v0 = %s broadcast(zero), dimensions={}\n", sh, sh)
+		names := []string{"p0", "p1", "v0", "v1"}
+		preds := []string{"m0"}
+		var extra []string // values also used outside the group
+		steps := 3 + rng.Intn(8)
+		for i := 0; i < steps; i++ {
+			name := fmt.Sprintf("x%d", i)
+			pick := func() string { return names[len(names)-1-rng.Intn(min(len(names), 4))] }
+			switch k := rng.Intn(10); {
+			case k < 2:
+				fmt.Fprintf(&b, "  %s = %s %s(%s)\n", name, sh, fuseUnaryOps[rng.Intn(len(fuseUnaryOps))], pick())
+			case k < 4:
+				fmt.Fprintf(&b, "  %s = %s %s(%s, %s)\n", name, sh, fuseBinaryOps[rng.Intn(len(fuseBinaryOps))], pick(), pick())
+			case k < 9:
+				c := "c" + name
+				fmt.Fprintf(&b, "  %s = %s compare(%s, %s), direction=%s\n", c, ps, pick(), pick(), dirs[rng.Intn(len(dirs))])
+				preds = append(preds, c)
+				p := preds[len(preds)-1-rng.Intn(min(len(preds), 2))]
+				if rng.Intn(8) == 0 {
+					extra = append(extra, c)
+				}
+				fmt.Fprintf(&b, "  %s = %s select(%s, %s, %s)\n", name, sh, p, pick(), pick())
+			default:
+				fmt.Fprintf(&b, "  %s = %s select(m0, %s, %s)\n", name, sh, pick(), pick())
+			}
+			names = append(names, name)
+		}
+		last := names[len(names)-1]
+		outs, shs := []string{last}, []string{sh}
+		if trial%2 == 1 {
+			out := "f32" + strings.ReplaceAll(fmt.Sprint(dims[:r-1]), " ", ",")
+			fmt.Fprintf(&b, "  z = f32[] constant(0)\n  red = %s reduce(%s, z), dimensions={%d}, to_apply=sum\n", out, last, r-1)
+			outs, shs = []string{"red"}, []string{out}
+		}
+		for _, x := range extra {
+			outs, shs = append(outs, x), append(shs, ps)
+		}
+		fmt.Fprintf(&b, "  ROOT t = (%s) tuple(%s)\n}\n", strings.Join(shs, ", "), strings.Join(outs, ", "))
+		mask := tensor.New(dtype.Pred, dims)
+		for i := range mask.Data {
+			mask.Data[i] = byte(rng.Intn(2))
+		}
+		x, y := randomF32(rng, dims), randomF32(rng, dims)
+		for i := range y.F32() {
+			if i%4 == 0 {
+				y.F32()[i] = x.F32()[i] // ties for EQ, LE, GE
+			}
+		}
+		if fusedVsOpByOp(t, b.String(), x, y, mask, randomF32(rng, nil)) {
+			fused++
+		}
+	}
+	if fused < trials/2 {
+		t.Errorf("only %d of %d modules had a fused group", fused, trials)
+	}
+}
