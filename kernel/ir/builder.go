@@ -13,6 +13,18 @@ type Builder struct {
 	bodies []*[]*irpb.Stmt // innermost last; bodies[0] is the kernel body
 	open   []*irpb.Loop
 	done   bool
+
+	// whole[id]: the shape and identity index of tensor id's whole-tensor
+	// access, shared by every such access (the tape's most common operand;
+	// nothing modifies an access once built).
+	whole []wholeAccess
+
+	symbols map[string]string // interned op and attribute names (tape decoders)
+}
+
+type wholeAccess struct {
+	shape []int64
+	index []*irpb.Affine
 }
 
 // NewBuilder starts an empty kernel named name.
@@ -42,32 +54,60 @@ func (b *Builder) Append(batch *irpb.BuildBatch) (tensorIDs, loopVars []int32, e
 	for i, ev := range batch.Events {
 		switch kind := ev.Kind.(type) {
 		case *irpb.BuildEvent_Tensor:
-			t := kind.Tensor
-			t.Id = int32(len(b.k.Tensors))
-			b.k.Tensors = append(b.k.Tensors, t)
-			tensorIDs = append(tensorIDs, t.Id)
+			tensorIDs = append(tensorIDs, b.addTensor(kind.Tensor))
 		case *irpb.BuildEvent_Inst:
-			b.add(&irpb.Stmt{Kind: &irpb.Stmt_Inst{Inst: kind.Inst}})
+			b.addInst(kind.Inst)
 		case *irpb.BuildEvent_LoopBegin:
-			l := kind.LoopBegin
-			l.Var = b.k.NumVars
-			b.k.NumVars++
-			l.Body = nil
-			b.add(&irpb.Stmt{Kind: &irpb.Stmt_Loop{Loop: l}})
-			b.open = append(b.open, l)
-			b.bodies = append(b.bodies, &l.Body)
-			loopVars = append(loopVars, l.Var)
+			loopVars = append(loopVars, b.openLoop(kind.LoopBegin))
 		case *irpb.BuildEvent_LoopEnd:
-			if len(b.open) == 0 {
-				return tensorIDs, loopVars, fmt.Errorf("kernel builder: event %d closes a loop, but none is open", i)
+			if err := b.closeLoop(i); err != nil {
+				return tensorIDs, loopVars, err
 			}
-			b.open = b.open[:len(b.open)-1]
-			b.bodies = b.bodies[:len(b.bodies)-1]
 		default:
 			return tensorIDs, loopVars, fmt.Errorf("kernel builder: event %d is empty", i)
 		}
 	}
 	return tensorIDs, loopVars, nil
+}
+
+// The events, one by one (Append and the tape decoders).
+
+func (b *Builder) addTensor(t *irpb.Tensor) int32 {
+	t.Id = int32(len(b.k.Tensors))
+	b.k.Tensors = append(b.k.Tensors, t)
+	return t.Id
+}
+
+// instStmt holds a statement and its oneof wrapper in one allocation.
+type instStmt struct {
+	stmt irpb.Stmt
+	kind irpb.Stmt_Inst
+}
+
+func (b *Builder) addInst(in *irpb.Instruction) {
+	s := &instStmt{kind: irpb.Stmt_Inst{Inst: in}}
+	s.stmt.Kind = &s.kind
+	b.add(&s.stmt)
+}
+
+func (b *Builder) openLoop(l *irpb.Loop) int32 {
+	l.Var = b.k.NumVars
+	b.k.NumVars++
+	l.Body = nil
+	b.add(&irpb.Stmt{Kind: &irpb.Stmt_Loop{Loop: l}})
+	b.open = append(b.open, l)
+	b.bodies = append(b.bodies, &l.Body)
+	return l.Var
+}
+
+// closeLoop ends the innermost open loop (event i of its batch).
+func (b *Builder) closeLoop(i int) error {
+	if len(b.open) == 0 {
+		return fmt.Errorf("kernel builder: event %d closes a loop, but none is open", i)
+	}
+	b.open = b.open[:len(b.open)-1]
+	b.bodies = b.bodies[:len(b.bodies)-1]
+	return nil
 }
 
 func (b *Builder) add(s *irpb.Stmt) {

@@ -64,14 +64,17 @@ func (b *Builder) appendTape(d tapeDecoder) (tensorIDs, loopVars []int32, err er
 		d.end()
 		return nil, nil, nil
 	}
-	for {
-		ev := d.event()
-		tid, lv, err := b.Append(&irpb.BuildBatch{Events: []*irpb.BuildEvent{ev}})
-		if err != nil {
-			return tensorIDs, loopVars, err
+	for i := 0; ; i++ {
+		switch tag, v := d.event(); tag {
+		case 0:
+			tensorIDs = append(tensorIDs, v)
+		case 2:
+			loopVars = append(loopVars, v)
+		case 3:
+			if err := b.closeLoop(i); err != nil {
+				return tensorIDs, loopVars, err
+			}
 		}
-		tensorIDs = append(tensorIDs, tid...)
-		loopVars = append(loopVars, lv...)
 		if d.sep(']') {
 			break
 		}
@@ -89,6 +92,8 @@ type tapeDecoder struct {
 	buf []byte
 	pos int
 	b   *Builder
+
+	cur *instAlloc // the instruction being read (its storage serves its operands)
 
 	// Python's marshal form (tape_marshal.go) instead of JSON.
 	mar    bool
@@ -378,13 +383,20 @@ func nullableList[T any](d *tapeDecoder, item func() T) []T {
 
 func (d *tapeDecoder) ints() []int64 { return nullableList(d, d.int64) }
 
-func (d *tapeDecoder) event() *irpb.BuildEvent {
+// event reads one event and applies it, except a loop end (tag 3), which
+// the caller applies; it returns the event's tag and the tensor id (0) or
+// loop variable (2) it created.
+func (d *tapeDecoder) event() (tag int64, id int32) {
 	d.expect('[')
-	switch tag := d.int64(); tag {
+	switch tag = d.int64(); tag {
 	case 0:
-		return &irpb.BuildEvent{Kind: &irpb.BuildEvent_Tensor{Tensor: d.tensor()}}
+		return tag, d.b.addTensor(d.tensor())
 	case 1:
-		return &irpb.BuildEvent{Kind: &irpb.BuildEvent_Inst{Inst: d.inst()}}
+		a := &instAlloc{}
+		d.inst(a)
+		a.kind.Inst = &a.in
+		a.stmt.Kind = &a.kind
+		d.b.add(&a.stmt)
 	case 2:
 		l := &irpb.Loop{}
 		d.expect(',')
@@ -395,24 +407,42 @@ func (d *tapeDecoder) event() *irpb.BuildEvent {
 		l.Step = d.int64()
 		d.expect(',')
 		l.Kind = irpb.LoopKind(d.int32())
-		l.Loc = d.loc()
+		l.Loc = &irpb.Loc{}
+		d.locInto(l.Loc)
 		d.expect(']')
-		return &irpb.BuildEvent{Kind: &irpb.BuildEvent_LoopBegin{LoopBegin: l}}
+		return tag, d.b.openLoop(l)
 	case 3:
 		d.expect(']')
-		return &irpb.BuildEvent{Kind: &irpb.BuildEvent_LoopEnd{LoopEnd: true}}
 	default:
 		d.fail("unknown event tag %d", tag)
 	}
-	return nil
+	return tag, 0
 }
 
-// loc reads ",file,line".
-func (d *tapeDecoder) loc() *irpb.Loc {
+// locInto reads ",file,line".
+func (d *tapeDecoder) locInto(l *irpb.Loc) {
 	d.expect(',')
-	f := d.int32()
+	l.File = d.int32()
 	d.expect(',')
-	return &irpb.Loc{File: f, Line: d.int32()}
+	l.Line = d.int32()
+}
+
+// Messages an event needs, allocated together (the decoder's allocations are
+// most of a dump_config miss's garbage).
+type tensorAlloc struct {
+	t   irpb.Tensor
+	loc irpb.Loc
+}
+
+type instAlloc struct {
+	in       irpb.Instruction
+	loc      irpb.Loc
+	stmt     irpb.Stmt
+	kind     irpb.Stmt_Inst
+	dst      [1]*irpb.Access
+	src      [2]*irpb.Access
+	accesses [2]irpb.Access // whole-tensor operands
+	nAccess  int
 }
 
 func (d *tapeDecoder) enum(names map[string]int32, what string) int32 {
@@ -425,7 +455,9 @@ func (d *tapeDecoder) enum(names map[string]int32, what string) int32 {
 }
 
 func (d *tapeDecoder) tensor() *irpb.Tensor {
-	t := &irpb.Tensor{Id: int32(len(d.b.k.Tensors))}
+	ta := &tensorAlloc{}
+	t := &ta.t
+	t.Id = int32(len(d.b.k.Tensors))
 	d.expect(',')
 	t.Name = d.string()
 	d.expect(',')
@@ -442,7 +474,8 @@ func (d *tapeDecoder) tensor() *irpb.Tensor {
 		d.fail("unknown tensor flags %d", flags)
 	}
 	t.Tf32, t.Mutable = flags&1 != 0, flags&2 != 0
-	t.Loc = d.loc()
+	t.Loc = &ta.loc
+	d.locInto(t.Loc)
 	if !d.more() {
 		return t
 	}
@@ -477,42 +510,63 @@ func (d *tapeDecoder) tensor() *irpb.Tensor {
 	return t
 }
 
-func (d *tapeDecoder) inst() *irpb.Instruction {
-	in := &irpb.Instruction{}
+// inst reads an instruction into a.in.
+func (d *tapeDecoder) inst(a *instAlloc) {
+	in := &a.in
 	d.expect(',')
-	in.Op = d.string()
-	in.Loc = d.loc()
+	in.Op = d.symbol()
+	in.Loc = &a.loc
+	d.locInto(in.Loc)
 	d.expect(',')
-	in.Dst = d.accesses()
+	d.cur = a
+	in.Dst = d.accessesInto(a.dst[:0])
 	d.expect(',')
-	in.Src = d.accesses()
+	in.Src = d.accessesInto(a.src[:0])
+	d.cur = nil
 	if !d.more() {
-		return in
+		return
 	}
 	in.Attrs = d.attrs()
 	if !d.more() {
-		return in
+		return
 	}
 	in.Mask = d.preds()
 	if !d.more() {
-		return in
+		return
 	}
 	in.Exprs = nullableList(d, d.affine)
 	if !d.more() {
-		return in
+		return
 	}
 	in.Preds = d.preds()
 	if !d.more() {
-		return in
+		return
 	}
 	if !d.null() {
-		in.Engine = d.string()
+		in.Engine = d.symbol()
 	}
 	d.expect(']')
-	return in
 }
 
 func (d *tapeDecoder) accesses() []*irpb.Access { return nullableList(d, d.access) }
+
+// accessesInto is accesses appending to buf (an instruction's own storage).
+func (d *tapeDecoder) accessesInto(buf []*irpb.Access) []*irpb.Access {
+	if d.null() {
+		return nil
+	}
+	d.expect('[')
+	if d.peekAfterWS() == ']' {
+		d.closeAfterPeek(']')
+		return nil
+	}
+	for {
+		buf = append(buf, d.access())
+		if !d.more() {
+			return buf
+		}
+	}
+}
 
 func (d *tapeDecoder) access() *irpb.Access {
 	if d.peekAfterWS() != '[' {
@@ -543,25 +597,61 @@ func (d *tapeDecoder) access() *irpb.Access {
 // k indexes dimension k (a size-1 dimension is the constant 0), as the
 // tracer's KTensor.tile() writes it.
 func (d *tapeDecoder) wholeTensor(id int32) *irpb.Access {
-	if id < 0 || int(id) >= len(d.b.k.Tensors) {
-		d.fail("access of tensor %d, which is not declared (%d tensors)", id, len(d.b.k.Tensors))
+	b := d.b
+	if id < 0 || int(id) >= len(b.k.Tensors) {
+		d.fail("access of tensor %d, which is not declared (%d tensors)", id, len(b.k.Tensors))
 	}
-	shape := d.b.k.Tensors[id].Shape
-	a := &irpb.Access{Tensor: id, Shape: append([]int64(nil), shape...), Index: make([]*irpb.Affine, len(shape))}
-	// One allocation each for the index's messages (most operands are whole
-	// tensors, so this is most of the decoder's allocation).
-	affs := make([]irpb.Affine, len(shape))
-	terms := make([]irpb.Term, len(shape))
-	termPtrs := make([]*irpb.Term, len(shape))
+	for len(b.whole) < len(b.k.Tensors) {
+		b.whole = append(b.whole, wholeAccess{})
+	}
+	w := &b.whole[id]
+	if w.index == nil {
+		*w = newWholeAccess(b.k.Tensors[id].Shape)
+	}
+	var a *irpb.Access
+	if in := d.cur; in != nil && in.nAccess < len(in.accesses) {
+		a = &in.accesses[in.nAccess]
+		in.nAccess++
+	} else {
+		a = &irpb.Access{}
+	}
+	a.Tensor, a.Shape, a.Index = id, w.shape, w.index
+	return a
+}
+
+// wholeIndex4 is the storage of a whole-tensor access of rank <= 4, in one
+// allocation.
+type wholeIndex4 struct {
+	shape    [4]int64
+	index    [4]*irpb.Affine
+	affs     [4]irpb.Affine
+	terms    [4]irpb.Term
+	termPtrs [4]*irpb.Term
+}
+
+func newWholeAccess(shape []int64) wholeAccess {
+	r := len(shape)
+	var w wholeAccess
+	var affs []irpb.Affine
+	var terms []irpb.Term
+	var termPtrs []*irpb.Term
+	if r <= 4 {
+		s := &wholeIndex4{}
+		w.shape, w.index, affs, terms, termPtrs = s.shape[:r:r], s.index[:r:r], s.affs[:r], s.terms[:r], s.termPtrs[:r]
+	} else {
+		w.shape, w.index = make([]int64, r), make([]*irpb.Affine, r)
+		affs, terms, termPtrs = make([]irpb.Affine, r), make([]irpb.Term, r), make([]*irpb.Term, r)
+	}
+	copy(w.shape, shape)
 	for k, n := range shape {
-		a.Index[k] = &affs[k]
+		w.index[k] = &affs[k]
 		if n > 1 {
 			terms[k] = irpb.Term{Kind: irpb.TermKind_TILE_AXIS, Id: int32(k), Coef: 1}
 			termPtrs[k] = &terms[k]
 			affs[k].Terms = termPtrs[k : k+1 : k+1]
 		}
 	}
-	return a
+	return w
 }
 
 func (d *tapeDecoder) affine() *irpb.Affine {
@@ -607,7 +697,7 @@ func (d *tapeDecoder) attrs() map[string]*irpb.Attr {
 	}
 	out := map[string]*irpb.Attr{}
 	for {
-		name := d.string()
+		name := d.symbol()
 		d.expect(':')
 		if _, dup := out[name]; dup {
 			d.fail("attribute %q given twice", name)
@@ -625,13 +715,13 @@ func (d *tapeDecoder) attrValue() *irpb.Attr {
 	}
 	switch c := d.peekAfterWS(); {
 	case c == '"':
-		return &irpb.Attr{Value: &irpb.Attr_S{S: d.string()}}
+		return newAttrS(d.symbol())
 	case c == 't':
 		d.literal("true")
-		return &irpb.Attr{Value: &irpb.Attr_B{B: true}}
+		return newAttrB(true)
 	case c == 'f':
 		d.literal("false")
-		return &irpb.Attr{Value: &irpb.Attr_B{B: false}}
+		return newAttrB(false)
 	case c == '[':
 		d.pos++
 		if d.peekAfterWS() == ']' {
@@ -675,12 +765,80 @@ func (d *tapeDecoder) attrValue() *irpb.Attr {
 			if err != nil {
 				d.fail("number %s: %v", text, err)
 			}
-			return &irpb.Attr{Value: &irpb.Attr_F{F: f}}
+			return newAttrF(f)
 		}
 		n, err := strconv.ParseInt(text, 10, 64)
 		if err != nil {
 			d.fail("integer %s: %v", text, err)
 		}
-		return &irpb.Attr{Value: &irpb.Attr_I{I: n}}
+		return newAttrI(n)
 	}
+}
+
+// An attribute and its oneof wrapper in one allocation.
+
+func newAttrI(v int64) *irpb.Attr {
+	a := &struct {
+		a irpb.Attr
+		v irpb.Attr_I
+	}{v: irpb.Attr_I{I: v}}
+	a.a.Value = &a.v
+	return &a.a
+}
+
+func newAttrF(v float64) *irpb.Attr {
+	a := &struct {
+		a irpb.Attr
+		v irpb.Attr_F
+	}{v: irpb.Attr_F{F: v}}
+	a.a.Value = &a.v
+	return &a.a
+}
+
+func newAttrS(v string) *irpb.Attr {
+	a := &struct {
+		a irpb.Attr
+		v irpb.Attr_S
+	}{v: irpb.Attr_S{S: v}}
+	a.a.Value = &a.v
+	return &a.a
+}
+
+func newAttrB(v bool) *irpb.Attr {
+	a := &struct {
+		a irpb.Attr
+		v irpb.Attr_B
+	}{v: irpb.Attr_B{B: v}}
+	a.a.Value = &a.v
+	return &a.a
+}
+
+// symbol reads a string that recurs (an op name, an attribute name or
+// value, an engine): one copy per builder.
+func (d *tapeDecoder) symbol() string {
+	var raw []byte
+	if d.mar {
+		raw = d.mStringBytes()
+	} else {
+		d.expect('"')
+		start := d.pos
+		for d.pos < len(d.buf) && d.buf[d.pos] != '"' && d.buf[d.pos] != '\\' && d.buf[d.pos] >= 0x20 {
+			d.pos++
+		}
+		if d.pos >= len(d.buf) || d.buf[d.pos] != '"' {
+			d.pos = start - 1
+			return d.string() // escapes, or an error to report
+		}
+		raw = d.buf[start:d.pos]
+		d.pos++
+	}
+	if s, ok := d.b.symbols[string(raw)]; ok {
+		return s
+	}
+	if d.b.symbols == nil {
+		d.b.symbols = map[string]string{}
+	}
+	s := string(raw)
+	d.b.symbols[s] = s
+	return s
 }

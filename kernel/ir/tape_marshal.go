@@ -300,7 +300,10 @@ func (d *tapeDecoder) mInt64() int64 {
 	return i
 }
 
-func (d *tapeDecoder) mString() string {
+func (d *tapeDecoder) mString() string { return string(d.mStringBytes()) }
+
+// mStringBytes is the next string's UTF-8 bytes (in the batch).
+func (d *tapeDecoder) mStringBytes() []byte {
 	d.mTake()
 	code, ref := d.mCode()
 	var n int
@@ -312,7 +315,7 @@ func (d *tapeDecoder) mString() string {
 	default:
 		d.fail("expected a string, found %s", marName(code))
 	}
-	s := string(d.buf[d.pos : d.pos+n])
+	s := d.buf[d.pos : d.pos+n]
 	d.pos += n
 	d.mEnd(ref)
 	return s
@@ -334,13 +337,13 @@ func (d *tapeDecoder) mLiteral(word string) {
 func (d *tapeDecoder) mAttrValue() *irpb.Attr {
 	switch d.mPeek() {
 	case '"':
-		return &irpb.Attr{Value: &irpb.Attr_S{S: d.mString()}}
+		return newAttrS(d.symbol())
 	case 't':
 		d.mLiteral("true")
-		return &irpb.Attr{Value: &irpb.Attr_B{B: true}}
+		return newAttrB(true)
 	case 'f':
 		d.mLiteral("false")
-		return &irpb.Attr{Value: &irpb.Attr_B{B: false}}
+		return newAttrB(false)
 	case '[':
 		d.mOpen('[')
 		var ints []int64
@@ -359,7 +362,7 @@ func (d *tapeDecoder) mAttrValue() *irpb.Attr {
 	}
 	i, f, isFloat := d.mNumber()
 	if isFloat {
-		return &irpb.Attr{Value: &irpb.Attr_F{F: f}}
+		return newAttrF(f)
 	}
-	return &irpb.Attr{Value: &irpb.Attr_I{I: i}}
+	return newAttrI(i)
 }
