@@ -26,3 +26,6 @@ func foldWindowMinMaxVector(op string, i0 float32, xs []float32, offs []int64, o
 
 // binaryFTZF32Vector has no vector form in the portable build.
 func binaryFTZF32Vector(op string, a, b, o []float32) int { return 0 }
+
+// minMaxF32Vector has no vector form in the portable build.
+func minMaxF32Vector(op string, x, y, o []float32, flush bool) int { return 0 }

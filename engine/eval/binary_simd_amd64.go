@@ -30,6 +30,9 @@ func binaryLaneWidths() []int { return subnormalLaneWidths() }
 // binaryF32Vector computes the whole vectors at the front of o and returns
 // how many elements that was (0 when op has no vector form here).
 func binaryF32Vector(op string, a, b, o []float32) int {
+	if op == "maximum" || op == "minimum" {
+		return minMaxF32Vector(op, a, b, o, false)
+	}
 	n := len(o)
 	a, b = a[:n], b[:n]
 	switch binaryLanes {
@@ -244,6 +247,9 @@ func fmaF32Vector(a, b, c, o []float32) int {
 // zero in the register before the store. It returns how many elements that
 // was (0 when op has no vector form here).
 func binaryFTZF32Vector(op string, a, b, o []float32) int {
+	if op == "maximum" || op == "minimum" {
+		return minMaxF32Vector(op, a, b, o, true)
+	}
 	n := len(o)
 	a, b = a[:n], b[:n]
 	switch binaryLanes {

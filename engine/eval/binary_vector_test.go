@@ -211,3 +211,61 @@ func TestBinaryFTZF32VectorMatchesFlushAfter(t *testing.T) {
 		}
 	}
 }
+
+// Vector maximum and minimum of two operands give the scalar loop's bits
+// (binaryFloat with no vector width; also maxFloat/minFloat), with and
+// without the flush of subnormal results: NaNs of either side and payload,
+// ±0 ties in every order, subnormals, infinities, every length and width.
+func TestMinMaxF32VectorMatchesScalar(t *testing.T) {
+	saved := binaryLanes
+	defer func() { binaryLanes = saved }()
+	rng := rand.New(rand.NewSource(13))
+	pool := []float32{0, float32(math.Copysign(0, -1)), 1, -1, 2.5, float32(math.Inf(1)), float32(math.Inf(-1)),
+		math.Float32frombits(0x7fc00001), math.Float32frombits(0xffc12345), math.Float32frombits(0x00000003),
+		math.Float32frombits(0x80400000), math.Float32frombits(0x00800000)}
+	for _, lanes := range binaryLaneWidths() {
+		for _, op := range []string{"maximum", "minimum"} {
+			for n := 0; n < 70; n++ {
+				a, b := make([]float32, n), make([]float32, n)
+				for i := range a {
+					a[i], b[i] = pool[rng.Intn(len(pool))], pool[rng.Intn(len(pool))]
+				}
+				want := make([]float32, n)
+				binaryLanes = 0
+				if !binaryFloat(op, a, b, want) {
+					t.Fatal(op)
+				}
+				for i := range want {
+					ref := maxFloat(a[i], b[i])
+					if op == "minimum" {
+						ref = minFloat(a[i], b[i])
+					}
+					if math.Float32bits(ref) != math.Float32bits(want[i]) {
+						t.Fatalf("%s(%#x, %#x): scalar loop %#x, %sFloat %#x", op, math.Float32bits(a[i]), math.Float32bits(b[i]),
+							math.Float32bits(want[i]), op[:3], math.Float32bits(ref))
+					}
+				}
+				flushed := append([]float32(nil), want...)
+				ftz(flushed)
+				binaryLanes = lanes
+				for _, flush := range []bool{false, true} {
+					got := make([]float32, n)
+					k := minMaxF32Vector(op, a, b, got, flush)
+					if lanes > 0 && k != n&^(lanes-1) {
+						t.Fatalf("lanes %d: %d of %d elements done", lanes, k, n)
+					}
+					w := want
+					if flush {
+						w = flushed
+					}
+					for i := range k {
+						if math.Float32bits(got[i]) != math.Float32bits(w[i]) {
+							t.Fatalf("lanes %d flush %v: %s(%#x, %#x) = %#x, want %#x", lanes, flush, op, math.Float32bits(a[i]),
+								math.Float32bits(b[i]), math.Float32bits(got[i]), math.Float32bits(w[i]))
+						}
+					}
+				}
+			}
+		}
+	}
+}

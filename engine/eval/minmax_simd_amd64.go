@@ -12,29 +12,44 @@ import "simd/archsimd"
 // foldRunMinMaxVector sets acc[c] = op(acc[c], xs[c]) over the whole vectors
 // at the front and returns how many elements that was (0: not handled).
 func foldRunMinMaxVector(op string, acc, xs []float32) int {
+	return minMaxF32Vector(op, acc, xs, acc, false)
+}
+
+// minMaxF32Vector sets o[c] = op(x[c], y[c]) (x in the accumulator's part)
+// over the whole vectors at the front of o and returns how many elements
+// that was (0: not handled); with flush, subnormal results become zeros of
+// their sign. o may be x.
+func minMaxF32Vector(op string, x, y, o []float32, flush bool) int {
 	isMax := op == "maximum"
 	if !isMax && op != "minimum" {
 		return 0
 	}
-	n := len(acc)
-	xs = xs[:n]
+	n := len(o)
+	x, y = x[:n], y[:n]
 	if binaryLanes == 16 {
 		n &^= 15
 		zero := archsimd.BroadcastInt32x16(0)
+		abs, one, lim := archsimd.BroadcastUint32x16(0x7fffffff), archsimd.BroadcastUint32x16(1), archsimd.BroadcastUint32x16(0x007fffff)
+		sign := archsimd.BroadcastUint32x16(0x80000000)
 		for c := 0; c < n; c += 16 {
-			x := archsimd.LoadFloat32x16((*[16]float32)(acc[c:]))
-			y := archsimd.LoadFloat32x16((*[16]float32)(xs[c:]))
-			neg := x.AsInt32x16().Less(zero)
-			var selX, selY archsimd.Mask32x16
+			a := archsimd.LoadFloat32x16((*[16]float32)(x[c:]))
+			b := archsimd.LoadFloat32x16((*[16]float32)(y[c:]))
+			neg := a.AsInt32x16().Less(zero)
+			var selA, selB archsimd.Mask32x16
 			var tie archsimd.Float32x16
 			if isMax {
-				selX, selY = x.IsNaN().Or(x.Greater(y)), y.IsNaN().Or(y.Greater(x))
-				tie = y.Merge(x, neg) // negative accumulator: the element
+				selA, selB = a.IsNaN().Or(a.Greater(b)), b.IsNaN().Or(b.Greater(a))
+				tie = b.Merge(a, neg) // negative accumulator: the element
 			} else {
-				selX, selY = x.IsNaN().Or(x.Less(y)), y.IsNaN().Or(y.Less(x))
-				tie = x.Merge(y, neg) // negative accumulator: itself
+				selA, selB = a.IsNaN().Or(a.Less(b)), b.IsNaN().Or(b.Less(a))
+				tie = a.Merge(b, neg) // negative accumulator: itself
 			}
-			x.Merge(y.Merge(tie, selY), selX).Store((*[16]float32)(acc[c:]))
+			r := a.Merge(b.Merge(tie, selB), selA)
+			if flush {
+				u := r.AsUint32x16()
+				r = u.And(sign).Merge(u, u.And(abs).Sub(one).Less(lim)).AsFloat32x16()
+			}
+			r.Store((*[16]float32)(o[c:]))
 		}
 		archsimd.ClearAVXUpperBits()
 		return n
@@ -42,20 +57,27 @@ func foldRunMinMaxVector(op string, acc, xs []float32) int {
 	if binaryLanes == 8 {
 		n &^= 7
 		zero := archsimd.BroadcastInt32x8(0)
+		abs, one, lim := archsimd.BroadcastUint32x8(0x7fffffff), archsimd.BroadcastUint32x8(1), archsimd.BroadcastUint32x8(0x007fffff)
+		sign := archsimd.BroadcastUint32x8(0x80000000)
 		for c := 0; c < n; c += 8 {
-			x := archsimd.LoadFloat32x8((*[8]float32)(acc[c:]))
-			y := archsimd.LoadFloat32x8((*[8]float32)(xs[c:]))
-			neg := x.AsInt32x8().Less(zero)
-			var selX, selY archsimd.Mask32x8
+			a := archsimd.LoadFloat32x8((*[8]float32)(x[c:]))
+			b := archsimd.LoadFloat32x8((*[8]float32)(y[c:]))
+			neg := a.AsInt32x8().Less(zero)
+			var selA, selB archsimd.Mask32x8
 			var tie archsimd.Float32x8
 			if isMax {
-				selX, selY = x.IsNaN().Or(x.Greater(y)), y.IsNaN().Or(y.Greater(x))
-				tie = y.Merge(x, neg)
+				selA, selB = a.IsNaN().Or(a.Greater(b)), b.IsNaN().Or(b.Greater(a))
+				tie = b.Merge(a, neg)
 			} else {
-				selX, selY = x.IsNaN().Or(x.Less(y)), y.IsNaN().Or(y.Less(x))
-				tie = x.Merge(y, neg)
+				selA, selB = a.IsNaN().Or(a.Less(b)), b.IsNaN().Or(b.Less(a))
+				tie = a.Merge(b, neg)
 			}
-			x.Merge(y.Merge(tie, selY), selX).Store((*[8]float32)(acc[c:]))
+			r := a.Merge(b.Merge(tie, selB), selA)
+			if flush {
+				u := r.AsUint32x8()
+				r = u.And(sign).Merge(u, u.And(abs).Sub(one).Less(lim)).AsFloat32x8()
+			}
+			r.Store((*[8]float32)(o[c:]))
 		}
 		archsimd.ClearAVXUpperBits()
 		return n

@@ -145,7 +145,8 @@ func (st *inPlaceState) soleUser(c *hlo.Computation, v *hlo.Instruction) *hlo.In
 }
 
 // sinkDUS follows value v of computation c along its only use, into calls
-// whose callee is called from there alone, to a dynamic-update-slice that
+// whose callee is called from there alone and through tuples taken apart
+// by one get-tuple-element, to a dynamic-update-slice that
 // takes it as the operand updated. It returns that instruction, its
 // computation and the calls entered on the way; nil when the value has
 // another use or goes anywhere else.
@@ -162,6 +163,13 @@ func (st *inPlaceState) sinkDUS(m *hlo.Module, c *hlo.Computation, v *hlo.Instru
 				return nil, nil, nil
 			}
 			return u, c, frames
+		case "tuple":
+			// Taken apart again by one get-tuple-element (an inlined call).
+			next := st.elementOf(c, u, slices.Index(u.Operands, v))
+			if next == nil {
+				return nil, nil, nil
+			}
+			v = next
 		case "call":
 			if len(u.Called) != 1 || u.Called[0] == nil || st.callSites(m, u.Called[0]) != 1 {
 				return nil, nil, nil
@@ -183,8 +191,8 @@ func (st *inPlaceState) sinkDUS(m *hlo.Module, c *hlo.Computation, v *hlo.Instru
 // reachesSlot reports whether value v of computation c (entered through
 // frames from the loop body) goes, along its only use at every step, out
 // through the roots of those calls (as the call's value, or one element of
-// its tuple taken by one get-tuple-element) to element slot of the body's
-// root tuple.
+// its tuple taken by one get-tuple-element; tuples built and taken apart
+// within a computation likewise) to element slot of the body's root tuple.
 func (st *inPlaceState) reachesSlot(body, c *hlo.Computation, v *hlo.Instruction, frames []callFrame, slot int) bool {
 	for range 4 * maxCallDepth {
 		if v == c.Root {
@@ -197,33 +205,47 @@ func (st *inPlaceState) reachesSlot(body, c *hlo.Computation, v *hlo.Instruction
 			continue
 		}
 		u := st.soleUser(c, v)
-		if u == nil || u != c.Root || u.Opcode != "tuple" {
+		if u == nil || u.Opcode != "tuple" {
 			return false
 		}
 		j := slices.Index(u.Operands, v)
+		if u != c.Root {
+			// A tuple taken apart again (an inlined call's result).
+			if v = st.elementOf(c, u, j); v == nil {
+				return false
+			}
+			continue
+		}
 		if len(frames) == 0 {
 			return c == body && j == slot
 		}
 		f := frames[len(frames)-1]
 		frames = frames[:len(frames)-1]
-		var next *hlo.Instruction
-		for _, g := range st.usersOf(f.comp)[f.call] {
-			if g.Opcode != "get-tuple-element" {
-				return false // the call's tuple is used whole
-			}
-			if g.TupleIndex == int64(j) {
-				if next != nil {
-					return false
-				}
-				next = g
-			}
-		}
-		if next == nil {
+		if v = st.elementOf(f.comp, f.call, j); v == nil {
 			return false
 		}
-		c, v = f.comp, next
+		c = f.comp
 	}
 	return false
+}
+
+// elementOf returns the one get-tuple-element of index j that takes apart
+// tuple value t of computation c, when every use of t is a
+// get-tuple-element; else nil.
+func (st *inPlaceState) elementOf(c *hlo.Computation, t *hlo.Instruction, j int) *hlo.Instruction {
+	var next *hlo.Instruction
+	for _, g := range st.usersOf(c)[t] {
+		if g.Opcode != "get-tuple-element" {
+			return nil // the tuple is used whole
+		}
+		if g.TupleIndex == int64(j) {
+			if next != nil {
+				return nil
+			}
+			next = g
+		}
+	}
+	return next
 }
 
 func countOf(xs []*hlo.Instruction, x *hlo.Instruction) int {

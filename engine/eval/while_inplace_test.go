@@ -216,3 +216,87 @@ ENTRY e {
 		})
 	}
 }
+
+// The same loop after XLA's call inlining (as the golden driver legalizes
+// it): the step's result is a tuple built in the body and taken apart by
+// get-tuple-elements, the update itself in the body.
+func TestWhileInPlaceInlinedTuple(t *testing.T) {
+	const tmpl = `HloModule m
+body {
+  s = (s32[], f32[2], f32[4,2]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  h = f32[2] get-tuple-element(s), index=1
+  b = f32[4,2] get-tuple-element(s), index=2
+  one = f32[] constant(1)
+  ones = f32[2] broadcast(one), dimensions={}
+  h1 = f32[2] add(h, ones)
+  r2 = f32[1,2] reshape(h1)
+  z = s32[] constant(0)
+  d = f32[4,2] dynamic-update-slice(b, r2, i, z)
+  one_i = s32[] constant(1)
+  i1 = s32[] add(i, one_i)
+  c = (s32[], f32[2], f32[4,2]) tuple(i1, h1, d)
+  ci = s32[] get-tuple-element(c), index=0
+  ch = f32[2] get-tuple-element(c), index=1
+  cd = f32[4,2] get-tuple-element(c), index=2
+  %EXTRA%
+  ROOT t = (s32[], f32[2], f32[4,2]) tuple(ci, ch, cd)
+}
+cond {
+  s = (s32[], f32[2], f32[4,2]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(4)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+ENTRY e {
+  p = f32[4,2] parameter(0)
+  z = s32[] constant(0)
+  zf = f32[] constant(0)
+  h0 = f32[2] broadcast(zf), dimensions={}
+  w0 = (s32[], f32[2], f32[4,2]) tuple(z, h0, p)
+  w = (s32[], f32[2], f32[4,2]) while(w0), condition=cond, body=body
+  d = f32[4,2] get-tuple-element(w), index=2
+  ROOT t = (f32[4,2], f32[4,2]) tuple(d, p)
+}`
+	for _, tc := range []struct {
+		name, extra string
+		inPlace     bool
+	}{
+		{"in place", "", true},
+		{"element taken twice", "cd2 = f32[4,2] get-tuple-element(c), index=2", false},
+		{"tuple used whole", "cc = (s32[], f32[2], f32[4,2]) copy(c)", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := hlo.ParseText([]byte(strings.Replace(tmpl, "%EXTRA%", tc.extra, 1)), "test.hlo")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var w *hlo.Instruction
+			for _, in := range m.Entry.Instructions {
+				if in.Opcode == "while" {
+					w = in
+				}
+			}
+			ev := New(m, Options{})
+			want := []int(nil)
+			if tc.inPlace {
+				want = []int{2}
+			}
+			if p := ev.inPlace().plan(m, w); !slices.Equal(p.slots, want) {
+				t.Fatalf("in-place slots %v, want %v", p.slots, want)
+			}
+			orig := []float32{-1, -2, -3, -4, -5, -6, -7, -8}
+			p := f32s(orig...)
+			p.Dims = []int64{4, 2}
+			v, err := ev.Run([]Value{ArrayValue(p)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, want := range [][]float32{{1, 1, 2, 2, 3, 3, 4, 4}, orig} {
+				if got := v.Tuple[i].T.F32(); !slices.Equal(got, want) {
+					t.Errorf("output %d = %v, want %v", i, got, want)
+				}
+			}
+		})
+	}
+}

@@ -1,4 +1,4 @@
-package eval
+package golden
 
 import (
 	"math/rand"
@@ -10,9 +10,11 @@ import (
 	"goldtrace/engine/tensor"
 )
 
-// BenchmarkModuleFile evaluates the HLO text module named by
-// GOLDTRACE_BENCH_HLO on normal(0, 0.1) f32 inputs (integer inputs zero), for
-// profiling real modules: go test -run ^$ -bench ModuleFile -cpuprofile ...
+// BenchmarkModuleFile runs the HLO text module named by GOLDTRACE_BENCH_HLO
+// the way infergoldens does (legalized, then evaluated) on normal(0, 0.1)
+// f32 inputs (other types zero), for profiling real modules:
+//
+//	GOLDTRACE_BENCH_HLO=m.hlo go test -run '^$' -bench ModuleFile -cpuprofile cpu.prof ./engine/golden/
 func BenchmarkModuleFile(bm *testing.B) {
 	path := os.Getenv("GOLDTRACE_BENCH_HLO")
 	if path == "" {
@@ -27,7 +29,7 @@ func BenchmarkModuleFile(bm *testing.B) {
 		bm.Fatal(err)
 	}
 	r := rand.New(rand.NewSource(1))
-	var args []Value
+	var args []*tensor.Tensor
 	for _, p := range m.Entry.Params {
 		x := tensor.New(p.Shape.Elem, p.Shape.Dims)
 		if p.Shape.Elem == dtype.F32 {
@@ -35,11 +37,11 @@ func BenchmarkModuleFile(bm *testing.B) {
 				x.F32()[i] = float32(r.NormFloat64() * 0.1)
 			}
 		}
-		args = append(args, ArrayValue(x))
+		args = append(args, x)
 	}
 	bm.ResetTimer()
 	for range bm.N {
-		if _, err := Evaluate(m, args, Options{}); err != nil {
+		if _, err := Run(m, args, Options{}); err != nil {
 			bm.Fatal(err)
 		}
 	}
