@@ -86,6 +86,21 @@ def _slices(x):
     return out, row
 
 
+def _isa_ops(x, w):
+    """The nisa instructions with a one-call result path, with engines,
+    PSUM results, numpy scalars and tile operands."""
+    out = nl.ndarray((64, 128), dtype=nl.float32, buffer=nl.shared_hbm)
+    t = nl.load(x)
+    wt = nl.load(w)
+    a = nisa.activation(nl.tanh, t, scale=np.float32(0.5), bias=nisa.tensor_reduce(np.add, t, axis=1, keepdims=True))
+    b = nisa.tensor_scalar(a, np.multiply, np.float64(1.5), op1=np.subtract, operand1=0.25, engine=nisa.vector_engine)
+    c = nisa.tensor_tensor(b, t, np.maximum, engine=nisa.gpsimd_engine)
+    d = nisa.tensor_copy(c, dtype=nl.bfloat16)
+    p = nisa.nc_matmul(d, wt)
+    nl.store(out, value=nisa.tensor_copy(p))
+    return out
+
+
 CASES = {
     "add_spmd": (K.add_spmd, (2, 2), (rand(256, 1024), rand(256, 1024)), {}),
     "add_masked": (K.add_masked, None, (rand(200, 300), rand(200, 300)), {}),
@@ -104,6 +119,7 @@ CASES = {
     "unicode_names": (nki.jit(_unicode_names), None, (rand(128, 64).astype(ml_dtypes.bfloat16),), {}),
     "many_events": (nki.jit(_many_events), None, (rand(128, 64),), {}),
     "slices": (nki.jit(_slices), None, (rand(256, 64),), {}),
+    "isa_ops": (nki.jit(_isa_ops), None, (rand(128, 64), rand(128, 128).astype(ml_dtypes.bfloat16)), {}),
 }
 
 
@@ -227,9 +243,9 @@ def test_tracer_fast_paths_build_what_the_general_paths_build(name, monkeypatch)
     # Compiled as if it were goldtrace's own code, so that source locations
     # (the innermost frame outside goldtrace) stay the kernel's.
     src = (
-        "def general_result_inst(self, op, shape, dtype, src, attrs, domain=None):\n"
-        "    out = nl_impl._result(shape, dtype)\n"
-        "    self.emit(op, [out.tile()], list(src), attrs, domain=domain)\n"
+        "def general_result_inst(self, op, shape, dtype, src, attrs, domain=None, memory='SBUF', engine='', plain=True):\n"
+        "    out = nl_impl._result(shape, dtype, nl_impl.psum if memory == 'PSUM' else None)\n"
+        "    self.emit(op, [out.tile()], list(src), attrs, domain=domain, engine=engine)\n"
         "    return out\n"
     )
     ns = {"nl_impl": nl_impl}

@@ -252,26 +252,31 @@ class Trace:
         self.tensors.append(t)
         return t
 
-    def result_inst(self, op, shape, dtype, src, attrs, domain=None):
+    def result_inst(self, op, shape, dtype, src, attrs, domain=None, memory=SBUF, engine="", plain=True):
         """What `_result(shape, dtype)` then `emit(op, [result], src, attrs)`
-        append, in one step: a new SBUF tile placed by goldtrace and the
-        unmasked instruction that writes it, at one source line. Most nl and
-        nisa calls are this; the general pair costs twice as much Python.
-        shape: a tuple of positive ints (an operand tile's); attrs: plain
-        values only, no None; domain: the instruction's iteration space when
-        it is not the result's shape (a reduction's source tile)."""
+        append, in one step: a new tile placed by goldtrace and the unmasked
+        instruction that writes it, at one source line. Most nl and nisa calls
+        are this; the general pair costs twice as much Python.
+        shape: a tuple of positive ints (an operand tile's); domain: the
+        instruction's iteration space when it is not the result's shape (a
+        reduction's source tile); memory: SBUF or PSUM; attrs: plain values
+        (plain=True), or any emit() takes (None values dropped)."""
         code, tf32 = _dtypes.code_of(dtype)
         tid = self.ntensors
         self.ntensors = tid + 1
         name = f"t{tid}"
         file, line = self.loc()
         events = self.events
-        events.append([EV_TENSOR, name, SBUF, TEMP, shape, code, 1 if tf32 else 0, file, line])
-        t = KTensor(self, tid, shape, _dtypes.canonical(dtype), SBUF, TEMP, name)
+        events.append([EV_TENSOR, name, memory, TEMP, shape, code, 1 if tf32 else 0, file, line])
+        t = KTensor(self, tid, shape, _dtypes.canonical(dtype), memory, TEMP, name)
         t.decl = (file, line)
         t.implicit = True
         self.tensors.append(t)
+        if attrs and not plain:
+            attrs = {k: (v if type(v) in _PLAIN_ATTR else _attr(v)) for k, v in attrs.items() if v is not None}
         inst = [EV_INST, op, file, line, [tid], [s.to_json() for s in src], attrs or None]
+        if engine:
+            inst += (None, None, None, engine)
         t._producer = (inst, None, shape, shape if domain is None else tuple(domain))
         events.append(inst)
         self._last_declared = None

@@ -87,6 +87,8 @@ def nc_matmul(stationary, moving, *, is_stationary_onezero=False, is_moving_onez
         out = nl._result((s.shape[1], s.shape[0]), np.float32, nl.psum)
         tr.emit("transpose", [out.tile()], [s], {"engine": "tensor"}, mask=mask, engine="tensor")
         return out
+    if mask is None:
+        return tr.result_inst("matmul", (s.shape[1], m.shape[1]), np.float32, (s, m), None, memory=PSUM, engine="tensor")
     out = nl._result((s.shape[1], m.shape[1]), np.float32, nl.psum)
     tr.emit("matmul", [out.tile()], [s, m], mask=mask, engine="tensor")
     return out
@@ -131,7 +133,6 @@ def _activation(opname, data, bias, scale, reduce_op, reduce_res, dtype, mask, r
     tr = require(opname)
     t = as_tile(data, "data")
     func = nl.op_name(opname if isinstance(opname, str) else opname)
-    out = nl._result(t.shape, dtype or t.dtype)
     src = [t]
     attrs = {"func": func, "has_bias": bias is not None}
     if bias is not None:
@@ -142,7 +143,7 @@ def _activation(opname, data, bias, scale, reduce_op, reduce_res, dtype, mask, r
         src.append(st)
     else:
         attrs["scale"] = sv
-    dst = [out.tile()]
+    dst = []  # after the result: the reduction's destination, if any
     what = opname if isinstance(opname, str) else "activation"
     if cmd is not None:
         # The scalar engine's accumulator registers: reset, accumulate
@@ -158,7 +159,10 @@ def _activation(opname, data, bias, scale, reduce_op, reduce_res, dtype, mask, r
             raise KernelError(f"{user_location()}: {what}: reduce_op needs reduce_res=")
         dst.append(as_tile(reduce_res, "reduce_res"))
         attrs["reduce_op"] = nl.op_name(reduce_op if reduce_op is not None else np.add)
-    tr.emit("activation", dst, src, attrs, mask=mask, engine="scalar", domain=t.shape)
+    if mask is None and not dst:
+        return tr.result_inst("activation", t.shape, dtype or t.dtype, src, attrs, engine="scalar", plain=False)
+    out = nl._result(t.shape, dtype or t.dtype)
+    tr.emit("activation", [out.tile()] + dst, src, attrs, mask=mask, engine="scalar", domain=t.shape)
     return out
 
 
@@ -179,6 +183,9 @@ def tensor_tensor(data1, data2, op, *, dtype=None, mask=None, engine=engine.unkn
     a, b = nl._align_ranks(as_tile(data1, "data1"), as_tile(data2, "data2"))
     if a.memory == PSUM and b.memory == PSUM:
         raise KernelError(f"{user_location()}: tensor_tensor: at most one input may be in PSUM")
+    if mask is None:
+        return tr.result_inst("tensor_tensor", a.shape, dtype or _dtypes.promote(a.dtype, b.dtype), (a, b),
+                              {"op": nl.op_name(op)}, engine=_eng(engine))
     out = nl._result(a.shape, dtype or _dtypes.promote(a.dtype, b.dtype))
     tr.emit("tensor_tensor", [out.tile()], [a, b], {"op": nl.op_name(op)}, mask=mask, engine=_eng(engine))
     return out
@@ -208,6 +215,8 @@ def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, 
             attrs["has_operand1_tile"] = True
         else:
             attrs["scalar1"] = v1
+    if mask is None:
+        return tr.result_inst("tensor_scalar", t.shape, dtype or t.dtype, src, attrs, engine=_eng(engine), plain=False)
     out = nl._result(t.shape, dtype or t.dtype)
     tr.emit("tensor_scalar", [out.tile()], src, attrs, mask=mask, engine=_eng(engine))
     return out
@@ -287,6 +296,8 @@ def tensor_copy(src, *, mask=None, dtype=None, engine=engine.unknown, **kwargs):
     """Copy a tile on an engine, converting to dtype."""
     tr = require("tensor_copy")
     t = as_tile(src)
+    if mask is None:
+        return tr.result_inst("tensor_copy", t.shape, dtype or t.dtype, (t,), None, engine=_eng(engine))
     out = nl._result(t.shape, dtype or t.dtype)
     tr.emit("tensor_copy", [out.tile()], [t], mask=mask, engine=_eng(engine))
     return out
