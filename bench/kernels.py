@@ -78,6 +78,24 @@ def chain_kernel(n_ops):
     return body
 
 
+def row_tiles_kernel(n_tiles):
+    """About 8 instructions per 128-row tile, unrolled in Python (so each is
+    traced): sliced loads, elementwise ops, a reduction, a sliced store."""
+
+    def body(a, b):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        for i in range(n_tiles):
+            x = nl.load(a[i * 128:(i + 1) * 128, :])
+            y = nl.load(b[i * 128:(i + 1) * 128, :])
+            w = nl.exp(nl.multiply(x, y))
+            r = nl.reciprocal(nl.sum(w, axis=1, keepdims=True))
+            nl.store(out[i * 128:(i + 1) * 128, :], value=nl.multiply(w, r))
+        return out
+
+    body.__name__ = f"row_tiles{n_tiles}"
+    return body
+
+
 def best(thunk, n=REPEATS):
     ts = []
     for _ in range(n):
@@ -152,6 +170,11 @@ def main():
     for _ in range(5):
         nki.UnifiedKernel(func=chain).dump_config(small)
     t_miss = best(lambda: nki.UnifiedKernel(func=chain).dump_config(small), 4 * REPEATS)
+    tiles = row_tiles_kernel(12)  # 12 x 8 = 96 instructions
+    rows_in = np.ones((12 * 128, 64), np.float32)
+    for _ in range(5):
+        nki.UnifiedKernel(func=tiles).dump_config(rows_in, rows_in)
+    t_miss_tiles = best(lambda: nki.UnifiedKernel(func=tiles).dump_config(rows_in, rows_in), 4 * REPEATS)
 
     # 5. inside jax.jit on CPU vs simulate_kernel on the same arrays.
     xj = jnp.asarray(x)
@@ -173,6 +196,7 @@ def main():
     lines.append(f"| trace the 1024³ matmul kernel (IR built in Go, validated) | {t_trace * 1e3:.2f} ms | < 20 ms |")
     lines.append(f"| `dump_config` cache hit (Python) | {t_hit * 1e6:.2f} µs | ≤ 2 µs |")
     lines.append(f"| `dump_config` miss, 100-instruction kernel (after 5 warm-up misses) | {t_miss * 1e3:.2f} ms | ≤ 2 ms |")
+    lines.append(f"| `dump_config` miss, 96-instruction kernel of sliced row tiles (after 5 warm-up misses) | {t_miss_tiles * 1e3:.2f} ms | ≤ 2 ms |")
     lines.append(f"| softmax kernel inside `jax.jit` on CPU / `simulate_kernel` | {t_jit / t_simk:.2f} ({t_jit * 1e3:.1f} / {t_simk * 1e3:.1f} ms) | ≤ 1.10 |")
     text = "\n".join(lines)
     print(text)
