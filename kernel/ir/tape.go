@@ -775,42 +775,34 @@ func (d *tapeDecoder) attrValue() *irpb.Attr {
 	}
 }
 
-// An attribute and its oneof wrapper in one allocation.
+// attrAlloc holds an attribute and its oneof wrapper in one allocation.
+type attrAlloc struct {
+	a irpb.Attr
+	i irpb.Attr_I
+	f irpb.Attr_F
+	s irpb.Attr_S
+	b irpb.Attr_B
+}
 
 func newAttrI(v int64) *irpb.Attr {
-	a := &struct {
-		a irpb.Attr
-		v irpb.Attr_I
-	}{v: irpb.Attr_I{I: v}}
-	a.a.Value = &a.v
-	return &a.a
+	x := &attrAlloc{i: irpb.Attr_I{I: v}}
+	x.a.Value = &x.i
+	return &x.a
 }
-
 func newAttrF(v float64) *irpb.Attr {
-	a := &struct {
-		a irpb.Attr
-		v irpb.Attr_F
-	}{v: irpb.Attr_F{F: v}}
-	a.a.Value = &a.v
-	return &a.a
+	x := &attrAlloc{f: irpb.Attr_F{F: v}}
+	x.a.Value = &x.f
+	return &x.a
 }
-
 func newAttrS(v string) *irpb.Attr {
-	a := &struct {
-		a irpb.Attr
-		v irpb.Attr_S
-	}{v: irpb.Attr_S{S: v}}
-	a.a.Value = &a.v
-	return &a.a
+	x := &attrAlloc{s: irpb.Attr_S{S: v}}
+	x.a.Value = &x.s
+	return &x.a
 }
-
 func newAttrB(v bool) *irpb.Attr {
-	a := &struct {
-		a irpb.Attr
-		v irpb.Attr_B
-	}{v: irpb.Attr_B{B: v}}
-	a.a.Value = &a.v
-	return &a.a
+	x := &attrAlloc{b: irpb.Attr_B{B: v}}
+	x.a.Value = &x.b
+	return &x.a
 }
 
 // symbol reads a string that recurs (an op name, an attribute name or
