@@ -10,6 +10,7 @@ import "C"
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -54,7 +55,7 @@ func (kb *kernelBuilder) enqueue(data []byte, marshal bool) {
 	prev, next := kb.tail, make(chan struct{})
 	kb.tail = next
 	kb.tailMu.Unlock()
-	go func() {
+	run := func() {
 		defer close(next)
 		<-prev
 		if kb.failed() != nil {
@@ -76,8 +77,18 @@ func (kb *kernelBuilder) enqueue(data []byte, marshal bool) {
 			err = withStatus(statusInvalidArgument, "%v", err)
 			kb.err.Store(&err)
 		}
-	}()
+	}
+	if syncDecode {
+		run()
+		return
+	}
+	go run()
 }
+
+// syncDecode (GOLDTRACE_SYNC_DECODE=1) decodes each batch in the appending
+// call instead: on a machine whose cores are busy with other work, a call
+// into Go can wait for the processor a background decode holds.
+var syncDecode = os.Getenv("GOLDTRACE_SYNC_DECODE") == "1"
 
 // wait blocks until every queued batch is applied and returns the first error.
 func (kb *kernelBuilder) wait() error {
