@@ -99,6 +99,11 @@ func evalReduce(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error)
 			return packResults(outs), nil
 		}
 	}
+	if op := fastReducer(in.ToApply()); op != "" && len(inputs) == 1 {
+		if out := reduceBlockFast(op, inputs[0], inits[0], reduced, outDims); out != nil {
+			return ArrayValue(out), nil
+		}
+	}
 	runs := make([]*tensor.Tensor, len(inputs))
 	for i, x := range inputs {
 		if runs[i], err = transposeIfNeeded(x, perm); err != nil {
