@@ -561,6 +561,10 @@ prog("reduce-max-nan-f32", lambda x: (jnp.max(x, axis=1), jnp.min(x, axis=1), jn
      lambda rng: (np.array([[1, np.nan, 3], [-np.inf, -1, -0.0], [0.0, -0.0, 0.0]], np.float32),))
 prog("reduce-argmax-argmin-blocks-special-f32", lambda x: (jnp.argmax(x, axis=0), jnp.argmin(x, axis=1),
                                                            jnp.argmax(x.reshape(8, 5, 30), axis=1)), _a((40, 30)))
+prog("reduce-columns-wide-f32", lambda x: (jnp.sum(x, axis=0), jnp.max(x, axis=(0, 1)), jnp.min(x, axis=1)),
+     lambda rng: (normal(rng, (40, 9, 300)),), "accum")
+prog("reduce-columns-s32", lambda x: (jnp.sum(x, axis=0), jnp.sum(x, axis=2), jnp.max(x, axis=(0, 1)),
+                                      jnp.prod(x, axis=1)), _a((40, 9, 300), "s32"))
 prog("reduce-any-all", lambda x: (jnp.any(x, axis=0), jnp.all(x, axis=1), jnp.any(x), jnp.all(x)),
      lambda rng: (values(rng, (5, 4), "pred"),))
 prog("reduce-variadic-argmax-pair", lambda x, y: lax.reduce(
