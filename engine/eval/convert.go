@@ -151,9 +151,76 @@ func storeInts[I int64 | uint64](out *tensor.Tensor, vals []I, wrap func(dtype.T
 
 // storeF32 writes exact-in-f32 values into out's type (any type), rounding once.
 func storeF32(out *tensor.Tensor, f []float32) {
-	if !storeWide(out, f) {
+	if !storeWide(out, f) && !storeF32Int(out, f) {
 		dtype.EncodeF32(out.Type, f, out.Data)
 	}
+}
+
+// storeF32Int is dtype.FromF32's conversion to a whole-byte integer type
+// (NaN to 0, truncation toward zero, saturation at the type's range) as a
+// typed loop per type, without the per-element type dispatch.
+func storeF32Int(out *tensor.Tensor, f []float32) bool {
+	switch out.Type {
+	case dtype.S8:
+		f32ToSigned(f, out.I8(), 8)
+	case dtype.S16:
+		f32ToSigned(f, out.I16(), 16)
+	case dtype.S32:
+		f32ToSigned(f, out.I32(), 32)
+	case dtype.S64:
+		f32ToSigned(f, out.I64(), 64)
+	case dtype.U8:
+		f32ToUnsigned(f, out.U8(), 8)
+	case dtype.U16:
+		f32ToUnsigned(f, out.U16(), 16)
+	case dtype.U32:
+		f32ToUnsigned(f, out.U32(), 32)
+	case dtype.U64:
+		f32ToUnsigned(f, out.U64(), 64)
+	default:
+		return false
+	}
+	return true
+}
+
+func f32ToSigned[T int8 | int16 | int32 | int64](f []float32, o []T, bits int) {
+	lim := math.Ldexp(1, bits-1)
+	hi, lo := T(int64(1)<<(bits-1)-1), T(int64(-1)<<(bits-1))
+	o = o[:len(f)]
+	parallelFor(len(f), func(a, b int) {
+		for i, v := range f[a:b] {
+			x := math.Trunc(float64(v))
+			switch {
+			case x != x:
+				o[a+i] = 0
+			case x >= lim:
+				o[a+i] = hi
+			case x < -lim:
+				o[a+i] = lo
+			default:
+				o[a+i] = T(int64(x))
+			}
+		}
+	})
+}
+
+func f32ToUnsigned[T uint8 | uint16 | uint32 | uint64](f []float32, o []T, bits int) {
+	lim := math.Ldexp(1, bits)
+	top := T(^uint64(0) >> (64 - bits))
+	o = o[:len(f)]
+	parallelFor(len(f), func(a, b int) {
+		for i, v := range f[a:b] {
+			x := math.Trunc(float64(v))
+			switch {
+			case x != x, x <= 0:
+				o[a+i] = 0
+			case x >= lim:
+				o[a+i] = top
+			default:
+				o[a+i] = T(uint64(x))
+			}
+		}
+	})
 }
 
 // f64ToF16Once is whether XLA:CPU rounds f64 to f16 once: on hosts with
