@@ -6,9 +6,12 @@ package eval
 // caller falls back to its interpreter loop (which reports the mismatch).
 
 import (
+	"math"
+	"os"
 	"sync"
 
 	"goldtrace/engine/dtype"
+	"goldtrace/engine/hlo"
 	"goldtrace/engine/tensor"
 )
 
@@ -159,7 +162,7 @@ func scalarMap(p *scalarProgram, ts []*tensor.Tensor, out *tensor.Tensor) (bool,
 // of its work reads one side only (jnp.sort canonicalizes NaN and -0 of each
 // side before comparing). Those steps run once per element up front; each
 // comparison then loads the precomputed side values and runs the rest.
-func scalarSortLess(p *scalarProgram, ts []*tensor.Tensor) (func() (func(a, b int64) bool, func() error), bool) {
+func scalarSortLess(p *scalarProgram, root *hlo.Instruction, ts []*tensor.Tensor) (func() (func(a, b int64) bool, func() error), bool) {
 	var types []dtype.Type
 	for _, t := range ts {
 		types = append(types, t.Type, t.Type)
@@ -198,6 +201,9 @@ func scalarSortLess(p *scalarProgram, ts []*tensor.Tensor) (func() (func(a, b in
 			return func(a, b int64) bool { return false }, func() error { return err }
 		}, true
 	}
+	if kl := keyedSortLess(root, p, &plan, tab); kl != nil {
+		return func() (func(a, b int64) bool, func() error) { return kl, func() error { return nil } }, true
+	}
 	res := p.results[0].reg
 	ra, rb := plan.regs[0], plan.regs[1]
 	return func() (func(a, b int64) bool, func() error) {
@@ -227,6 +233,7 @@ type sidePlan struct {
 	prelude []scalarStep
 	side    [2][]scalarStep
 	mixed   []scalarStep
+	mixedIO []stepIO
 	regs    [2][]int
 }
 
@@ -264,6 +271,7 @@ func splitSides(p *scalarProgram) sidePlan {
 			plan.side[d-1] = append(plan.side[d-1], s)
 		default:
 			plan.mixed = append(plan.mixed, s)
+			plan.mixedIO = append(plan.mixedIO, io)
 			for _, src := range io.srcs {
 				for k := range slots(src.typ) {
 					used[src.reg+k] = true
@@ -355,4 +363,90 @@ func scalarScatter(p *scalarProgram, outs []*tensor.Tensor, upds []Value, target
 		}
 	}
 	return true, m.err
+}
+
+// keyedSortDisabled turns keyedSortLess off (GOLDTRACE_NO_KEYED_SORT=1), to
+// compare.
+var keyedSortDisabled = os.Getenv("GOLDTRACE_NO_KEYED_SORT") == "1"
+
+// keyedSortLess is the comparator as a comparison of two precomputed key
+// arrays, when the only step reading both sides is the root, an LT or GT
+// compare of one side register against the other (jnp.sort's comparator:
+// each side canonicalizes its value -- -0 to 0, NaNs to one NaN -- and the
+// root compares in TOTALORDER). The keys are what that compare step reads
+// of each register (compareStep: f32 and f64 FLOAT compares flush
+// subnormals, f32 TOTALORDER orders the bits as they are, f64 TOTALORDER
+// flushes first), so less returns the step's answer for every pair and the
+// sort makes the same moves. nil when the comparator has another form.
+func keyedSortLess(root *hlo.Instruction, p *scalarProgram, plan *sidePlan, tab [2][]uint64) func(a, b int64) bool {
+	if keyedSortDisabled || root == nil || root.Opcode != "compare" || len(plan.mixed) != 1 ||
+		len(plan.regs[0]) != 1 || len(plan.regs[1]) != 1 || len(p.results) != 1 {
+		return nil
+	}
+	io := plan.mixedIO[0]
+	if io.dst.reg != p.results[0].reg || io.dst.typ != dtype.Pred || len(io.srcs) != 2 || io.srcs[0].typ != io.srcs[1].typ {
+		return nil
+	}
+	if len(root.Operands) != 2 || root.Operands[0].Shape.Elem != io.srcs[0].typ {
+		return nil
+	}
+	var swap bool
+	switch {
+	case io.srcs[0].reg == plan.regs[0][0] && io.srcs[1].reg == plan.regs[1][0]:
+	case io.srcs[0].reg == plan.regs[1][0] && io.srcs[1].reg == plan.regs[0][0]:
+		swap = true
+	default:
+		return nil
+	}
+	gt := root.ComparisonDirection == "GT"
+	if !gt && root.ComparisonDirection != "LT" {
+		return nil
+	}
+	typ := io.srcs[0].typ
+	ctype, err := root.EffectiveComparisonType()
+	if err != nil {
+		return nil
+	}
+	if ctype == "" {
+		ctype = defaultComparison(typ)
+	}
+	switch {
+	case typ == dtype.F32 && ctype == "TOTALORDER":
+		return keyLess(sortKeyArrays(tab, func(r uint64) int32 { return totalOrderKey32(f32of(r)) }), gt, swap)
+	case typ == dtype.F32 && ctype == "FLOAT":
+		return keyLess(sortKeyArrays(tab, func(r uint64) float32 { return flush(f32of(r)) }), gt, swap)
+	case typ == dtype.F64 && ctype == "TOTALORDER":
+		return keyLess(sortKeyArrays(tab, func(r uint64) int64 { return totalOrderKey(flush(math.Float64frombits(r))) }), gt, swap)
+	case typ == dtype.F64 && ctype == "FLOAT":
+		return keyLess(sortKeyArrays(tab, func(r uint64) float64 { return flush(math.Float64frombits(r)) }), gt, swap)
+	case classOf(typ) == classSigned && ctype == "SIGNED":
+		return keyLess(sortKeyArrays(tab, func(r uint64) int64 { return int64(r) }), gt, swap)
+	}
+	return nil
+}
+
+func sortKeyArrays[K any](tab [2][]uint64, key func(uint64) K) [2][]K {
+	var ks [2][]K
+	for side := range ks {
+		ks[side] = make([]K, len(tab[side]))
+		for e, r := range tab[side] {
+			ks[side][e] = key(r)
+		}
+	}
+	return ks
+}
+
+// keyLess is less(a, b) = x dir y, where x is the compare's first operand
+// (side a's key of a, or with swap side b's key of b) and y its second.
+func keyLess[K int32 | int64 | float32 | float64](ks [2][]K, gt, swap bool) func(a, b int64) bool {
+	ka, kb := ks[0], ks[1]
+	switch {
+	case !gt && !swap:
+		return func(a, b int64) bool { return ka[a] < kb[b] }
+	case gt && !swap:
+		return func(a, b int64) bool { return ka[a] > kb[b] }
+	case !gt && swap:
+		return func(a, b int64) bool { return kb[b] < ka[a] }
+	}
+	return func(a, b int64) bool { return kb[b] > ka[a] }
 }

@@ -138,7 +138,7 @@ func evalSort(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
 		}
 		newLess = func() (func(a, b int64) bool, func() error) { return l, func() error { return nil } }
 	} else if prog := compileScalar(cmp); prog != nil {
-		newLess, _ = scalarSortLess(prog, ts)
+		newLess, _ = scalarSortLess(prog, cmp.Root, ts)
 	}
 	if newLess == nil {
 		// The comparator is called as (k0[a], k0[b], k1[a], k1[b], ...).
