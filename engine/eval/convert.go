@@ -101,8 +101,14 @@ func convert(x *tensor.Tensor, to dtype.Type) (*tensor.Tensor, error) {
 			storeF64(out, re)
 		}
 	case classSigned, classPred:
+		if convertIntFast(x, out) {
+			return out, nil
+		}
 		storeInts(out, asI64(x), newFromI64)
 	case classUnsigned:
+		if convertIntFast(x, out) {
+			return out, nil
+		}
 		storeInts(out, asU64(x), newFromU64)
 	default:
 		return nil, fmt.Errorf("cannot convert %v to %v", x.Type, to)
@@ -504,4 +510,83 @@ func markNaN(x, out *tensor.Tensor, code byte) {
 			out.Data[i] = code
 		}
 	}
+}
+
+// convertIntFast converts between whole-byte integer and pred types, and
+// from them to f32, with one typed loop: Go's integer conversion
+// sign-extends signed sources, zero-extends unsigned ones and keeps the low
+// bits of the target's width, which is what widening to 64 bits and
+// storing (storeInts) does; pred targets are v != 0; f32 targets round the
+// integer once. false for other types.
+func convertIntFast(x, out *tensor.Tensor) bool {
+	switch x.Type {
+	case dtype.S8:
+		return convertIntsFrom(x.I8(), out)
+	case dtype.U8, dtype.Pred:
+		return convertIntsFrom(x.Data, out)
+	case dtype.S16:
+		return convertIntsFrom(x.I16(), out)
+	case dtype.U16:
+		return convertIntsFrom(x.U16(), out)
+	case dtype.S32:
+		return convertIntsFrom(x.I32(), out)
+	case dtype.U32:
+		return convertIntsFrom(x.U32(), out)
+	case dtype.S64:
+		return convertIntsFrom(x.I64(), out)
+	case dtype.U64:
+		return convertIntsFrom(x.U64(), out)
+	}
+	return false
+}
+
+type wholeInt interface {
+	int8 | int16 | int32 | int64 | uint8 | uint16 | uint32 | uint64
+}
+
+func convertIntsFrom[S wholeInt](src []S, out *tensor.Tensor) bool {
+	switch out.Type {
+	case dtype.S8:
+		convertIntLoop(src, out.I8())
+	case dtype.U8:
+		convertIntLoop(src, out.Data)
+	case dtype.S16:
+		convertIntLoop(src, out.I16())
+	case dtype.U16:
+		convertIntLoop(src, out.U16())
+	case dtype.S32:
+		convertIntLoop(src, out.I32())
+	case dtype.U32:
+		convertIntLoop(src, out.U32())
+	case dtype.S64:
+		convertIntLoop(src, out.I64())
+	case dtype.U64:
+		convertIntLoop(src, out.U64())
+	case dtype.Pred:
+		o := out.Data[:len(src)]
+		parallelFor(len(src), func(lo, hi int) {
+			for i, v := range src[lo:hi] {
+				o[lo+i] = b2u(v != 0)
+			}
+		})
+	case dtype.F32:
+		o := out.F32()[:len(src)]
+		parallelFor(len(src), func(lo, hi int) {
+			for i, v := range src[lo:hi] {
+				o[lo+i] = float32(v)
+			}
+		})
+	default:
+		return false
+	}
+	return true
+}
+
+func convertIntLoop[S, T wholeInt](src []S, o []T) {
+	o = o[:len(src)]
+	parallelFor(len(src), func(lo, hi int) {
+		for i, v := range src[lo:hi] {
+			o[lo+i] = T(v)
+		}
+	})
 }

@@ -49,3 +49,37 @@ func TestStoreF32IntMatchesFromF32(t *testing.T) {
 		}
 	}
 }
+
+// Integer and pred conversions by typed loop give the widen-and-store
+// path's bits for every pair of whole-byte integer and pred types, and to f32.
+func TestConvertIntFastMatchesWidening(t *testing.T) {
+	rng := rand.New(rand.NewSource(9))
+	types := []dtype.Type{dtype.Pred, dtype.S8, dtype.U8, dtype.S16, dtype.U16, dtype.S32, dtype.U32, dtype.S64, dtype.U64}
+	const n = 5000
+	for _, from := range types {
+		x := tensor.New(from, []int64{n})
+		rng.Read(x.Data)
+		if from == dtype.Pred {
+			for i := range x.Data {
+				x.Data[i] &= 1
+			}
+		}
+		for _, to := range append(types, dtype.F32) {
+			if to == from {
+				continue
+			}
+			got, want := tensor.New(to, x.Dims), tensor.New(to, x.Dims)
+			if !convertIntFast(x, got) {
+				t.Fatalf("%v to %v: no typed loop", from, to)
+			}
+			if classOf(from) == classUnsigned {
+				storeInts(want, asU64(x), newFromU64)
+			} else {
+				storeInts(want, asI64(x), newFromI64)
+			}
+			if !bytes.Equal(got.Data, want.Data) {
+				t.Fatalf("%v to %v differs", from, to)
+			}
+		}
+	}
+}
