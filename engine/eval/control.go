@@ -46,6 +46,9 @@ func evalWhile(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) 
 	state, done := ev.beginInPlace(in, args[0])
 	defer done()
 	defer ev.enterLoop()()
+	// owned: which elements of state the body made and its frame alone
+	// held; the step after next may reuse their storage (recycle.go).
+	var owned, nextOwned []bool
 	for {
 		if err := ev.Ctx.Err(); err != nil {
 			return Value{}, err
@@ -60,9 +63,18 @@ func evalWhile(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) 
 		if c.T.Data[0] == 0 {
 			return state, nil
 		}
-		if state, err = ev.Call(body, []Value{state}); err != nil {
+		next, err := ev.Call(body, []Value{state})
+		if err != nil {
 			return Value{}, err
 		}
+		nextOwned = append(nextOwned[:0], ev.rootOwned...)
+		if ev.recycling() && next.IsTuple() && len(nextOwned) == len(next.Tuple) {
+			ev.recycleReplaced(state, owned, next)
+		} else {
+			nextOwned = nextOwned[:0]
+		}
+		state = next
+		owned, nextOwned = nextOwned, owned
 	}
 }
 

@@ -124,6 +124,10 @@ type Evaluator struct {
 	pool    recycler      // dead intermediates' storage (recycle.go)
 	loops   int           // while loops running (recycle.go)
 	inv     invariants    // loop-invariant storage and its packings (loop_invariant.go)
+	// rootOwned is, after a call whose root is a tuple, which of its
+	// elements the frame alone held (recycle.go).
+	rootOwned []bool
+	hoisting  map[*hlo.Computation]*hoistedState // running loop bodies' kept values (loop_hoist.go)
 }
 
 // New returns an evaluator of m.
@@ -191,6 +195,8 @@ func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 	if ev.recycling() {
 		owned = map[*hlo.Instruction]bool{}
 	}
+	var rootOwned []bool      // see Evaluator.rootOwned
+	hoisted := ev.hoisting[c] // nil unless c is a running loop's body
 	release := func(op *hlo.Instruction) {
 		if owned[op] {
 			ev.pool.put(vals[op].T.Data)
@@ -224,6 +230,15 @@ func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 		} else if in.Opcode == "parameter" {
 			v = args[in.ParameterNumber]
 			ev.noteLive(v)
+		} else if kept, ok := hoisted.value(in); ok {
+			v = kept // loop-invariant, computed at an earlier step (loop_hoist.go)
+			ev.noteLive(v)
+			for _, op := range in.Operands {
+				uses[op]--
+				if uses[op] == 0 && op != c.Root {
+					release(op)
+				}
+			}
 		} else {
 			opArgs := make([]Value, len(in.Operands))
 			for i, op := range in.Operands {
@@ -250,19 +265,31 @@ func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 			}
 			ev.noteLive(v)
 			if owned != nil {
+				if in == c.Root && in.Opcode == "tuple" {
+					rootOwned = rootOwnedOf(in, opArgs, owned)
+				}
 				fresh := v.T != nil && freshOp(in)
+				var heir bool
 				for i, op := range in.Operands {
 					switch {
 					case in.Opcode == "tuple":
 						delete(owned, op) // the tuple holds its storage now
 					case (fresh || owned[op]) && sharesValue(v, opArgs[i]):
+						// This view or pass-through holds its storage now;
+						// when it is the operand's last use and the very same
+						// storage, it inherits the ownership (a reshape of a
+						// dying intermediate).
+						heir = !fresh && owned[op] && uses[op] == 1 && op != c.Root && sameStorage(v.T, opArgs[i].T)
 						fresh = false
-						delete(owned, op) // so does this view or pass-through
+						delete(owned, op)
 					}
 				}
-				if fresh {
+				if (fresh || heir) && !hoisted.member(in) {
 					owned[in] = true
 				}
+			}
+			if hoisted.member(in) {
+				hoisted.keep(ev, in, v)
 			}
 			for _, op := range in.Operands {
 				uses[op]--
@@ -276,6 +303,7 @@ func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 		}
 		vals[in] = v
 	}
+	ev.rootOwned = rootOwned
 	if mem := ev.Options.Memory; mem != nil {
 		// What is left dies with this call; the caller counts the result again.
 		for _, v := range vals {

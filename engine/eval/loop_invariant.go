@@ -60,7 +60,7 @@ func (ev *Evaluator) freezeInvariants(w *whilePlan, state Value) func() {
 		return func() {}
 	}
 	inv := &ev.inv
-	mark := len(inv.spans)
+	mark := len(inv.spans) // values kept by loop_hoist.go add theirs after
 	for _, i := range w.invariant {
 		if i >= len(state.Tuple) {
 			continue
@@ -70,9 +70,6 @@ func (ev *Evaluator) freezeInvariants(w *whilePlan, state Value) func() {
 				inv.spans = append(inv.spans, s)
 			}
 		}
-	}
-	if len(inv.spans) == mark {
-		return func() {}
 	}
 	return func() {
 		inv.spans = inv.spans[:mark]

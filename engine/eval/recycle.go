@@ -149,6 +149,11 @@ func freshOp(in *hlo.Instruction) bool {
 	if in.Opcode == "custom-call" {
 		return in.CustomCallTarget == FMATarget
 	}
+	return isElementwiseOp(in.Opcode)
+}
+
+// isElementwiseOp reports whether op is evaluated by evalUnary or evalBinary.
+func isElementwiseOp(op string) bool {
 	elementwiseOnce.Do(func() {
 		elementwiseOps = map[string]bool{}
 		for op := range ops {
@@ -157,13 +162,44 @@ func freshOp(in *hlo.Instruction) bool {
 			}
 		}
 	})
-	return elementwiseOps[in.Opcode]
+	return elementwiseOps[op]
 }
 
 var (
 	elementwiseOnce sync.Once
 	elementwiseOps  map[string]bool // opcodes evaluated by evalUnary or evalBinary
 )
+
+// sameStorage reports whether a and b are arrays over exactly the same bytes.
+func sameStorage(a, b *tensor.Tensor) bool {
+	return a != nil && b != nil && len(a.Data) > 0 && len(a.Data) == len(b.Data) && &a.Data[0] == &b.Data[0]
+}
+
+// rootOwnedOf returns, for a computation's root tuple (operands args),
+// which elements are storage the frame alone held (owned) just before the
+// tuple took them, each element appearing once: evalWhile may recycle such
+// storage of a loop body's result once the next step has replaced it.
+func rootOwnedOf(root *hlo.Instruction, args []Value, owned map[*hlo.Instruction]bool) []bool {
+	ro := make([]bool, len(root.Operands))
+	for i, op := range root.Operands {
+		ro[i] = owned[op] && args[i].T != nil && countOf(root.Operands, op) == 1
+	}
+	return ro
+}
+
+// recycleReplaced hands the storage of the elements of a loop's old state
+// that the body made and owned (ownedOld) back to the pool once the new
+// state has replaced them, unless the new state still holds it.
+func (ev *Evaluator) recycleReplaced(old Value, ownedOld []bool, next Value) {
+	for i, o := range ownedOld {
+		if !o || i >= len(old.Tuple) {
+			continue
+		}
+		if t := old.Tuple[i].T; t != nil && !shares(next, t) {
+			ev.pool.put(t.Data)
+		}
+	}
+}
 
 // shares reports whether any array leaf of v shares storage with t.
 func shares(v Value, t *tensor.Tensor) bool {

@@ -14,15 +14,23 @@ import (
 	"slices"
 
 	"goldtrace/engine/hlo"
+	"goldtrace/engine/tensor"
 )
 
 // whilePlan is the in-place analysis of one while instruction.
 type whilePlan struct {
 	slots []int              // state tuple indices updated in place
 	dus   []*hlo.Instruction // their dynamic-update-slice instructions
+	// fresh marks the slots whose initial value is made for the loop alone
+	// (freshInit): updated in place without the copy on entry.
+	fresh []bool
 	// invariant lists the state elements the body passes through unchanged
 	// (loop_invariant.go).
 	invariant []int
+	// hoist is the body's instructions whose values are kept across steps
+	// (loop_hoist.go), once hoistPlanned.
+	hoist        map[*hlo.Instruction]bool
+	hoistPlanned bool
 }
 
 // inPlaceState tracks which dynamic-update-slice instructions currently
@@ -102,9 +110,34 @@ func (st *inPlaceState) plan(m *hlo.Module, w *hlo.Instruction) *whilePlan {
 		if dus != nil && st.reachesSlot(body, c, dus, frames, i) {
 			p.slots = append(p.slots, i)
 			p.dus = append(p.dus, dus)
+			p.fresh = append(p.fresh, st.freshInit(w, i))
 		}
 	}
 	return p
+}
+
+// freshInit reports whether element slot of while w's initial state is a
+// broadcast of a single element (jnp.zeros of a scan's stacked outputs)
+// whose only use is the tuple that is the while's operand, itself used by
+// the while alone: storage nothing else can see, which the loop may update
+// in place without copying it first.
+func (st *inPlaceState) freshInit(w *hlo.Instruction, slot int) bool {
+	caller := w.Parent
+	if caller == nil || len(w.Operands) != 1 {
+		return false
+	}
+	t := w.Operands[0]
+	users := st.usersOf(caller)
+	if t.Opcode != "tuple" || t == caller.Root || len(users[t]) != 1 || slot >= len(t.Operands) {
+		return false
+	}
+	x := t.Operands[slot]
+	if x.Opcode != "broadcast" || x == caller.Root || len(users[x]) != 1 || countOf(t.Operands, x) != 1 ||
+		len(x.Operands) != 1 || !x.Operands[0].Shape.IsArray() || tensor.NumElements(x.Operands[0].Shape.Dims) != 1 ||
+		tensor.NumElements(x.Shape.Dims) < 2 {
+		return false
+	}
+	return true
 }
 
 // maxCallDepth bounds how deep the analysis follows a value into calls.
@@ -269,8 +302,12 @@ func (ev *Evaluator) beginInPlace(w *hlo.Instruction, state Value) (Value, func(
 	st := ev.inPlace()
 	p := st.plan(ev.Module, w)
 	thaw := ev.freezeInvariants(p, state)
+	unhoist := ev.beginHoisting(w, p)
 	if len(p.slots) == 0 || ev.Options.Trace != nil {
-		return state, thaw
+		return state, func() {
+			unhoist()
+			thaw()
+		}
 	}
 	elems := append([]Value(nil), state.Tuple...)
 	var on []*hlo.Instruction
@@ -278,7 +315,9 @@ func (ev *Evaluator) beginInPlace(w *hlo.Instruction, state Value) (Value, func(
 		if i >= len(elems) || elems[i].T == nil {
 			continue
 		}
-		elems[i] = ArrayValue(elems[i].T.Clone())
+		if !p.fresh[j] {
+			elems[i] = ArrayValue(elems[i].T.Clone())
+		}
 		on = append(on, p.dus[j])
 		st.active[p.dus[j]]++
 	}
@@ -286,6 +325,7 @@ func (ev *Evaluator) beginInPlace(w *hlo.Instruction, state Value) (Value, func(
 		for _, d := range on {
 			st.active[d]--
 		}
+		unhoist()
 		thaw()
 	}
 }

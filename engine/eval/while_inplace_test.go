@@ -300,3 +300,70 @@ ENTRY e {
 		})
 	}
 }
+
+// A stacked output that starts as a broadcast made for the loop alone is
+// updated in place without the copy on entry; one the entry also returns
+// is copied first, so the entry's zeros stay zeros.
+func TestWhileInPlaceFreshInit(t *testing.T) {
+	const tmpl = `HloModule m
+body {
+  s = (s32[], f32[4,2]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  b = f32[4,2] get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  f = f32[] convert(i1)
+  r = f32[1,2] broadcast(f), dimensions={}
+  z = s32[] constant(0)
+  d = f32[4,2] dynamic-update-slice(b, r, i, z)
+  ROOT t = (s32[], f32[4,2]) tuple(i1, d)
+}
+cond {
+  s = (s32[], f32[4,2]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(4)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+ENTRY e {
+  z = s32[] constant(0)
+  zf = f32[] constant(0)
+  zeros = f32[4,2] broadcast(zf), dimensions={}
+  w0 = (s32[], f32[4,2]) tuple(z, zeros)
+  w = (s32[], f32[4,2]) while(w0), condition=cond, body=body
+  d = f32[4,2] get-tuple-element(w), index=1
+  ROOT t = (f32[4,2], f32[4,2]) tuple(d, %SECOND%)
+}`
+	for _, tc := range []struct {
+		second string
+		fresh  bool
+	}{{"d", true}, {"zeros", false}} {
+		m, err := hlo.ParseText([]byte(strings.Replace(tmpl, "%SECOND%", tc.second, 1)), "test.hlo")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var w *hlo.Instruction
+		for _, in := range m.Entry.Instructions {
+			if in.Opcode == "while" {
+				w = in
+			}
+		}
+		ev := New(m, Options{})
+		if p := ev.inPlace().plan(m, w); !slices.Equal(p.slots, []int{1}) || !slices.Equal(p.fresh, []bool{tc.fresh}) {
+			t.Fatalf("second output %s: in-place slots %v fresh %v, want [1] [%v]", tc.second, p.slots, p.fresh, tc.fresh)
+		}
+		v, err := ev.Run(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		upd := []float32{1, 1, 2, 2, 3, 3, 4, 4}
+		second := upd
+		if !tc.fresh {
+			second = make([]float32, 8)
+		}
+		for i, want := range [][]float32{upd, second} {
+			if got := v.Tuple[i].T.F32(); !slices.Equal(got, want) {
+				t.Errorf("second output %s: output %d = %v, want %v", tc.second, i, got, want)
+			}
+		}
+	}
+}
