@@ -192,8 +192,10 @@ func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 	plan := ev.fusionPlanFor(c)
 	// owned: values whose storage this frame alone holds (recycle.go).
 	var owned map[*hlo.Instruction]bool
+	var made madeStorage // storage this frame allocated (recycle.go)
 	if ev.recycling() {
 		owned = map[*hlo.Instruction]bool{}
+		made = madeStorage{}
 	}
 	var rootOwned []bool      // see Evaluator.rootOwned
 	hoisted := ev.hoisting[c] // nil unless c is a running loop's body
@@ -226,6 +228,7 @@ func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 			}
 			if owned != nil && v.T != nil {
 				owned[in] = true // a group's value is always new storage
+				made.add(v.T)
 			}
 		} else if in.Opcode == "parameter" {
 			v = args[in.ParameterNumber]
@@ -266,7 +269,7 @@ func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 			ev.noteLive(v)
 			if owned != nil {
 				if in == c.Root && in.Opcode == "tuple" {
-					rootOwned = rootOwnedOf(in, opArgs, owned)
+					rootOwned = rootOwnedOf(opArgs, made)
 				}
 				fresh := v.T != nil && freshOp(in)
 				var heir bool
@@ -286,10 +289,12 @@ func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 				}
 				if (fresh || heir) && !hoisted.member(in) {
 					owned[in] = true
+					made.add(v.T)
 				}
 			}
 			if hoisted.member(in) {
 				hoisted.keep(ev, in, v)
+				made.drop(v) // kept past this frame
 			}
 			for _, op := range in.Operands {
 				uses[op]--

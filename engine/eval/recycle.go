@@ -175,14 +175,48 @@ func sameStorage(a, b *tensor.Tensor) bool {
 	return a != nil && b != nil && len(a.Data) > 0 && len(a.Data) == len(b.Data) && &a.Data[0] == &b.Data[0]
 }
 
+// madeStorage is the storage a call frame allocated for values it owned
+// at some point (by first byte, with its length); a nil madeStorage holds
+// nothing.
+type madeStorage map[*byte]int
+
+func (m madeStorage) add(t *tensor.Tensor) {
+	if m != nil && t != nil && len(t.Data) > 0 {
+		m[&t.Data[0]] = len(t.Data)
+	}
+}
+
+// drop forgets v's storage (a value kept past the frame).
+func (m madeStorage) drop(v Value) {
+	if m == nil {
+		return
+	}
+	for _, t := range v.Leaves() {
+		if len(t.Data) > 0 {
+			delete(m, &t.Data[0])
+		}
+	}
+}
+
 // rootOwnedOf returns, for a computation's root tuple (operands args),
-// which elements are storage the frame alone held (owned) just before the
-// tuple took them, each element appearing once: evalWhile may recycle such
-// storage of a loop body's result once the next step has replaced it.
-func rootOwnedOf(root *hlo.Instruction, args []Value, owned map[*hlo.Instruction]bool) []bool {
-	ro := make([]bool, len(root.Operands))
-	for i, op := range root.Operands {
-		ro[i] = owned[op] && args[i].T != nil && countOf(root.Operands, op) == 1
+// which elements are whole storage the frame allocated (made), the first
+// element of each such storage only. When the frame ends nothing but its
+// result holds such storage (every other value of the frame dies with it,
+// views and tuples that took it included), so evalWhile may recycle it
+// once the next step's state no longer holds it.
+func rootOwnedOf(args []Value, made madeStorage) []bool {
+	ro := make([]bool, len(args))
+	var seen map[*byte]bool
+	for i, a := range args {
+		t := a.T
+		if t == nil || len(t.Data) == 0 || made[&t.Data[0]] != len(t.Data) || seen[&t.Data[0]] {
+			continue
+		}
+		if seen == nil {
+			seen = map[*byte]bool{}
+		}
+		seen[&t.Data[0]] = true
+		ro[i] = true
 	}
 	return ro
 }

@@ -121,7 +121,9 @@ func tensorsShareNothing(ts []*tensor.Tensor) bool {
 
 // recycleCarry is a loop whose carried state the body remakes every step
 // (storage worth recycling once the step after replaced it), swaps
-// between slots (old storage the new state still holds) and views.
+// between slots (old storage the new state still holds), views in two
+// slots at once, and takes through a tuple of one value twice (an inlined
+// call's result).
 const recycleCarry = `HloModule carry
 
 body {
@@ -139,8 +141,13 @@ body {
   hb = f32[32,64] broadcast(h), dimensions={}
   e1 = f32[32,64] multiply(ee, hb)
   e2 = f32[32,64] add(e1, a)
+  tp = (f32[32,64], f32[32,64]) tuple(e2, e2)
+  g0 = f32[32,64] get-tuple-element(tp), index=0
+  g1 = f32[32,64] get-tuple-element(tp), index=1
+  a2 = f32[32,64] add(a1, g1)
+  r2 = f32[2048] reshape(a2)
   i1 = s32[] add(i, s32[] constant(1))
-  ROOT t = (s32[], f32[32,64], f32[32,64], f32[2048], f32[32,64]) tuple(i1, a1, a, r1, e2)
+  ROOT t = (s32[], f32[32,64], f32[32,64], f32[2048], f32[32,64]) tuple(i1, a2, a, r2, g0)
 }
 
 cond {
