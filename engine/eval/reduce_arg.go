@@ -11,6 +11,7 @@ package eval
 // transposing either operand.
 
 import (
+	"math"
 	"os"
 
 	"goldtrace/engine/dtype"
@@ -144,6 +145,8 @@ func argReduceFast(dir string, x, ix, v0, i0 *tensor.Tensor, reduced []bool, out
 	ov, oi := tensor.New(x.Type, outDims), tensor.New(ix.Type, outDims)
 	gt := dir == "GT"
 	switch {
+	case x.Type == dtype.F32 && ix.Type == dtype.S32 && inner == 1:
+		argRowsF32(gt, x.F32(), ix.I32(), v0.F32()[0], i0.I32()[0], ov.F32(), oi.I32(), outer, red)
 	case x.Type == dtype.F32 && ix.Type == dtype.S32:
 		argFold(gt, x.F32(), ix.I32(), v0.F32()[0], i0.I32()[0], ov.F32(), oi.I32(), outer, red, inner)
 	case x.Type == dtype.F32 && ix.Type == dtype.S64:
@@ -161,7 +164,15 @@ func argReduceFast(dir string, x, ix, v0, i0 *tensor.Tensor, reduced []bool, out
 // argStep is one application of the reducer to the accumulator (av, fa =
 // flush(av), ai) and the element (bv, bi).
 func argStep[F float, I int32 | int64](gt bool, av, fa F, ai I, bv F, bi I) (F, F, I) {
-	fb := flush(bv)
+	fb := bv
+	if f, ok := any(bv).(float32); ok {
+		// flush as an exponent test (see argRowsF32)
+		if math.Float32bits(f)&0x7f800000 == 0 {
+			fb = bv * 0
+		}
+	} else {
+		fb = flush(bv)
+	}
 	var p bool
 	if gt {
 		p = fa > fb || fa != fa
@@ -215,6 +226,38 @@ func argFold[F float, I int32 | int64](gt bool, xs []F, is []I, v0 F, i0 I, ov [
 					av[c], fa[c], ai[c] = argStep(gt, av[c], fa[c], ai[c], bv, ix[c])
 				}
 			}
+		}
+	})
+}
+
+// argRowsF32 is argFold's row loop for f32 values and s32 indices, with
+// flush spelled as an exponent test (a value with a zero exponent field is a
+// zero or a subnormal, and flush gives its signed zero, v*0) and the
+// direction chosen outside the loop; the steps are argStep's.
+func argRowsF32(gt bool, xs []float32, is []int32, v0 float32, i0 int32, ov []float32, oi []int32, outer, red int64) {
+	parallelForWork(int(outer), int(outer*red), func(lo, hi int) {
+		for g := int64(lo); g < int64(hi); g++ {
+			av, fa, ai := v0, flush(v0), i0
+			x, ix := xs[g*red:(g+1)*red], is[g*red:(g+1)*red]
+			ix = ix[:len(x)]
+			for k, bv := range x {
+				fb := bv
+				if math.Float32bits(bv)&0x7f800000 == 0 {
+					fb = bv * 0
+				}
+				if gt {
+					if fa > fb || fa != fa {
+						continue
+					}
+				} else if fa < fb || fa != fa {
+					continue
+				}
+				if bi := ix[k]; !(fa == fb && ai < bi) {
+					ai = bi
+				}
+				av, fa = bv, fb
+			}
+			ov[g], oi[g] = av, ai
 		}
 	})
 }
