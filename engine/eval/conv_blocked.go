@@ -75,7 +75,7 @@ func convolveBlocked[T number](par int, p *convPlan, x, k []T) (out []T, ok bool
 			return nil, false
 		}
 	}
-	if p.groups > 1 && !p.batchGroups && p.cg == 1 && !floatsOnBLAS && depthwiseIm2col {
+	if p.groups > 1 && !p.batchGroups && p.cg == 1 && depthwiseIm2col {
 		return convolveDepthwise(par, p, x, k), true
 	}
 	rows, depth := p.nb*p.p, p.w*p.cg
@@ -133,16 +133,15 @@ var depthwiseIm2col = true
 
 // convolveDepthwise is convolveBlocked for one input feature per group (a
 // depthwise convolution): instead of gathering each group's window values
-// one element at a time, a block's im2col rows gather every feature at once
-// (one contiguous copy of all c features per window position), and each
-// group's product reads its column of them in place (A strided by c). The
-// products are the same M×og×w ones of the same kernels, only A's layout
-// differs, which the packed kernels do not see (they pack A); the
-// gonum-BLAS build keeps convolveBlocked's path, as gonum takes only unit-
-// stride operands.
+// one element at a time, a block's window values are gathered for every
+// feature at once (one contiguous run of all c features per window
+// position) and dealt out feature by feature into per-group rows, so each
+// group's product is the same row-major M×w by w×og GEMM call as
+// convolveBlocked's (only M, the block's row count, differs: the kernels'
+// arithmetic per element does not depend on it).
 func convolveDepthwise[T number](par int, p *convPlan, x, k []T) []T {
 	rows, depth := p.nb*p.p, p.w
-	wide := depth * p.c // an im2col row: every feature of every window position
+	wide := depth * p.c // a block row's window values of every feature
 	rb := max(4, convBlockElems/max(wide, 1)/4*4)
 	blocks := (rows + rb - 1) / rb
 	out := make([]T, rows*p.o)
@@ -154,28 +153,32 @@ func convolveDepthwise[T number](par int, p *convPlan, x, k []T) []T {
 		}
 	}
 	dynamicFor(par, blocks, func(next func() int) {
-		a := make([]T, rb*wide)
+		a := make([]T, rb*wide) // [group][row][window position]
 		c := make([]T, rb*p.og)
 		for blk := next(); blk < blocks; blk = next() {
 			r0, r1 := blk*rb, min((blk+1)*rb, rows)
+			m := r1 - r0
+			per := m * depth // one group's rows
 			for r := r0; r < r1; r++ {
 				n, pos := r/p.p, r%p.p
 				img := x[n*p.inSpatial*p.c:]
-				row := a[(r-r0)*wide : (r-r0+1)*wide]
 				for w, off := range p.tab[pos*p.w : (pos+1)*p.w] {
-					dst := row[w*p.c : (w+1)*p.c]
+					at := (r-r0)*depth + w
 					if off < 0 {
-						clear(dst)
+						for q := 0; q < p.c; q++ {
+							a[q*per+at] = 0
+						}
 						continue
 					}
-					copy(dst, img[int(off)*p.c:])
+					for q, v := range img[int(off)*p.c : int(off)*p.c+p.c] {
+						a[q*per+at] = v
+					}
 				}
 			}
-			m := r1 - r0
 			for q := 0; q < p.groups; q++ {
 				cb := c[:m*p.og]
 				clear(cb)
-				gemmStrided(1, 1, m, p.og, depth, a[q:], gemmLayout{bs: 0, rs: wide, cs: p.c}, bs[q], rowMajor(depth, p.og), cb)
+				gemm(1, 1, m, p.og, depth, a[q*per:(q+1)*per], bs[q], cb)
 				for r := r0; r < r1; r++ {
 					copy(out[r*p.o+q*p.og:r*p.o+(q+1)*p.og], cb[(r-r0)*p.og:(r-r0+1)*p.og])
 				}
