@@ -687,6 +687,9 @@ prog("conv-2d-lhs-dilation", _conv(("NCHW", "OIHW", "NCHW"), window_strides=(1, 
 prog("conv-2d-depthwise", _conv(("NHWC", "HWIO", "NHWC"), window_strides=(1, 1), padding="SAME",
                                 feature_group_count=4),
      lambda rng: (normal(rng, (2, 6, 6, 4)), normal(rng, (3, 3, 1, 8))), "accum")
+prog("conv-2d-depthwise-strided-wide", _conv(("NHWC", "HWIO", "NHWC"), window_strides=(2, 2), padding="SAME",
+                                            feature_group_count=48),
+     lambda rng: (normal(rng, (2, 33, 31, 48)), normal(rng, (5, 5, 1, 48))), "accum")
 prog("conv-2d-grouped", _conv(("NCHW", "OIHW", "NCHW"), window_strides=(1, 1), padding="VALID",
                               feature_group_count=2),
      lambda rng: (normal(rng, (1, 4, 5, 5)), normal(rng, (6, 2, 2, 2))), "accum")
