@@ -24,6 +24,9 @@ type sortKeys struct {
 	signed   []int64
 	unsigned []uint64
 	floats   []float64
+	// f32, for topKSelect only, is an f32 operand read in place: its key
+	// is that of the float64 newSortKeys would hold.
+	f32 []float32
 }
 
 func newSortKeys(t *tensor.Tensor) *sortKeys {
@@ -253,8 +256,10 @@ func topK(x *tensor.Tensor, k int64, largest bool) (Value, error) {
 	if k < 0 || k > n {
 		return Value{}, fmt.Errorf("topk k=%d out of range for last dimension %d", k, n)
 	}
-	keys := newSortKeys(x)
-	if keys == nil {
+	var keys *sortKeys
+	if x.Type == dtype.F32 && k <= topKSelectMax && !topKSelectDisabled {
+		keys = &sortKeys{f32: x.F32()} // read in place, not widened to a copy
+	} else if keys = newSortKeys(x); keys == nil {
 		return Value{}, fmt.Errorf("topk does not support element type %v", x.Type)
 	}
 	rows := int64(0)
@@ -370,6 +375,8 @@ func topKSelect(keys *sortKeys, rows, n, k int64, largest bool, idx []int64, pos
 	rank := func(i int64) int64 {
 		var v int64
 		switch {
+		case keys.f32 != nil:
+			v = totalOrderKey(float64(keys.f32[i]))
 		case keys.floats != nil:
 			v = totalOrderKey(keys.floats[i])
 		case keys.unsigned != nil:
