@@ -75,6 +75,23 @@ def _programs():
     def embedding_ln(table, ids, g, b):
         return layernorm(table[ids], g, b)
 
+    def depthwise_block(x, kd, kp):
+        dn = ("NHWC", "HWIO", "NHWC")
+        y = jax.lax.conv_general_dilated(x, kd, (1, 1), "SAME", dimension_numbers=dn,
+                                         feature_group_count=x.shape[-1])
+        y = jax.lax.conv_general_dilated(jax.nn.relu6(y), kp, (1, 1), "SAME", dimension_numbers=dn)
+        return jax.nn.relu6(y)
+
+    def argmax_topk(x):
+        v, i = jax.lax.top_k(x, 16)
+        return jnp.argmax(x, -1), jnp.argmin(x, 0), v, i
+
+    def cumsum_rows(x):
+        return jnp.cumsum(x, axis=1)
+
+    def gelu_exact(x):
+        return jax.nn.gelu(x, approximate=False) + jax.nn.softplus(x)
+
     d, t, bsz = 768, 256, 4
     gpt_flops = 2 * bsz * t * (d * 3 * d + d * d + 2 * d * 4 * d) + 2 * 2 * bsz * t * t * d
     conv_flops = 2 * 2 * 8 * 56 * 56 * 64 * 64 * 9
@@ -93,6 +110,11 @@ def _programs():
         ("lstm_scan", lstm_scan, lambda: (f32(512, 16, 128), f32(16, 256), f32(16, 256), f32(128, 1024) * 0.1,
                                           f32(256, 1024) * 0.1, f32(1024)), 0),
         ("maxpool", maxpool, lambda: (f32(8, 112, 112, 64),), 0),
+        ("depthwise_conv", depthwise_block, lambda: (f32(8, 56, 56, 128), f32(3, 3, 1, 128) * 0.3,
+                                                     f32(1, 1, 128, 128) * 0.1), 2 * 8 * 56 * 56 * 128 * (9 + 128)),
+        ("argmax_topk", argmax_topk, lambda: (f32(4096, 1024),), 0),
+        ("cumsum_rows", cumsum_rows, lambda: (f32(1024, 4096),), 0),
+        ("gelu_exact", gelu_exact, lambda: (f32(2048, 4096),), 0),
         ("embedding_ln", embedding_ln, lambda: (f32(32000, 768), rng.integers(0, 32000, (8, 512)).astype(np.int32),
                                                 f32(768), f32(768)), 0),
     ]
