@@ -934,10 +934,11 @@ func f32Bits(xs []float32) []uint32 {
 func selectBits(p []byte, a, b, o []uint32) {
 	p, a, b = p[:len(o)], a[:len(o)], b[:len(o)]
 	for i := range o {
+		// A mask rather than a branch: predicates are data, often random.
+		m := uint32(0)
 		if p[i] != 0 {
-			o[i] = a[i]
-		} else {
-			o[i] = b[i]
+			m = ^uint32(0)
 		}
+		o[i] = b[i] ^ (a[i]^b[i])&m
 	}
 }
