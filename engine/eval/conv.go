@@ -152,10 +152,10 @@ func evalConvolution(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, e
 // convolve runs each group as one GEMM over an im2col matrix:
 // [nb*P, W*cg] x [W*cg, og].
 func convolve[T number](par int, p *convPlan, ldims, rdims []int64, lhs, rhs []T) []T {
-	x := permuteTo(lhs, ldims, p.lhsPerm) // [N, S, C]
-	k := permuteTo(rhs, rdims, p.rhsPerm) // [W, cg, O]
+	x := permuteToPar(par, lhs, ldims, p.lhsPerm) // [N, S, C]
+	k := permuteToPar(par, rhs, rdims, p.rhsPerm) // [W, cg, O]
 	if out, ok := convolveBlocked(par, p, x, k); ok {
-		return permuteTo(out, p.outDims, p.outPerm)
+		return permuteToPar(par, out, p.outDims, p.outPerm)
 	}
 	out := make([]T, p.nb*p.p*p.o) // [nb, P, O]
 	rows, depth := p.nb*p.p, p.w*p.cg

@@ -80,17 +80,15 @@ func convolveBlocked[T number](par int, p *convPlan, x, k []T) (out []T, ok bool
 	}
 	rows, depth := p.nb*p.p, p.w*p.cg
 	rb := max(4, convBlockElems/max(depth, 1)/4*4) // a multiple of every kernel's tile height
+	if rb < convSlicedRows && !floatsOnBLAS {
+		convSlicedRuns.Add(1)
+		return convolveSliced(par, p, x, k), true
+	}
 	blocks := (rows + rb - 1) / rb
 	out = make([]T, rows*p.o) // [nb, P, O]
-	b := make([]T, depth*p.og)
 	for q := 0; q < p.groups; q++ {
-		n0, c0 := 0, q*p.cg
-		if p.batchGroups {
-			n0, c0 = q*p.nb, 0
-		}
-		for r := 0; r < depth; r++ {
-			copy(b[r*p.og:(r+1)*p.og], k[r*p.o+q*p.og:])
-		}
+		n0, c0 := p.groupStart(q)
+		b := groupKernel(p, k, q)
 		dynamicFor(par, blocks, func(next func() int) {
 			a := make([]T, rb*depth)
 			var c []T
@@ -100,17 +98,7 @@ func convolveBlocked[T number](par int, p *convPlan, x, k []T) (out []T, ok bool
 			for blk := next(); blk < blocks; blk = next() {
 				r0, r1 := blk*rb, min((blk+1)*rb, rows)
 				for r := r0; r < r1; r++ {
-					n, pos := r/p.p, r%p.p
-					img := x[(n0+n)*p.inSpatial*p.c:]
-					row := a[(r-r0)*depth : (r-r0+1)*depth]
-					for w, off := range p.tab[pos*p.w : (pos+1)*p.w] {
-						dst := row[w*p.cg : (w+1)*p.cg]
-						if off < 0 {
-							clear(dst)
-							continue
-						}
-						copy(dst, img[int(off)*p.c+c0:])
-					}
+					im2colRow(p, a[(r-r0)*depth:(r-r0+1)*depth], x, n0, c0, r, 0, depth)
 				}
 				if p.groups == 1 {
 					gemm(1, 1, r1-r0, p.og, depth, a[:(r1-r0)*depth], b, out[r0*p.o:r1*p.o])
@@ -185,5 +173,117 @@ func convolveDepthwise[T number](par int, p *convPlan, x, k []T) []T {
 			}
 		}
 	})
+	return out
+}
+
+// groupStart is the first input batch and feature group q reads.
+func (p *convPlan) groupStart(q int) (n0, c0 int) {
+	if p.batchGroups {
+		return q * p.nb, 0
+	}
+	return 0, q * p.cg
+}
+
+// groupKernel is group q's [W*cg, og] slice of the normalised kernel k
+// [W, cg, O]: k itself with one group, else a copy.
+func groupKernel[T number](p *convPlan, k []T, q int) []T {
+	if p.groups == 1 {
+		return k[:p.w*p.cg*p.o]
+	}
+	depth := p.w * p.cg
+	b := make([]T, depth*p.og)
+	for r := 0; r < depth; r++ {
+		copy(b[r*p.og:(r+1)*p.og], k[r*p.o+q*p.og:])
+	}
+	return b
+}
+
+// im2colRow writes columns [d0, d1) of row r of group (n0, c0)'s im2col
+// matrix (window element w, input feature f at column w*cg+f) into dst.
+// Window elements reading consecutive input positions, with the group
+// spanning every input feature, are one contiguous run of the input and are
+// copied as one.
+func im2colRow[T number](p *convPlan, dst, x []T, n0, c0, r, d0, d1 int) {
+	n, pos := r/p.p, r%p.p
+	img := x[(n0+n)*p.inSpatial*p.c:]
+	tab := p.tab[pos*p.w : (pos+1)*p.w]
+	cg := p.cg
+	for d := d0; d < d1; {
+		w, f := d/cg, d%cg
+		off := tab[w]
+		// Extend the run over following window elements when it continues
+		// in the input (or in padding).
+		end := min(d1, (w+1)*cg)
+		if cg == p.c {
+			for we := w + 1; we < len(tab) && end < d1; we++ {
+				next := tab[we]
+				if (off < 0) != (next < 0) || (off >= 0 && next != off+int64(we-w)) {
+					break
+				}
+				end = min(d1, (we+1)*cg)
+			}
+		}
+		seg := dst[d-d0 : end-d0]
+		if off < 0 {
+			clear(seg)
+		} else {
+			copy(seg, img[int(off)*p.c+c0+f:])
+		}
+		d = end
+	}
+}
+
+// convSlicedRows: when fewer im2col rows than this fit a row block, the
+// contraction is long (a weight gradient sums over a whole image) and
+// convolveSliced runs instead. Not with gonum in play: its choice is made
+// per product, and a slice of the kernel may be finite where the whole is
+// not.
+const convSlicedRows = 64
+
+// convSlicedRuns counts convolveSliced's runs (tests).
+var convSlicedRuns atomic.Int64
+
+// convolveSliced is convolveBlocked for long contractions: each goroutine
+// takes a chunk of im2col rows (of output elements) and walks the
+// contraction in kc-deep slices, building the chunk's rows of each slice
+// just before multiplying it with the kernel's matching rows. The chunk's
+// outputs stay in cache across the slices, the kernel is read once a chunk
+// rather than once every few rows, and no block of the im2col matrix is
+// larger than chunk × kc. The GEMM runs one slice at a time at the kernel's
+// own kc boundaries, so each output is the whole-matrix product's sum bit
+// for bit (per slice the tile's FMA chain from zero, added to C in slice
+// order; gonum adds along k into C directly).
+func convolveSliced[T number](par int, p *convPlan, x, k []T) []T {
+	rows, depth := p.nb*p.p, p.w*p.cg
+	kc := kernelFor[T]().kc
+	// Chunks: a few per goroutine, each at most ~256 KiB of outputs, in
+	// whole 12-row tiles.
+	chunk := roundUp(max(1, rows/(4*max(par, 1))), 12)
+	chunk = min(chunk, max(48, (64<<10)/max(p.og, 1)/12*12))
+	chunks := (rows + chunk - 1) / chunk
+	out := make([]T, rows*p.o) // [nb, P, O]
+	for q := 0; q < p.groups; q++ {
+		n0, c0 := p.groupStart(q)
+		b := groupKernel(p, k, q)
+		dynamicFor(par, chunks, func(next func() int) {
+			a := make([]T, chunk*kc)
+			c := make([]T, chunk*p.og)
+			for ch := next(); ch < chunks; ch = next() {
+				r0, r1 := ch*chunk, min((ch+1)*chunk, rows)
+				cb := c[:(r1-r0)*p.og]
+				clear(cb)
+				for pc := 0; pc < depth; pc += kc {
+					kcs := min(kc, depth-pc)
+					for r := r0; r < r1; r++ {
+						im2colRow(p, a[(r-r0)*kcs:(r-r0+1)*kcs], x, n0, c0, r, pc, pc+kcs)
+					}
+					gemm(1, 1, r1-r0, p.og, kcs, a[:(r1-r0)*kcs], b[pc*p.og:(pc+kcs)*p.og], cb)
+				}
+				for r := r0; r < r1; r++ {
+					copy(out[r*p.o+q*p.og:r*p.o+(q+1)*p.og], cb[(r-r0)*p.og:(r-r0+1)*p.og])
+				}
+			}
+		})
+	}
 	return out
 }

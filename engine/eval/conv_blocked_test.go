@@ -31,7 +31,20 @@ func TestConvBlockedMatchesWholeIm2col(t *testing.T) {
 		{2, 14, 14, 16, 3, 3, 16, 1, 1, 1, 1, true, 4, 1},
 		{4, 20, 20, 6, 20, 20, 12, 1, 0, 1, 1, false, 1, 2},
 		{3, 40, 40, 5, 5, 5, 7, 1, 2, 1, 1, false, 1, 1},
+		// Long contractions (convolveSliced): a weight-gradient shape
+		// whose rows run contiguously through the input and padding, a
+		// dilated window, a dilated input, and feature groups.
+		{8, 30, 30, 8, 28, 28, 16, 1, 1, 1, 1, false, 1, 1},
+		{2, 40, 40, 8, 19, 19, 8, 1, 0, 1, 2, false, 1, 1},
+		{2, 20, 20, 8, 30, 30, 8, 1, 2, 2, 1, true, 1, 1},
+		{2, 30, 30, 16, 26, 26, 8, 1, 1, 1, 1, false, 2, 1},
 	}
+	sliced := convSlicedRuns.Load()
+	defer func() {
+		if !floatsOnBLAS && convSlicedRuns.Load()-sliced < 8 {
+			t.Errorf("the long-contraction cases ran convolveSliced %d times, want 8", convSlicedRuns.Load()-sliced)
+		}
+	}()
 	for _, typ := range []dtype.Type{dtype.F32, dtype.F64} {
 		for ci, c := range cases {
 			for _, nonFinite := range []bool{false, true} {

@@ -386,52 +386,6 @@ func (ev *Evaluator) parallelism() int {
 	return runtime.GOMAXPROCS(0)
 }
 
-// permuteTo returns src (row-major over dims) transposed so that the result's
-// dimension i is source dimension perm[i]. The identity permutation returns src.
-func permuteTo[T any](src []T, dims []int64, perm []int) []T {
-	identity := true
-	for i, p := range perm {
-		if p != i {
-			identity = false
-		}
-	}
-	if identity {
-		return src
-	}
-	out := make([]T, len(src))
-	if len(out) == 0 {
-		return out
-	}
-	strides := tensor.Strides(dims)
-	r := len(perm)
-	pd := make([]int64, r) // permuted sizes
-	ps := make([]int64, r) // source stride of each result dim
-	for i, p := range perm {
-		pd[i], ps[i] = dims[p], strides[p]
-	}
-	inner, innerStride := pd[r-1], ps[r-1]
-	idx := make([]int64, r)
-	src0 := int64(0)
-	for o := 0; o < len(out); o += int(inner) {
-		s := src0
-		row := out[o : o+int(inner)]
-		for j := range row {
-			row[j] = src[s]
-			s += innerStride
-		}
-		for d := r - 2; d >= 0; d-- {
-			idx[d]++
-			src0 += ps[d]
-			if idx[d] < pd[d] {
-				break
-			}
-			src0 -= ps[d] * pd[d]
-			idx[d] = 0
-		}
-	}
-	return out
-}
-
 // Conversions between tensors of any type and the compute types.
 
 func toF32s(t *tensor.Tensor) []float32 {

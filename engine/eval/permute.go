@@ -1,0 +1,117 @@
+package eval
+
+import "goldtrace/engine/tensor"
+
+// permuteTo returns src (row-major over dims) transposed so that the result's
+// dimension i is source dimension perm[i]. The identity permutation returns src.
+func permuteTo[T any](src []T, dims []int64, perm []int) []T {
+	return permuteToPar(1, src, dims, perm)
+}
+
+// permuteMinParallel is the element count from which permuteToPar splits
+// the copy over goroutines.
+const permuteMinParallel = 1 << 16
+
+// permuteToPar is permuteTo on up to par goroutines. Result dimensions that
+// stay adjacent in the source are merged first; rows that are contiguous in
+// the source are copied whole, and when the result's last dimension walks
+// the source with a stride, the copy goes in square tiles of that dimension
+// and the source's contiguous one, so both sides stay in cache.
+func permuteToPar[T any](par int, src []T, dims []int64, perm []int) []T {
+	strides := tensor.Strides(dims)
+	var pd, ps []int64 // merged result dims and their source strides
+	for _, p := range perm {
+		if dims[p] == 1 {
+			continue
+		}
+		if n := len(pd); n > 0 && ps[n-1] == strides[p]*dims[p] {
+			pd[n-1] *= dims[p]
+			ps[n-1] = strides[p]
+			continue
+		}
+		pd, ps = append(pd, dims[p]), append(ps, strides[p])
+	}
+	if len(pd) <= 1 {
+		return src // the identity, up to unit dimensions
+	}
+	out := make([]T, len(src))
+	r := len(pd)
+	inner := r - 1
+	tile := -1 // the result dim the source is contiguous along, when not the last
+	if ps[inner] != 1 {
+		for i, s := range ps {
+			if s == 1 {
+				tile = i
+			}
+		}
+	}
+	// Work items: every index of the dims other than the last (and the
+	// tiled one, which goes in tiles of permuteTile).
+	const permuteTile = 16
+	os := tensor.Strides(pd)
+	outer := make([]int64, 0, r) // dims walked item by item
+	for i := 0; i < inner; i++ {
+		if i != tile {
+			outer = append(outer, int64(i))
+		}
+	}
+	items := int64(1)
+	for _, d := range outer {
+		items *= pd[d]
+	}
+	tiles := int64(1)
+	if tile >= 0 {
+		tiles = (pd[tile] + permuteTile - 1) / permuteTile
+	}
+	body := func(lo, hi int64) {
+		for it := lo; it < hi; it++ {
+			// Decompose the item: the tile index is the fastest-varying.
+			rest, t := it/tiles, it%tiles
+			o, s := int64(0), int64(0)
+			for k := len(outer) - 1; k >= 0; k-- {
+				d := outer[k]
+				x := rest % pd[d]
+				rest /= pd[d]
+				o += x * os[d]
+				s += x * ps[d]
+			}
+			n := pd[inner]
+			if tile < 0 {
+				row := out[o : o+n]
+				if ps[inner] == 1 {
+					copy(row, src[s:s+n])
+					continue
+				}
+				st := ps[inner]
+				for j := range row {
+					row[j] = src[s+int64(j)*st]
+				}
+				continue
+			}
+			j0, j1 := t*permuteTile, min((t+1)*permuteTile, pd[tile])
+			st, ot := ps[inner], os[tile]
+			for i0 := int64(0); i0 < n; i0 += permuteTile {
+				i1 := min(i0+permuteTile, n)
+				for j := j0; j < j1; j++ {
+					row := out[o+j*ot+i0 : o+j*ot+i1]
+					sj := s + j
+					for i := range row {
+						row[i] = src[sj+(i0+int64(i))*st]
+					}
+				}
+			}
+		}
+	}
+	total := items * tiles
+	if par <= 1 || len(out) < permuteMinParallel {
+		body(0, total)
+		return out
+	}
+	chunks := min(int64(4*par), total)
+	dynamicFor(par, int(chunks), func(next func() int) {
+		for c := int64(next()); c < chunks; c = int64(next()) {
+			body(c*total/chunks, (c+1)*total/chunks)
+		}
+	})
+	return out
+}
