@@ -200,7 +200,12 @@ func (kn *gemmKernel[T]) shared(bp []T, par, m, n, k int, a []T, la gemmLayout, 
 		// others up for long: rows first, then columns.
 		const chunksPerWorker = 4
 		rowTiles, colTiles := (m+mr-1)/mr, (nc+nr-1)/nr
+		// A multiple of par chunks, so that on equal cores the last
+		// round of every slice keeps them all busy.
 		rowChunks := max(min(rowTiles, chunksPerWorker*par), (m+kn.mc-1)/kn.mc)
+		if rowChunks > par && rowChunks < rowTiles {
+			rowChunks = min(roundUp(rowChunks, par), rowTiles)
+		}
 		colChunks := min(colTiles, max(1, chunksPerWorker*par/rowChunks))
 		rowBound := func(i int) int { return min(i*rowTiles/rowChunks*mr, m) }
 		colBound := func(i int) int { return min(i*colTiles/colChunks*nr, nc) }
