@@ -152,9 +152,11 @@ func evalConvolution(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, e
 // convolve runs each group as one GEMM over an im2col matrix:
 // [nb*P, W*cg] x [W*cg, og].
 func convolve[T number](par int, p *convPlan, ldims, rdims []int64, lhs, rhs []T) []T {
-	x := permuteToPar(par, lhs, ldims, p.lhsPerm) // [N, S, C]
-	k := permuteToPar(par, rhs, rdims, p.rhsPerm) // [W, cg, O]
+	x, releaseX := permuteScratch(par, lhs, ldims, p.lhsPerm) // [N, S, C]
+	k, releaseK := permuteScratch(par, rhs, rdims, p.rhsPerm) // [W, cg, O]
 	if out, ok := convolveBlocked(par, p, x, k); ok {
+		releaseX()
+		releaseK()
 		return permuteToPar(par, out, p.outDims, p.outPerm)
 	}
 	out := make([]T, p.nb*p.p*p.o) // [nb, P, O]

@@ -85,7 +85,7 @@ func convolveBlocked[T number](par int, p *convPlan, x, k []T) (out []T, ok bool
 		return convolveSliced(par, p, x, k), true
 	}
 	blocks := (rows + rb - 1) / rb
-	out = make([]T, rows*p.o) // [nb, P, O]
+	out = storageOf[T](rows * p.o) // [nb, P, O]
 	for q := 0; q < p.groups; q++ {
 		n0, c0 := p.groupStart(q)
 		b := groupKernel(p, k, q)
@@ -261,7 +261,7 @@ func convolveSliced[T number](par int, p *convPlan, x, k []T) []T {
 	chunk := roundUp(max(1, rows/(4*max(par, 1))), 12)
 	chunk = min(chunk, max(48, (64<<10)/max(p.og, 1)/12*12))
 	chunks := (rows + chunk - 1) / chunk
-	out := make([]T, rows*p.o) // [nb, P, O]
+	out := storageOf[T](rows * p.o) // [nb, P, O]
 	for q := 0; q < p.groups; q++ {
 		n0, c0 := p.groupStart(q)
 		b := groupKernel(p, k, q)

@@ -111,6 +111,11 @@ type Options struct {
 	// Memory, when set, records the peak size of the values live at once
 	// (memstats.go).
 	Memory *MemoryStats
+	// ConsumeArgs hands Run's args over to the evaluator: once a parameter
+	// of the entry computation has no user left, its slot in args is
+	// cleared, so an input the caller holds nowhere else can be collected
+	// while the module runs on.
+	ConsumeArgs bool
 }
 
 // Evaluator runs one module.
@@ -192,16 +197,26 @@ func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 	plan := ev.fusionPlanFor(c)
 	// owned: values whose storage this frame alone holds (recycle.go).
 	var owned map[*hlo.Instruction]bool
-	var made madeStorage // storage this frame allocated (recycle.go)
-	if ev.recycling() {
+	var made madeStorage // storage this frame allocated (recycle.go); in loops only, as it holds the storage
+	if ev.ownsStorage() {
 		owned = map[*hlo.Instruction]bool{}
+	}
+	if ev.recycling() {
 		made = madeStorage{}
 	}
 	var rootOwned []bool      // see Evaluator.rootOwned
 	hoisted := ev.hoisting[c] // nil unless c is a running loop's body
+	consume := ev.Options.ConsumeArgs && c == ev.Module.Entry
 	release := func(op *hlo.Instruction) {
+		if consume && op.Opcode == "parameter" && int(op.ParameterNumber) < len(args) {
+			args[op.ParameterNumber] = Value{}
+		}
 		if owned[op] {
-			ev.pool.put(vals[op].T.Data)
+			if ev.recycling() {
+				ev.pool.put(vals[op].T.Data)
+			} else {
+				tensor.Release(vals[op].T.Data)
+			}
 			delete(owned, op)
 		}
 		ev.forget(vals, op)

@@ -1,6 +1,10 @@
 package eval
 
-import "goldtrace/engine/tensor"
+import (
+	"unsafe"
+
+	"goldtrace/engine/tensor"
+)
 
 // permuteTo returns src (row-major over dims) transposed so that the result's
 // dimension i is source dimension perm[i]. The identity permutation returns src.
@@ -18,6 +22,49 @@ const permuteMinParallel = 1 << 16
 // the source with a stride, the copy goes in square tiles of that dimension
 // and the source's contiguous one, so both sides stay in cache.
 func permuteToPar[T any](par int, src []T, dims []int64, perm []int) []T {
+	if permuteIsIdentity(dims, perm) {
+		return src
+	}
+	out := make([]T, len(src))
+	permuteInto(par, out, src, dims, perm)
+	return out
+}
+
+// permuteIsIdentity reports whether permuting dims by perm moves no element.
+func permuteIsIdentity(dims []int64, perm []int) bool {
+	last := -1
+	for _, p := range perm {
+		if dims[p] == 1 {
+			continue
+		}
+		if p < last {
+			return false
+		}
+		last = p
+	}
+	return true
+}
+
+// permuteScratch is permuteToPar into storage drawn from (and, by the
+// returned func, given back to) the tensor package's reuse pool, for
+// operand copies that die with the op: the next op's copies of the same
+// size then take the same storage instead of growing the heap. The
+// release func must be called only when nothing reads the copy any more;
+// for the identity it does nothing (src is returned).
+func permuteScratch[T number](par int, src []T, dims []int64, perm []int) ([]T, func()) {
+	if permuteIsIdentity(dims, perm) || len(src) == 0 {
+		return src, func() {}
+	}
+	size := int(unsafe.Sizeof(src[0]))
+	b := tensor.Storage(len(src) * size)
+	out := unsafe.Slice((*T)(unsafe.Pointer(&b[0])), len(src))
+	permuteInto(par, out, src, dims, perm)
+	return out, func() { tensor.Release(b) }
+}
+
+// permuteInto writes src permuted into dst (len(src) elements), unless
+// perm is the identity up to unit dimensions.
+func permuteInto[T any](par int, out, src []T, dims []int64, perm []int) {
 	strides := tensor.Strides(dims)
 	var pd, ps []int64 // merged result dims and their source strides
 	for _, p := range perm {
@@ -32,9 +79,8 @@ func permuteToPar[T any](par int, src []T, dims []int64, perm []int) []T {
 		pd, ps = append(pd, dims[p]), append(ps, strides[p])
 	}
 	if len(pd) <= 1 {
-		return src // the identity, up to unit dimensions
+		return // the identity, up to unit dimensions (permuteIsIdentity)
 	}
-	out := make([]T, len(src))
 	r := len(pd)
 	inner := r - 1
 	tile := -1 // the result dim the source is contiguous along, when not the last
@@ -105,7 +151,7 @@ func permuteToPar[T any](par int, src []T, dims []int64, perm []int) []T {
 	total := items * tiles
 	if par <= 1 || len(out) < permuteMinParallel {
 		body(0, total)
-		return out
+		return
 	}
 	chunks := min(int64(4*par), total)
 	dynamicFor(par, int(chunks), func(next func() int) {
@@ -113,5 +159,4 @@ func permuteToPar[T any](par int, src []T, dims []int64, perm []int) []T {
 			body(c*total/chunks, (c+1)*total/chunks)
 		}
 	})
-	return out
 }

@@ -106,7 +106,27 @@ func (ev *Evaluator) newF32s(n int, zero bool) []float32 {
 			return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), n)
 		}
 	}
-	return make([]float32, n)
+	return storageOf[float32](n)
+}
+
+// storageOf returns n zeroed elements of tensor storage, taking storage
+// released by values that died (tensor.Release) when some of that size is
+// still alive.
+func storageOf[T number](n int) []T {
+	if n == 0 {
+		return nil
+	}
+	b := tensor.Storage(n * int(unsafe.Sizeof(*new(T))))
+	return unsafe.Slice((*T)(unsafe.Pointer(&b[0])), n)
+}
+
+// ownsStorage reports whether ev tracks which values' storage it owns, to
+// recycle it in loops (below) and elsewhere hand it to tensor.Release when
+// the value dies, whose weak pool lets the next allocation of that size
+// reuse it if the collector has not freed it yet. Not with a Trace (values
+// kept for the caller) nor across devices.
+func (ev *Evaluator) ownsStorage() bool {
+	return !recycleDisabled && ev.Options.Trace == nil && ev.Options.Exchange == nil
 }
 
 // recycling reports whether ev recycles storage: inside while loops only
@@ -115,7 +135,7 @@ func (ev *Evaluator) newF32s(n int, zero bool) []float32 {
 // Trace keeps values, nor across devices (another device's evaluator may
 // still read a value this one contributed to a collective).
 func (ev *Evaluator) recycling() bool {
-	return ev.loops > 0 && !recycleDisabled && ev.Options.Trace == nil && ev.Options.Exchange == nil
+	return ev.loops > 0 && ev.ownsStorage()
 }
 
 // enterLoop marks a while loop running; the returned func ends it, and the
@@ -139,7 +159,8 @@ func (r *recycler) drain() {
 // freshOps always allocate their result (or return an operand's storage,
 // which the sharing test catches); nothing else is ever owned.
 var freshOps = map[string]bool{"dot": true, "slice": true, "dynamic-slice": true, "broadcast": true,
-	"transpose": true, "concatenate": true, "select": true, "compare": true, "convert": true}
+	"transpose": true, "concatenate": true, "select": true, "compare": true, "convert": true,
+	"convolution": true}
 
 // freshOp reports whether in's op allocates its result.
 func freshOp(in *hlo.Instruction) bool {

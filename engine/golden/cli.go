@@ -226,6 +226,8 @@ func (c *cliConfig) run(stdout, stderr io.Writer) error {
 	if opts.Verbose >= 2 {
 		opts.Progress = stderr
 	}
+	// Inputs read or synthesized here are needed by nothing after the run.
+	opts.ConsumeInputs = loaded.Args == nil
 	res, err := Run(m, inputs, opts)
 	var ie *InputError
 	if errors.As(err, &ie) && ie.File == "" && ie.Input >= 0 && ie.Input < len(c.inputs) {

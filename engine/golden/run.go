@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"time"
+	"unsafe"
 
 	"goldtrace/engine/dtype"
 	"goldtrace/engine/eval"
@@ -57,6 +58,11 @@ type Options struct {
 	Progress io.Writer
 	// ProgressInterval overrides the one-second progress period (tests).
 	ProgressInterval time.Duration
+	// ConsumeInputs hands the inputs slice over to Run: on one device,
+	// Run clears it and lets each input go once the module has no more use
+	// for it, so memory the caller would hold until the end is freed early.
+	// Callers that use their inputs afterwards must not set it.
+	ConsumeInputs bool
 }
 
 // Result is what a run produced.
@@ -159,6 +165,21 @@ func Run(m *hlo.Module, inputs []*tensor.Tensor, opts Options) (res *Result, err
 	if err != nil {
 		return nil, err
 	}
+	// Outputs that are inputs (passed-through parameters) are copied at the
+	// end; the inputs are known by address, so that the set holds none of
+	// them alive (a false match after one was freed only costs a copy).
+	inputSet := map[uintptr]bool{}
+	for _, a := range args {
+		for _, v := range a {
+			for _, t := range v.Leaves() {
+				inputSet[uintptr(unsafe.Pointer(t))] = true
+			}
+		}
+	}
+	consume := opts.ConsumeInputs && devices == 1
+	if consume {
+		clear(inputs)
+	}
 
 	res = &Result{Module: lm, Devices: devices}
 	prog := newProgress(lm, devices)
@@ -207,6 +228,7 @@ func Run(m *hlo.Module, inputs []*tensor.Tensor, opts Options) (res *Result, err
 				ReplicaCount:  replicas,
 				NumPartitions: partitions,
 				Trace:         trace(d),
+				ConsumeArgs:   consume,
 			}
 			if opts.Verbose >= 1 || opts.ReportMemory {
 				evOpts.Memory = &memStats[d]
@@ -240,21 +262,13 @@ func Run(m *hlo.Module, inputs []*tensor.Tensor, opts Options) (res *Result, err
 		}
 		return nil, &EvalError{Device: dev, Err: e}
 	}
-	inputSet := map[*tensor.Tensor]bool{}
-	for _, a := range args {
-		for _, v := range a {
-			for _, t := range v.Leaves() {
-				inputSet[t] = true
-			}
-		}
-	}
 	for _, out := range outs {
 		leaves := out.Leaves()
 		res.OutputsPerDevice = len(leaves)
 		for _, t := range leaves {
 			// An output that is an input (a passed-through parameter) gets its
 			// own copy, as aliasing was stripped.
-			if inputSet[t] {
+			if inputSet[uintptr(unsafe.Pointer(t))] {
 				t = t.Clone()
 			}
 			res.Outputs = append(res.Outputs, t)

@@ -60,9 +60,17 @@ func alignedBytes(n int) []byte {
 	if n == 0 {
 		return []byte{}
 	}
+	if b := reused(n); b != nil {
+		clear(b)
+		return b
+	}
 	words := make([]complex128, (n+15)/16)
 	return unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), n)
 }
+
+// Storage returns n zeroed bytes, 16-byte aligned, as tensor storage is:
+// released storage of that size (Release) when some is still alive.
+func Storage(n int) []byte { return alignedBytes(n) }
 
 // New allocates a zeroed tensor. It panics on invalid shapes; use CheckShape first
 // for untrusted input.
