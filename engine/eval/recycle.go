@@ -93,6 +93,10 @@ func (ev *Evaluator) newTensor(t dtype.Type, dims []int64, zero bool) *tensor.Te
 			}
 		}
 	}
+	if !zero && tensor.CheckShape(t, dims) == nil {
+		n := int(tensor.NumElements(dims)) * t.Size()
+		return &tensor.Tensor{Type: t, Dims: append([]int64{}, dims...), Data: tensor.StorageForWriting(n)}
+	}
 	return tensor.New(t, dims)
 }
 

@@ -43,3 +43,19 @@ func TestReleaseReusesUntilCollected(t *testing.T) {
 		t.Fatalf("small storage pooled")
 	}
 }
+
+// StorageForWriting hands released storage back as it was (its caller
+// overwrites it), and fresh storage otherwise.
+func TestStorageForWriting(t *testing.T) {
+	const n = 1 << 19
+	a := Storage(n)
+	a[5] = 7
+	Release(a)
+	b := StorageForWriting(n)
+	if &b[0] != &a[0] || b[5] != 7 {
+		t.Fatalf("released storage not handed back as it was")
+	}
+	if c := StorageForWriting(n); &c[0] == &b[0] || len(c) != n || uintptr(unsafe.Pointer(&c[0]))%16 != 0 {
+		t.Fatalf("storage handed out twice, or misaligned")
+	}
+}

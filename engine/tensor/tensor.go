@@ -72,6 +72,15 @@ func alignedBytes(n int) []byte {
 // released storage of that size (Release) when some is still alive.
 func Storage(n int) []byte { return alignedBytes(n) }
 
+// StorageForWriting is Storage for a caller that writes every byte itself:
+// released storage comes back as it was left, not cleared.
+func StorageForWriting(n int) []byte {
+	if b := reused(n); b != nil {
+		return b
+	}
+	return alignedBytes(n)
+}
+
 // New allocates a zeroed tensor. It panics on invalid shapes; use CheckShape first
 // for untrusted input.
 func New(t dtype.Type, dims []int64) *Tensor {
