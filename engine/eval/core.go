@@ -133,6 +133,7 @@ type Evaluator struct {
 	// elements the frame alone held (recycle.go).
 	rootOwned []bool
 	hoisting  map[*hlo.Computation]*hoistedState // running loop bodies' kept values (loop_hoist.go)
+	frames    map[*hlo.Computation]*framePlan    // Call's plan of each computation
 }
 
 // New returns an evaluator of m.
@@ -180,26 +181,101 @@ func Evaluate(m *hlo.Module, args []Value, opts Options) (Value, error) {
 	return New(m, opts).Run(args)
 }
 
+// framePlan is what Call works out once per computation: each
+// instruction's position, its operands' positions and the use counts, so
+// that a call (a loop body's step) keeps its values in slices and
+// re-plans nothing.
+type framePlan struct {
+	pos      map[*hlo.Instruction]int32
+	operands [][]int32 // per instruction, its operands' positions (-1: not in the computation)
+	uses     []int32   // per instruction, its uses as an operand
+	root     int32     // the root's position, -1 if none
+	nargs    int       // operands of all instructions
+	free     []*frameBuf
+}
+
+// frameBuf is one call's per-instruction state, reused by the next call of
+// the same computation.
+type frameBuf struct {
+	vals  []Value
+	have  []bool
+	uses  []int32
+	owned []bool
+}
+
+func (fp *framePlan) get() *frameBuf {
+	if k := len(fp.free); k > 0 {
+		fb := fp.free[k-1]
+		fp.free = fp.free[:k-1]
+		return fb
+	}
+	n := len(fp.uses)
+	return &frameBuf{vals: make([]Value, n), have: make([]bool, n), uses: make([]int32, n), owned: make([]bool, n)}
+}
+
+// put returns fb cleared, holding no values.
+func (fp *framePlan) put(fb *frameBuf) {
+	clear(fb.vals)
+	clear(fb.have)
+	clear(fb.owned)
+	fp.free = append(fp.free, fb)
+}
+
+func (ev *Evaluator) framePlanFor(c *hlo.Computation) *framePlan {
+	if fp, ok := ev.frames[c]; ok {
+		return fp
+	}
+	n := len(c.Instructions)
+	fp := &framePlan{pos: make(map[*hlo.Instruction]int32, n), operands: make([][]int32, n), uses: make([]int32, n), root: -1}
+	for i, in := range c.Instructions {
+		fp.pos[in] = int32(i)
+	}
+	flat := make([]int32, 0, n*2)
+	for i, in := range c.Instructions {
+		start := len(flat)
+		for _, op := range in.Operands {
+			p, ok := fp.pos[op]
+			if !ok {
+				p = -1
+			} else {
+				fp.uses[p]++
+			}
+			flat = append(flat, p)
+		}
+		fp.operands[i] = flat[start:len(flat):len(flat)]
+	}
+	fp.nargs = len(flat)
+	if p, ok := fp.pos[c.Root]; ok {
+		fp.root = p
+	}
+	if ev.frames == nil {
+		ev.frames = map[*hlo.Computation]*framePlan{}
+	}
+	ev.frames[c] = fp
+	return fp
+}
+
 // Call evaluates computation c on args.
 func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 	if len(args) != len(c.Params) {
 		return Value{}, fmt.Errorf("computation %s takes %d parameters, got %d", c.Name, len(c.Params), len(args))
 	}
+	fp := ev.framePlanFor(c)
 	// Count uses so values can be dropped after their last use; big modules
 	// otherwise hold every intermediate in memory.
-	uses := make(map[*hlo.Instruction]int, len(c.Instructions))
-	for _, in := range c.Instructions {
-		for _, op := range in.Operands {
-			uses[op]++
-		}
-	}
-	vals := make(map[*hlo.Instruction]Value, len(c.Instructions))
+	fb := fp.get()
+	defer fp.put(fb)
+	uses, vals, have := fb.uses, fb.vals, fb.have
+	copy(uses, fp.uses)
+	// Every instruction's operand values, in one allocation (an op may keep
+	// its argument slice).
+	argVals := make([]Value, fp.nargs)
 	plan := ev.fusionPlanFor(c)
 	// owned: values whose storage this frame alone holds (recycle.go).
-	var owned map[*hlo.Instruction]bool
+	var owned []bool
 	var made madeStorage // storage this frame allocated (recycle.go); in loops only, as it holds the storage
 	if ev.ownsStorage() {
-		owned = map[*hlo.Instruction]bool{}
+		owned = fb.owned
 	}
 	if ev.recycling() {
 		made = madeStorage{}
@@ -207,21 +283,44 @@ func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 	var rootOwned []bool      // see Evaluator.rootOwned
 	hoisted := ev.hoisting[c] // nil unless c is a running loop's body
 	consume := ev.Options.ConsumeArgs && c == ev.Module.Entry
-	release := func(op *hlo.Instruction) {
-		if consume && op.Opcode == "parameter" && int(op.ParameterNumber) < len(args) {
-			args[op.ParameterNumber] = Value{}
+	release := func(p int32) {
+		if in := c.Instructions[p]; consume && in.Opcode == "parameter" && int(in.ParameterNumber) < len(args) {
+			args[in.ParameterNumber] = Value{}
 		}
-		if owned[op] {
+		if owned != nil && owned[p] {
 			if ev.recycling() {
-				ev.pool.put(vals[op].T.Data)
+				ev.pool.put(vals[p].T.Data)
 			} else {
-				tensor.Release(vals[op].T.Data)
+				tensor.Release(vals[p].T.Data)
 			}
-			delete(owned, op)
+			owned[p] = false
 		}
-		ev.forget(vals, op)
+		if have[p] {
+			if mem := ev.Options.Memory; mem != nil {
+				mem.drop(vals[p])
+			}
+			vals[p], have[p] = Value{}, false
+		}
 	}
-	for _, in := range c.Instructions {
+	// done counts one use of the operand at p gone.
+	done := func(p int32) {
+		if p < 0 {
+			return
+		}
+		if uses[p]--; uses[p] == 0 && p != fp.root {
+			release(p)
+		}
+	}
+	var valueOf func(op *hlo.Instruction) (Value, bool)
+	if plan != nil {
+		valueOf = func(op *hlo.Instruction) (Value, bool) {
+			if p, ok := fp.pos[op]; ok && have[p] {
+				return vals[p], true
+			}
+			return Value{}, false
+		}
+	}
+	for idx, in := range c.Instructions {
 		if err := ev.Ctx.Err(); err != nil {
 			return Value{}, err
 		}
@@ -231,18 +330,19 @@ func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 		}
 		if g := plan.group(in); g != nil {
 			var err error
-			if v, err = runGroup(ev, g, vals); err != nil {
+			if v, err = runGroup(ev, g, valueOf); err != nil {
 				return Value{}, &Error{c.Name, in.Name, in.Opcode, err}
 			}
 			ev.noteLive(v) // before its operands may die: both existed at once
 			for _, op := range g.consumes {
-				uses[op]--
-				if uses[op] == 0 && op != c.Root {
-					release(op)
+				p, ok := fp.pos[op]
+				if !ok {
+					p = -1
 				}
+				done(p)
 			}
 			if owned != nil && v.T != nil {
-				owned[in] = true // a group's value is always new storage
+				owned[idx] = true // a group's value is always new storage
 				made.add(v.T)
 			}
 		} else if in.Opcode == "parameter" {
@@ -251,20 +351,18 @@ func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 		} else if kept, ok := hoisted.value(in); ok {
 			v = kept // loop-invariant, computed at an earlier step (loop_hoist.go)
 			ev.noteLive(v)
-			for _, op := range in.Operands {
-				uses[op]--
-				if uses[op] == 0 && op != c.Root {
-					release(op)
-				}
+			for _, p := range fp.operands[idx] {
+				done(p)
 			}
 		} else {
-			opArgs := make([]Value, len(in.Operands))
-			for i, op := range in.Operands {
-				a, ok := vals[op]
-				if !ok {
-					return Value{}, &Error{c.Name, in.Name, in.Opcode, fmt.Errorf("operand %%%s has no value", op.Name)}
+			opPos := fp.operands[idx]
+			opArgs := argVals[:len(opPos):len(opPos)]
+			argVals = argVals[len(opPos):]
+			for i, p := range opPos {
+				if p < 0 || !have[p] {
+					return Value{}, &Error{c.Name, in.Name, in.Opcode, fmt.Errorf("operand %%%s has no value", in.Operands[i].Name)}
 				}
-				opArgs[i] = a
+				opArgs[i] = vals[p]
 			}
 			f, ok := ops[in.Opcode]
 			if !ok {
@@ -283,27 +381,27 @@ func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 			}
 			ev.noteLive(v)
 			if owned != nil {
-				if in == c.Root && in.Opcode == "tuple" {
+				if int32(idx) == fp.root && in.Opcode == "tuple" {
 					rootOwned = rootOwnedOf(opArgs, made)
 				}
 				fresh := v.T != nil && freshOp(in)
 				var heir bool
-				for i, op := range in.Operands {
+				for i, p := range opPos {
 					switch {
 					case in.Opcode == "tuple":
-						delete(owned, op) // the tuple holds its storage now
-					case (fresh || owned[op]) && sharesValue(v, opArgs[i]):
+						owned[p] = false // the tuple holds its storage now
+					case (fresh || owned[p]) && sharesValue(v, opArgs[i]):
 						// This view or pass-through holds its storage now;
 						// when it is the operand's last use and the very same
 						// storage, it inherits the ownership (a reshape of a
 						// dying intermediate).
-						heir = !fresh && owned[op] && uses[op] == 1 && op != c.Root && sameStorage(v.T, opArgs[i].T)
+						heir = !fresh && owned[p] && uses[p] == 1 && p != fp.root && sameStorage(v.T, opArgs[i].T)
 						fresh = false
-						delete(owned, op)
+						owned[p] = false
 					}
 				}
 				if (fresh || heir) && !hoisted.member(in) {
-					owned[in] = true
+					owned[idx] = true
 					made.add(v.T)
 				}
 			}
@@ -311,42 +409,34 @@ func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 				hoisted.keep(ev, in, v)
 				made.drop(v) // kept past this frame
 			}
-			for _, op := range in.Operands {
-				uses[op]--
-				if uses[op] == 0 && op != c.Root {
-					release(op)
-				}
+			for _, p := range opPos {
+				done(p)
 			}
 		}
 		if ev.Options.Trace != nil {
 			ev.Options.Trace(in, v)
 		}
-		vals[in] = v
+		vals[idx], have[idx] = v, true
 	}
 	ev.rootOwned = rootOwned
 	if mem := ev.Options.Memory; mem != nil {
 		// What is left dies with this call; the caller counts the result again.
-		for _, v := range vals {
-			mem.drop(v)
+		for p, v := range vals {
+			if have[p] {
+				mem.drop(v)
+			}
 		}
 	}
-	return vals[c.Root], nil
+	if fp.root < 0 || !have[fp.root] {
+		return Value{}, nil
+	}
+	return vals[fp.root], nil
 }
 
 func (ev *Evaluator) noteLive(v Value) {
 	if mem := ev.Options.Memory; mem != nil {
 		mem.add(v)
 	}
-}
-
-// forget drops the value of op after its last use.
-func (ev *Evaluator) forget(vals map[*hlo.Instruction]Value, op *hlo.Instruction) {
-	if mem := ev.Options.Memory; mem != nil {
-		if v, ok := vals[op]; ok {
-			mem.drop(v)
-		}
-	}
-	delete(vals, op)
 }
 
 // UnsupportedError marks an opcode, custom-call target, type or attribute value

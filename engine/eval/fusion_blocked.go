@@ -275,7 +275,7 @@ func errMissing(op *hlo.Instruction) error {
 }
 
 // runGroup evaluates g, turning a panic into an error as callOp does.
-func runGroup(ev *Evaluator, g *fusedGroup, vals map[*hlo.Instruction]Value) (v Value, err error) {
+func runGroup(ev *Evaluator, g *fusedGroup, vals func(*hlo.Instruction) (Value, bool)) (v Value, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			v, err = Value{}, fmt.Errorf("internal error: %v", r)
@@ -488,16 +488,21 @@ func fusibleReduce(r, x *hlo.Instruction) bool {
 }
 
 // eval computes the group's value from the values of its outside operands.
-func (g *fusedGroup) eval(ev *Evaluator, vals map[*hlo.Instruction]Value) (Value, error) {
+func (g *fusedGroup) eval(ev *Evaluator, vals func(*hlo.Instruction) (Value, bool)) (Value, error) {
 	n := len(g.members)
 	ext := fuseInputs{f: make([][][]float32, n), pred: make([][]byte, n)}
+	slots := 0
+	for _, m := range g.members {
+		slots += len(m.Operands)
+	}
+	flat := make([][]float32, slots) // every member's operand slots, one allocation
 	for j, m := range g.members {
-		ext.f[j] = make([][]float32, len(m.Operands))
+		ext.f[j], flat = flat[:len(m.Operands):len(m.Operands)], flat[len(m.Operands):]
 		for k, op := range m.Operands {
 			if _, in := g.pos[op]; in {
 				continue
 			}
-			v, ok := vals[op]
+			v, ok := vals(op)
 			if g.kinds[j] == fuseSelect && k == 0 {
 				if !ok || v.T == nil || v.T.Type != dtype.Pred || !equalDims(v.T.Dims, g.dims) {
 					return Value{}, fmt.Errorf("operand %%%s has no pred array value", op.Name)
@@ -527,7 +532,7 @@ func (g *fusedGroup) eval(ev *Evaluator, vals map[*hlo.Instruction]Value) (Value
 		})
 		return ArrayValue(out), nil
 	}
-	iv, ok := vals[g.reduce.Operands[1]]
+	iv, ok := vals(g.reduce.Operands[1])
 	if !ok || iv.T == nil {
 		return Value{}, errMissing(g.reduce.Operands[1])
 	}
