@@ -28,8 +28,14 @@ func (kn *gemmKernel[T]) runPrepacked(par, m, n, k int, a []T, la gemmLayout, bp
 	nr := kn.nr
 	npad := roundUp(n, nr)
 	panels := npad / nr
+	// Several runs of panels per goroutine, pulled as they finish, so a
+	// goroutine on a core busy elsewhere does not hold the others up.
+	const chunksPerWorker = 4
 	chunks := min(par, max(1, m*n*k/gemmSerialFlops), panels)
-	kn.parallelFor(chunks, chunks, func(w *gemmWork[T], it int) {
+	if chunks > 1 {
+		chunks = min(chunksPerWorker*chunks, panels)
+	}
+	kn.parallelFor(min(par, chunks), chunks, func(w *gemmWork[T], it int) {
 		j0, j1 := it*panels/chunks*nr, min((it+1)*panels/chunks*nr, n)
 		if j0 >= j1 {
 			return
