@@ -7,7 +7,7 @@ import (
 	"goldtrace/engine/tensor"
 )
 
-func init() { Register("convolution", evalConvolution) }
+func init() { Register("convolution", flushingArithmetic(evalConvolution, flushAlways)) }
 
 // convPlan is a convolution normalised to input [N, S..., C], kernel
 // [W..., Cg, O] and output [Nout, P..., O] (row-major), split into groups:

@@ -12,7 +12,7 @@ import (
 	"goldtrace/engine/tensor"
 )
 
-func init() { Register("dot", evalDot) }
+func init() { Register("dot", flushingArithmetic(evalDot, flushAlways)) }
 
 // number is the set of compute types the contraction kernels run in: f32 for
 // f32 and narrower floats, f64, int64 for every integer (wrapping to the result

@@ -17,8 +17,8 @@ import (
 )
 
 func init() {
-	Register("reduce", evalReduce)
-	Register("reduce-window", evalReduceWindow)
+	Register("reduce", flushingArithmetic(evalReduce, reducerFlushes))
+	Register("reduce-window", flushingArithmetic(evalReduceWindow, reducerFlushes))
 	Register("select-and-scatter", evalSelectAndScatter)
 }
 

@@ -1,0 +1,139 @@
+package eval
+
+import (
+	"sync/atomic"
+
+	"goldtrace/engine/dtype"
+	"goldtrace/engine/hlo"
+	"goldtrace/engine/tensor"
+)
+
+// XLA:CPU runs with denormals-are-zero and flush-to-zero
+// (docs/xla-cpu-semantics.md): the float arithmetic inside a reduction, a
+// reduce-window, a dot or a convolution sees subnormal inputs as signed zeros
+// and writes no subnormal result. The elementwise ops flush themselves; these
+// ops fold and multiply with Go's (IEEE) arithmetic in many fast paths, so the
+// flush is applied around them: inputs flushed on the way in (a copy only when
+// one holds a subnormal), results on the way out. A partial sum that lands in
+// the subnormal range and grows back out of it is not flushed in between.
+
+// flushAlways: dots and convolutions multiply and add every operand.
+func flushAlways(*hlo.Instruction, dtype.Type) bool { return true }
+
+// reducerFlushes: a reduction with a fast reducer computes it in float
+// arithmetic (bf16 maximum/minimum excepted: the newest XLA:CPU compares
+// bf16 natively, keeping subnormals, as the elementwise ops do by default).
+// Other reducers run in the scalar machine, which applies XLA's rules op by op.
+func reducerFlushes(in *hlo.Instruction, t dtype.Type) bool {
+	switch fastReducer(in.ToApply()) {
+	case "add", "multiply":
+		return true
+	case "maximum", "minimum":
+		return !bf16NativeMinMax("maximum", t)
+	}
+	return false
+}
+
+// flushable: the types whose values can be subnormal in the f32 or f64
+// arithmetic XLA does them in (f16 and the f8 types widen to normal f32s).
+func flushable(t dtype.Type) bool { return t == dtype.F32 || t == dtype.F64 || t == dtype.BF16 }
+
+func flushingArithmetic(f OpFunc, applies func(*hlo.Instruction, dtype.Type) bool) OpFunc {
+	return func(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
+		var flushed []Value
+		for i, a := range args {
+			if a.T == nil || !flushable(a.T.Type) || !applies(in, a.T.Type) || !hasSubnormal(a.T) {
+				continue
+			}
+			if flushed == nil {
+				flushed = append([]Value(nil), args...)
+			}
+			c := a.T.Clone()
+			ftzTensor(c)
+			flushed[i] = ArrayValue(c)
+		}
+		if flushed != nil {
+			args = flushed
+		}
+		v, err := f(ev, in, args)
+		if err != nil {
+			return v, err
+		}
+		return flushResults(in, v, args, applies), nil
+	}
+}
+
+// flushResults flushes the subnormals of v's float arrays, copying an array
+// that shares storage with an operand.
+func flushResults(in *hlo.Instruction, v Value, args []Value, applies func(*hlo.Instruction, dtype.Type) bool) Value {
+	if v.Tuple != nil {
+		out := Value{Tuple: make([]Value, len(v.Tuple))}
+		for i, e := range v.Tuple {
+			out.Tuple[i] = flushResults(in, e, args, applies)
+		}
+		return out
+	}
+	t := v.T
+	if t == nil || !flushable(t.Type) || !applies(in, t.Type) || !hasSubnormal(t) {
+		return v
+	}
+	for _, a := range args {
+		if a.T != nil && len(a.T.Data) > 0 && len(t.Data) > 0 && &a.T.Data[0] == &t.Data[0] {
+			t = t.Clone()
+			break
+		}
+	}
+	ftzTensor(t)
+	return ArrayValue(t)
+}
+
+// hasSubnormal scans t (large operands on every core: the scan runs over
+// every operand and result of these ops).
+func hasSubnormal(t *tensor.Tensor) bool {
+	switch t.Type {
+	case dtype.F32:
+		return anySubnormal(t.F32())
+	case dtype.F64:
+		return anySubnormal(t.F64())
+	case dtype.BF16:
+		for _, b := range t.U16() {
+			if b&0x7fff-1 < 0x007f {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// ftzTensor replaces t's subnormals by signed zeros, in place.
+func ftzTensor(t *tensor.Tensor) {
+	switch t.Type {
+	case dtype.F32:
+		ftz(t.F32())
+	case dtype.F64:
+		ftz(t.F64())
+	case dtype.BF16:
+		bs := t.U16()
+		for i, b := range bs {
+			if b&0x7fff-1 < 0x007f {
+				bs[i] = b & 0x8000
+			}
+		}
+	}
+}
+
+func anySubnormal[F float](xs []F) bool {
+	const chunk = 1 << 18
+	if len(xs) <= chunk {
+		return firstSubnormal(xs) >= 0
+	}
+	var found atomic.Bool
+	parallelFor((len(xs)+chunk-1)/chunk, func(lo, hi int) {
+		for c := lo; c < hi && !found.Load(); c++ {
+			if firstSubnormal(xs[c*chunk:min((c+1)*chunk, len(xs))]) >= 0 {
+				found.Store(true)
+			}
+		}
+	})
+	return found.Load()
+}
