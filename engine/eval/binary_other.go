@@ -29,3 +29,6 @@ func binaryFTZF32Vector(op string, a, b, o []float32) int { return 0 }
 
 // minMaxF32Vector has no vector form in the portable build.
 func minMaxF32Vector(op string, x, y, o []float32, flush bool) int { return 0 }
+
+// binaryInt32Vector has no vector form in the portable build.
+func binaryInt32Vector(op string, a, b, o []uint32) int { return 0 }

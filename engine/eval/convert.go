@@ -415,6 +415,13 @@ func evalReducePrecision(_ *Evaluator, in *hlo.Instruction, args []Value) (Value
 			return ArrayValue(out), nil
 		}
 		xs := asF32(x)
+		if x.Type == dtype.F32 {
+			out := tensor.New(dtype.F32, x.Dims)
+			rp := newReducePrecisionF32(eb, mb)
+			o, u := out.U32(), x.U32()
+			parallelFor(len(o), func(lo, hi int) { rp.apply(u[lo:hi], o[lo:hi]) })
+			return ArrayValue(out), nil
+		}
 		o := make([]float32, len(xs))
 		for i, v := range xs {
 			if v != v {
@@ -426,6 +433,56 @@ func evalReducePrecision(_ *Evaluator, in *hlo.Instruction, args []Value) (Value
 		return ArrayValue(newFromF32(x.Type, x.Dims, o)), nil
 	}
 	return Value{}, unsupported("reduce-precision", x.Type)
+}
+
+// reducePrecisionF32 is reducePrecisionBits of f32 bits (8 exponent, 23
+// mantissa bits) with its constants worked out once, NaNs passed through.
+type reducePrecisionF32 struct {
+	round, exp        bool
+	shift             uint
+	half, keep        uint32 // (last>>1)-1 and ^(last-1)
+	maxExp, minExp    uint32
+	signMask, expMask uint32
+}
+
+func newReducePrecisionF32(eb, mb int64) reducePrecisionF32 {
+	var r reducePrecisionF32
+	if mb < 23 {
+		r.round = true
+		r.shift = uint(23 - mb)
+		last := uint32(1) << r.shift
+		r.half, r.keep = last>>1-1, ^(last - 1)
+	}
+	if eb < 8 {
+		r.exp = true
+		r.signMask, r.expMask = 1<<31, 0xff<<23
+		rbias := uint32(1)<<uint(eb-1) - 1
+		r.maxExp, r.minExp = (127+rbias)<<23, (127-rbias)<<23
+	}
+	return r
+}
+
+// apply sets o[i] to reduce-precision of the f32 bits x[i].
+func (r reducePrecisionF32) apply(x, o []uint32) {
+	o = o[:len(x)]
+	for i, v := range x {
+		if v&0x7fffffff > 0x7f800000 { // NaN
+			o[i] = v
+			continue
+		}
+		if r.round {
+			v = (v + r.half + (v>>r.shift)&1) & r.keep
+		}
+		if r.exp {
+			switch e := v & r.expMask; {
+			case e > r.maxExp:
+				v = v&r.signMask | r.expMask
+			case e <= r.minExp:
+				v &= r.signMask
+			}
+		}
+		o[i] = v
+	}
 }
 
 // reducePrecisionBits applies reduce-precision to the bits of an IEEE float

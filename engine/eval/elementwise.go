@@ -401,9 +401,35 @@ func binaryIntT[T integer](op string, a, b *tensor.Tensor) (*tensor.Tensor, erro
 	}
 	out := tensor.New(a.Type, a.Dims)
 	o := rawView[T](out.Data)
+	if bits == 32 {
+		ua, ub, uo := rawView[uint32](a.Data), rawView[uint32](b.Data), rawView[uint32](out.Data)
+		parallelFor(len(o), func(lo, hi int) { binaryInt32(op, isSigned[T](), ua[lo:hi], ub[lo:hi], uo[lo:hi]) })
+		return out, nil
+	}
 	parallelFor(len(o), func(lo, hi int) { binaryInt(op, as[lo:hi], bs[lo:hi], o[lo:hi], bits) })
 	maskStorage(out)
 	return out, nil
+}
+
+// binaryInt32 is binaryInt at width 32 on the bits of s32 (signed) or u32
+// elements: whole vectors where binaryInt32Vector has the op, binaryInt's
+// loop for the rest.
+func binaryInt32(op string, signed bool, a, b, o []uint32) {
+	k := binaryInt32Vector(op, a, b, o)
+	a, b, o = a[k:], b[k:], o[k:]
+	if signed {
+		binaryInt(op, asSigned32(a), asSigned32(b), asSigned32(o), 32)
+	} else {
+		binaryInt(op, a, b, o, 32)
+	}
+}
+
+// asSigned32 views u32 bits as s32.
+func asSigned32(xs []uint32) []int32 {
+	if len(xs) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*int32)(unsafe.Pointer(&xs[0])), len(xs))
 }
 
 // evalComplex builds c64/c128 from real and imaginary parts.

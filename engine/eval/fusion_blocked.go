@@ -1,8 +1,10 @@
 package eval
 
-// Blocked evaluation of elementwise f32 work. Within one computation (the
-// entry of an unoptimized module, or an XLA `fusion` computation), a DAG of
-// f32 elementwise instructions of one shape whose interior values have no
+// Blocked evaluation of elementwise f32 work (and of s32/u32 work: the
+// integer arithmetic, bitwise ops and shifts of jax.random's threefry).
+// Within one computation (the entry of an unoptimized module, or an XLA
+// `fusion` computation), a DAG of elementwise instructions of one shape and
+// one element type (compares read it, selects write it) whose interior values have no
 // user outside it (plus broadcasts feeding it, and a fast reduce over its
 // trailing dimensions consuming it) is evaluated block by block: each block
 // of a few thousand elements goes through every instruction while it is in
@@ -45,8 +47,13 @@ const (
 	fuseFMA
 	fuseBroadcast
 	fuseSlice   // a strided window of an outside operand, read in place
-	fuseCompare // an f32 compare: a pred block, read only by selects of the group
-	fuseSelect  // select(pred, f32, f32), the pred a member's or an outside value's
+	fuseCompare // a compare of the group's type: a pred block, read only by selects of the group
+	fuseSelect  // select(pred, x, y) of the group's type, the pred a member's or an outside value's
+	// 32-bit integer (s32, u32) members: the kernels of unaryInt and
+	// binaryInt on the block, as the op-by-op evaluation runs them on the
+	// whole array (integer ops know no subnormals).
+	fuseIntUnary
+	fuseIntBinary
 )
 
 // gathers reports whether k reads its outside operand at positions of its
@@ -57,6 +64,7 @@ func (k fuseKind) gathers() bool { return k == fuseBroadcast || k == fuseSlice }
 // one is the DAG's root. When reduce is set the group's value is the reduce
 // of the root, else the root's value.
 type fusedGroup struct {
+	elem    dtype.Type // f32, s32 or u32: every member's (a compare's operands') type
 	members []*hlo.Instruction
 	kinds   []fuseKind
 	pos     map[*hlo.Instruction]int
@@ -144,6 +152,24 @@ func (ev *Evaluator) fusionPlanFor(c *hlo.Computation) *fusionPlan {
 
 func isF32Array(s hlo.Shape) bool { return s.IsArray() && s.Elem == dtype.F32 }
 
+// isInt32Elem reports whether t is a 32-bit integer type the blocked
+// evaluation runs (its storage is the f32 blocks' four bytes an element).
+func isInt32Elem(t dtype.Type) bool { return t == dtype.S32 || t == dtype.U32 }
+
+// isFusedArray reports whether s is an array of a type blocks hold.
+func isFusedArray(s hlo.Shape) bool {
+	return s.IsArray() && (s.Elem == dtype.F32 || isInt32Elem(s.Elem))
+}
+
+// memberElem is the type of the group a member belongs to: its own, or a
+// compare's operands'.
+func memberElem(in *hlo.Instruction) dtype.Type {
+	if in.Opcode == "compare" && len(in.Operands) == 2 {
+		return in.Operands[0].Shape.Elem
+	}
+	return in.Shape.Elem
+}
+
 // fusibleKind classifies an instruction for blocked evaluation.
 func fusibleKind(in *hlo.Instruction) fuseKind {
 	switch in.Opcode {
@@ -152,11 +178,12 @@ func fusibleKind(in *hlo.Instruction) fuseKind {
 	case "select":
 		return fusibleSelect(in)
 	}
-	if !isF32Array(in.Shape) || len(in.Shape.DynamicDims) > 0 {
+	et := in.Shape.Elem
+	if !isFusedArray(in.Shape) || len(in.Shape.DynamicDims) > 0 {
 		return fuseNone
 	}
 	for _, op := range in.Operands {
-		if !isF32Array(op.Shape) {
+		if !op.Shape.IsArray() || op.Shape.Elem != et {
 			return fuseNone
 		}
 		if in.Opcode != "broadcast" && in.Opcode != "slice" && !equalDims(op.Shape.Dims, in.Shape.Dims) {
@@ -180,6 +207,9 @@ func fusibleKind(in *hlo.Instruction) fuseKind {
 			}
 			return fuseSlice
 		case "abs", "negate":
+			if isInt32Elem(et) {
+				break // integer arithmetic, below
+			}
 			return fuseSignBit
 		case "broadcast":
 			if len(in.Dimensions) != len(in.Operands[0].Shape.Dims) {
@@ -194,33 +224,54 @@ func fusibleKind(in *hlo.Instruction) fuseKind {
 		case "is-finite", "real", "imag":
 			return fuseNone
 		}
+		if isInt32Elem(et) {
+			if fusibleIntUnary[in.Opcode] && registeredAs(in.Opcode, evalUnary) {
+				return fuseIntUnary
+			}
+			return fuseNone
+		}
 		if fusibleUnary[in.Opcode] && registeredAs(in.Opcode, evalUnary) && unaryFloat[float32](in.Opcode, nil, nil) {
 			return fuseUnary
 		}
 	case 2:
+		if isInt32Elem(et) {
+			if fusibleIntBinary[in.Opcode] && registeredAs(in.Opcode, evalBinary) {
+				return fuseIntBinary
+			}
+			return fuseNone
+		}
 		if fusibleBinary[in.Opcode] && registeredAs(in.Opcode, evalBinary) && binaryFloat[float32](in.Opcode, nil, nil, nil) {
 			return fuseBinary
 		}
 	case 3:
-		if in.Opcode == "custom-call" && in.CustomCallTarget == FMATarget {
+		if et == dtype.F32 && in.Opcode == "custom-call" && in.CustomCallTarget == FMATarget {
 			return fuseFMA
 		}
 	}
 	return fuseNone
 }
 
-// fusibleCompare: a compare of two f32 arrays of its shape, with the FLOAT
-// comparison (the default for floats).
+// fusibleCompare: a compare of two f32 arrays of its shape with the FLOAT
+// comparison (the default for floats), or of two s32 arrays SIGNED or two
+// u32 arrays UNSIGNED (their defaults), as compare() runs them.
 func fusibleCompare(in *hlo.Instruction) fuseKind {
 	if !in.Shape.IsArray() || in.Shape.Elem != dtype.Pred || len(in.Shape.DynamicDims) > 0 || len(in.Operands) != 2 {
 		return fuseNone
 	}
+	et := in.Operands[0].Shape.Elem
 	for _, op := range in.Operands {
-		if !isF32Array(op.Shape) || !equalDims(op.Shape.Dims, in.Shape.Dims) {
+		if !isFusedArray(op.Shape) || op.Shape.Elem != et || !equalDims(op.Shape.Dims, in.Shape.Dims) {
 			return fuseNone
 		}
 	}
-	if ct, err := in.EffectiveComparisonType(); err != nil || (ct != "" && ct != "FLOAT") {
+	ct, err := in.EffectiveComparisonType()
+	if err != nil {
+		return fuseNone
+	}
+	if ct == "" {
+		ct = defaultComparison(et)
+	}
+	if want := map[dtype.Type]string{dtype.F32: "FLOAT", dtype.S32: "SIGNED", dtype.U32: "UNSIGNED"}[et]; ct != want {
 		return fuseNone
 	}
 	switch in.ComparisonDirection {
@@ -230,9 +281,10 @@ func fusibleCompare(in *hlo.Instruction) fuseKind {
 	return fuseNone
 }
 
-// fusibleSelect: an f32 select whose predicate is a pred array of its shape.
+// fusibleSelect: an f32, s32 or u32 select whose predicate is a pred
+// array of its shape.
 func fusibleSelect(in *hlo.Instruction) fuseKind {
-	if !isF32Array(in.Shape) || len(in.Shape.DynamicDims) > 0 || len(in.Operands) != 3 {
+	if !isFusedArray(in.Shape) || len(in.Shape.DynamicDims) > 0 || len(in.Operands) != 3 {
 		return fuseNone
 	}
 	p := in.Operands[0]
@@ -240,7 +292,7 @@ func fusibleSelect(in *hlo.Instruction) fuseKind {
 		return fuseNone
 	}
 	for _, op := range in.Operands[1:] {
-		if !isF32Array(op.Shape) || !equalDims(op.Shape.Dims, in.Shape.Dims) {
+		if !op.Shape.IsArray() || op.Shape.Elem != in.Shape.Elem || !equalDims(op.Shape.Dims, in.Shape.Dims) {
 			return fuseNone
 		}
 	}
@@ -261,6 +313,14 @@ var (
 		"round-nearest-even": true, "sign": true, "erf": true}
 	fusibleBinary = map[string]bool{"add": true, "subtract": true, "multiply": true, "divide": true,
 		"maximum": true, "minimum": true}
+	// The s32/u32 ops: evalUnary and evalBinary run unaryInt and binaryInt
+	// of int32 or uint32 at width 32 over the whole array (maskStorage does
+	// nothing at 32 bits), so a block runs the same kernel on its slice.
+	fusibleIntUnary = map[string]bool{"negate": true, "not": true, "abs": true, "sign": true, "popcnt": true,
+		"count-leading-zeros": true}
+	fusibleIntBinary = map[string]bool{"add": true, "subtract": true, "multiply": true, "divide": true,
+		"remainder": true, "maximum": true, "minimum": true, "and": true, "or": true, "xor": true,
+		"shift-left": true, "shift-right-logical": true, "shift-right-arithmetic": true}
 )
 
 // registeredAs reports whether opcode is evaluated by f (and so computes
@@ -312,7 +372,7 @@ func planFusion(c *hlo.Computation) *fusionPlan {
 			var gs []*fusedGroup
 			for _, u := range users[in] {
 				ug := groupOf[u]
-				if ug == nil || fusibleKind(u).gathers() || !equalDims(ug.dims, in.Shape.Dims) {
+				if ug == nil || fusibleKind(u).gathers() || !equalDims(ug.dims, in.Shape.Dims) || ug.elem != memberElem(in) {
 					gs = nil
 					break
 				}
@@ -340,7 +400,7 @@ func planFusion(c *hlo.Computation) *fusionPlan {
 			if g != nil && g.reduce == users[in][0] {
 				g = nil // the reduce is not a member
 			}
-			if g != nil && !equalDims(g.dims, in.Shape.Dims) {
+			if g != nil && (!equalDims(g.dims, in.Shape.Dims) || g.elem != memberElem(in)) {
 				g = nil
 			}
 		}
@@ -348,7 +408,7 @@ func planFusion(c *hlo.Computation) *fusionPlan {
 			continue // a pred value is never a group's own
 		}
 		if g == nil {
-			g = &fusedGroup{dims: in.Shape.Dims, pos: map[*hlo.Instruction]int{}}
+			g = &fusedGroup{elem: in.Shape.Elem, dims: in.Shape.Dims, pos: map[*hlo.Instruction]int{}}
 			groups = append(groups, g)
 			if in != c.Root && len(users[in]) == 1 && !k.gathers() {
 				if r := users[in][0]; fusibleReduce(r, in) {
@@ -510,16 +570,16 @@ func (g *fusedGroup) eval(ev *Evaluator, vals func(*hlo.Instruction) (Value, boo
 				ext.pred[j] = v.T.Data
 				continue
 			}
-			if !ok || v.T == nil || v.T.Type != dtype.F32 {
+			if !ok || v.T == nil || v.T.Type != g.elem {
 				return Value{}, errMissing(op)
 			}
-			ext.f[j][k] = v.T.F32()
+			ext.f[j][k] = rawView[float32](v.T.Data) // an s32/u32 operand's bits too
 		}
 	}
 	total := int(tensor.NumElements(g.dims))
 	if g.reduce == nil {
-		out := ev.newTensor(dtype.F32, g.dims, false) // every block is written
-		o := out.F32()
+		out := ev.newTensor(g.elem, g.dims, false) // every block is written
+		o := rawView[float32](out.Data)
 		blocks := (total + fuseBlock - 1) / fuseBlock
 		blk := min(fuseBlock, total)
 		parallelPull(blocks, total*n, func(lo, hi int) {
@@ -792,15 +852,35 @@ func (w *fuseWorker) block(g *fusedGroup, ext fuseInputs, s, e int, o []float32)
 				dst[i] = fma32(a[i], b[i], c[i])
 			}
 		case fuseBroadcast, fuseSlice:
+			if g.elem != dtype.F32 {
+				// Integer bits are moved as uint32, never through float registers.
+				broadcastInto(w.idx, g.dims, g.bstrides[j], g.boffs[j], f32Bits(arg(0)), s, f32Bits(dst))
+				break
+			}
 			w.broadcast(g.dims, g.bstrides[j], g.boffs[j], arg(0), s, dst)
 		case fuseCompare:
-			// As compare(): operands flushed when it flushes, then the
-			// same kernel, into the member's buffer seen as bytes.
-			a, b := arg(0), arg(1)
-			if g.cmpFlush[j] {
-				a, b = daz(0, w.tmp[0]), daz(1, w.tmp[1])
+			switch g.elem {
+			case dtype.S32:
+				compareKernel(m.ComparisonDirection, asSigned32(f32Bits(arg(0))), asSigned32(f32Bits(arg(1))), predBlock(dst))
+			case dtype.U32:
+				compareKernel(m.ComparisonDirection, f32Bits(arg(0)), f32Bits(arg(1)), predBlock(dst))
+			default:
+				// As compare(): operands flushed when it flushes, then the
+				// same kernel, into the member's buffer seen as bytes.
+				a, b := arg(0), arg(1)
+				if g.cmpFlush[j] {
+					a, b = daz(0, w.tmp[0]), daz(1, w.tmp[1])
+				}
+				compareKernel(m.ComparisonDirection, a, b, predBlock(dst))
 			}
-			compareKernel(m.ComparisonDirection, a, b, predBlock(dst))
+		case fuseIntUnary:
+			if g.elem == dtype.S32 {
+				unaryInt(m.Opcode, asSigned32(f32Bits(arg(0))), asSigned32(f32Bits(dst)), 32)
+			} else {
+				unaryInt(m.Opcode, f32Bits(arg(0)), f32Bits(dst), 32)
+			}
+		case fuseIntBinary:
+			binaryInt32(m.Opcode, g.elem == dtype.S32, f32Bits(arg(0)), f32Bits(arg(1)), f32Bits(dst))
 		case fuseSelect:
 			p := ext.pred[j]
 			if p != nil {
@@ -849,6 +929,12 @@ func (w *fuseWorker) learn(g *fusedGroup, r int, v uint8) {
 // slice of src (result dimensions dims, source strides st, 0 where
 // broadcast, and the source offset off of the first element).
 func (w *fuseWorker) broadcast(dims, st []int64, off int64, src []float32, s int, dst []float32) {
+	broadcastInto(w.idx, dims, st, off, src, s, dst)
+}
+
+// broadcastInto is broadcast for f32 or integer elements, idx its scratch
+// index of len(dims).
+func broadcastInto[T float32 | uint32](idx []int64, dims, st []int64, off int64, src []T, s int, dst []T) {
 	src = src[off:]
 	r := len(dims)
 	if r == 0 {
@@ -857,21 +943,21 @@ func (w *fuseWorker) broadcast(dims, st []int64, off int64, src []float32, s int
 	}
 	rem := int64(s)
 	for d := r - 1; d >= 0; d-- {
-		w.idx[d] = rem % dims[d]
+		idx[d] = rem % dims[d]
 		rem /= dims[d]
 	}
 	last, ls := dims[r-1], st[r-1]
 	for i := 0; i < len(dst); {
 		base := int64(0)
 		for d := 0; d < r-1; d++ {
-			base += w.idx[d] * st[d]
+			base += idx[d] * st[d]
 		}
-		run := int(min(last-w.idx[r-1], int64(len(dst)-i)))
+		run := int(min(last-idx[r-1], int64(len(dst)-i)))
 		seg := dst[i : i+run]
 		if ls == 0 {
-			fillF32(seg, src[base])
+			fillRepeat(seg, src[base])
 		} else {
-			off := base + w.idx[r-1]*ls
+			off := base + idx[r-1]*ls
 			if ls == 1 {
 				copy(seg, src[off:off+int64(run)])
 			} else {
@@ -881,10 +967,10 @@ func (w *fuseWorker) broadcast(dims, st []int64, off int64, src []float32, s int
 			}
 		}
 		i += run
-		w.idx[r-1] += int64(run)
-		for d := r - 1; d > 0 && w.idx[d] == dims[d]; d-- {
-			w.idx[d] = 0
-			w.idx[d-1]++
+		idx[r-1] += int64(run)
+		for d := r - 1; d > 0 && idx[d] == dims[d]; d-- {
+			idx[d] = 0
+			idx[d-1]++
 		}
 	}
 }
@@ -907,7 +993,10 @@ func (g *fusedGroup) all() []*hlo.Instruction {
 
 // fillF32 sets every element of xs to v: a few directly, then by doubling
 // copies (memmove runs a vector at a time).
-func fillF32(xs []float32, v float32) {
+func fillF32(xs []float32, v float32) { fillRepeat(xs, v) }
+
+// fillRepeat is fillF32 for any element type.
+func fillRepeat[T any](xs []T, v T) {
 	n := min(len(xs), 16)
 	for k := range xs[:n] {
 		xs[k] = v

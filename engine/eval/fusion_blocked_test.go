@@ -68,6 +68,15 @@ func fusedVsOpByOp(t *testing.T, src string, args ...*tensor.Tensor) bool {
 	}
 	for i := range gl {
 		if !equalDims(gl[i].Dims, wl[i].Dims) || string(gl[i].Data) != string(wl[i].Data) {
+			if gl[i].Type != dtype.F32 {
+				g, w := rawView[uint8](gl[i].Data), rawView[uint8](wl[i].Data)
+				for k := range w {
+					if g[k] != w[k] {
+						t.Fatalf("output %d (%v) byte %d: fused %#x, op by op %#x\n%s", i, gl[i].Type, k, g[k], w[k], src)
+					}
+				}
+				t.Fatalf("output %d (%v) differs\n%s", i, gl[i].Type, src)
+			}
 			g, w := gl[i].F32(), wl[i].F32()
 			for k := range w {
 				if math.Float32bits(g[k]) != math.Float32bits(w[k]) {
@@ -319,6 +328,192 @@ func TestFusionBlockedCompareSelect(t *testing.T) {
 		if fusedVsOpByOp(t, b.String(), x, y, mask, randomF32(rng, nil)) {
 			fused++
 		}
+	}
+	if fused < trials/2 {
+		t.Errorf("only %d of %d modules had a fused group", fused, trials)
+	}
+}
+
+// randomInt32 fills an s32 or u32 tensor with small values, shift counts
+// (in range and out of it), extremes and random bits.
+func randomInt32(rng *rand.Rand, t dtype.Type, dims []int64) *tensor.Tensor {
+	x := tensor.New(t, dims)
+	u := rawView[uint32](x.Data)
+	for i := range u {
+		switch rng.Intn(8) {
+		case 0:
+			u[i] = uint32(rng.Intn(40)) // shift counts, some of them >= 32
+		case 1:
+			u[i] = []uint32{0, 1, 0xffffffff, 0x80000000, 0x7fffffff}[rng.Intn(5)]
+		case 2:
+			u[i] = uint32(-rng.Intn(40))
+		default:
+			u[i] = rng.Uint32()
+		}
+	}
+	return x
+}
+
+var fuseIntUnaryOps = []string{"negate", "not", "abs", "sign", "popcnt", "count-leading-zeros"}
+var fuseIntBinaryOps = []string{"add", "subtract", "multiply", "divide", "remainder", "maximum", "minimum",
+	"and", "or", "xor", "shift-left", "shift-right-logical", "shift-right-arithmetic"}
+
+// Random DAGs of s32 and u32 elementwise ops with broadcasts of a row and a
+// scalar, fused against op by op.
+func TestFusionBlockedInt32MatchesOpByOp(t *testing.T) {
+	rng := rand.New(rand.NewSource(32))
+	shapes := [][]int64{{3000}, {37, 129}, {5, 7, 300}, {2, 20000}}
+	fused := 0
+	const trials = 60
+	for trial := 0; trial < trials; trial++ {
+		et := []dtype.Type{dtype.S32, dtype.U32}[trial%2]
+		ts := map[dtype.Type]string{dtype.S32: "s32", dtype.U32: "u32"}[et]
+		dims := shapes[trial%len(shapes)]
+		r := len(dims)
+		sh := ts + strings.ReplaceAll(fmt.Sprint(dims), " ", ",")
+		row := fmt.Sprintf("%s[%d]", ts, dims[r-1])
+		var b strings.Builder
+		b.WriteString("HloModule m\nENTRY e {\n")
+		fmt.Fprintf(&b, "  p0 = %s parameter(0)\n  p1 = %s parameter(1)\n  p2 = %s parameter(2)\n  s0 = %s[] parameter(3)\n", sh, sh, row, ts)
+		fmt.Fprintf(&b, "  v0 = %s broadcast(p2), dimensions={%d}\n  v1 = %s broadcast(s0), dimensions={}\n", sh, r-1, sh)
+		names := []string{"p0", "p1", "v0", "v1"}
+		steps := 3 + rng.Intn(10)
+		for i := 0; i < steps; i++ {
+			name := fmt.Sprintf("x%d", i)
+			pick := func() string { return names[len(names)-1-rng.Intn(min(len(names), 4))] }
+			if rng.Intn(4) == 0 {
+				fmt.Fprintf(&b, "  %s = %s %s(%s)\n", name, sh, fuseIntUnaryOps[rng.Intn(len(fuseIntUnaryOps))], pick())
+			} else {
+				fmt.Fprintf(&b, "  %s = %s %s(%s, %s)\n", name, sh, fuseIntBinaryOps[rng.Intn(len(fuseIntBinaryOps))], pick(), pick())
+			}
+			names = append(names, name)
+		}
+		side := names[4+rng.Intn(len(names)-4)]
+		fmt.Fprintf(&b, "  ROOT t = (%s, %s) tuple(%s, %s)\n}\n", sh, sh, names[len(names)-1], side)
+		if fusedVsOpByOp(t, b.String(), randomInt32(rng, et, dims), randomInt32(rng, et, dims),
+			randomInt32(rng, et, dims[r-1:]), randomInt32(rng, et, nil)) {
+			fused++
+		}
+	}
+	if fused < trials/2 {
+		t.Errorf("only %d of %d modules had a fused group", fused, trials)
+	}
+}
+
+// A threefry2x32 round as JAX lowers it (u32 add, rotate by a broadcast
+// count, xor), fused, against the round computed directly.
+func TestFusionBlockedThreefryRound(t *testing.T) {
+	const src = `HloModule m
+ENTRY e {
+  x0 = u32[3,5000] parameter(0)
+  x1 = u32[3,5000] parameter(1)
+  r = u32[] parameter(2)
+  a = u32[3,5000] add(x0, x1)
+  rb = u32[3,5000] broadcast(r), dimensions={}
+  shl = u32[3,5000] shift-left(x1, rb)
+  c32 = u32[] constant(32)
+  rr = u32[] subtract(c32, r)
+  rrb = u32[3,5000] broadcast(rr), dimensions={}
+  shr = u32[3,5000] shift-right-logical(x1, rrb)
+  rot = u32[3,5000] or(shl, shr)
+  ROOT y = u32[3,5000] xor(a, rot)
+}
+`
+	rng := rand.New(rand.NewSource(5))
+	x0, x1 := randomInt32(rng, dtype.U32, []int64{3, 5000}), randomInt32(rng, dtype.U32, []int64{3, 5000})
+	for _, rot := range []uint32{13, 15, 26, 6, 0} {
+		r := tensor.New(dtype.U32, nil)
+		rawView[uint32](r.Data)[0] = rot
+		if !fusedVsOpByOp(t, src, x0, x1, r) {
+			t.Fatal("the round was not fused")
+		}
+		m, err := hlo.ParseText([]byte(src), "t.hlo")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := New(m, Options{}).Run([]Value{ArrayValue(x0), ArrayValue(x1), ArrayValue(r)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, b, got := rawView[uint32](x0.Data), rawView[uint32](x1.Data), rawView[uint32](out.T.Data)
+		for i := range got {
+			want := (a[i] + b[i]) ^ (b[i]<<rot | b[i]>>(32-rot))
+			if rot == 0 {
+				want = (a[i] + b[i]) ^ b[i] // a shift by 32 gives 0
+			}
+			if got[i] != want {
+				t.Fatalf("rotation %d element %d: %#x, want %#x", rot, i, got[i], want)
+			}
+		}
+	}
+}
+
+// Random DAGs with selects (on a pred parameter and on a compare of two
+// operands, neither of them fused) among f32, s32 and u32 ops, fused
+// against op by op.
+func TestFusionBlockedSelectMatchesOpByOp(t *testing.T) {
+	rng := rand.New(rand.NewSource(33))
+	shapes := [][]int64{{3000}, {37, 129}, {5, 7, 300}, {2, 20000}}
+	fused := 0
+	const trials = 60
+	for trial := 0; trial < trials; trial++ {
+		et := []dtype.Type{dtype.F32, dtype.S32, dtype.U32}[trial%3]
+		ts := map[dtype.Type]string{dtype.F32: "f32", dtype.S32: "s32", dtype.U32: "u32"}[et]
+		un, bin := fuseIntUnaryOps, fuseIntBinaryOps
+		if et == dtype.F32 {
+			un, bin = fuseUnaryOps, fuseBinaryOps
+		}
+		dims := shapes[trial%len(shapes)]
+		r := len(dims)
+		dd := strings.ReplaceAll(fmt.Sprint(dims), " ", ",")
+		sh, ps := ts+dd, "pred"+dd
+		var b strings.Builder
+		b.WriteString("HloModule m\nENTRY e {\n")
+		fmt.Fprintf(&b, "  p0 = %s parameter(0)\n  p1 = %s parameter(1)\n  s0 = %s[] parameter(2)\n  q = %s parameter(3)\n", sh, sh, ts, ps)
+		fmt.Fprintf(&b, "  v1 = %s broadcast(s0), dimensions={}\n  c = %s compare(p0, p1), direction=LT\n", sh, ps)
+		names := []string{"p0", "p1", "v1"}
+		preds := []string{"q", "c"}
+		steps := 3 + rng.Intn(10)
+		for i := 0; i < steps; i++ {
+			name := fmt.Sprintf("x%d", i)
+			pick := func() string { return names[len(names)-1-rng.Intn(min(len(names), 4))] }
+			if rng.Intn(3) == 0 {
+				cn := fmt.Sprintf("c%d", i)
+				fmt.Fprintf(&b, "  %s = %s compare(%s, %s), direction=%s\n", cn, ps, pick(), pick(),
+					[]string{"EQ", "NE", "LT", "LE", "GT", "GE"}[rng.Intn(6)])
+				preds = append(preds, cn)
+			}
+			switch k := rng.Intn(6); {
+			case k < 2:
+				fmt.Fprintf(&b, "  %s = %s select(%s, %s, %s)\n", name, sh, preds[len(preds)-1-rng.Intn(min(len(preds), 3))], pick(), pick())
+			case k < 3:
+				fmt.Fprintf(&b, "  %s = %s %s(%s)\n", name, sh, un[rng.Intn(len(un))], pick())
+			default:
+				fmt.Fprintf(&b, "  %s = %s %s(%s, %s)\n", name, sh, bin[rng.Intn(len(bin))], pick(), pick())
+			}
+			names = append(names, name)
+		}
+		side := names[3+rng.Intn(len(names)-3)]
+		if trial%4 == 3 {
+			// A compare with a user outside its group stays op by op.
+			fmt.Fprintf(&b, "  ROOT t = (%s, %s, %s) tuple(%s, %s, %s)\n}\n", sh, sh, ps, names[len(names)-1], side, preds[len(preds)-1])
+		} else {
+			fmt.Fprintf(&b, "  ROOT t = (%s, %s) tuple(%s, %s)\n}\n", sh, sh, names[len(names)-1], side)
+		}
+		mk := func(d []int64) *tensor.Tensor {
+			if et == dtype.F32 {
+				return randomF32(rng, d)
+			}
+			return randomInt32(rng, et, d)
+		}
+		q := tensor.New(dtype.Pred, dims)
+		for i := range q.Data {
+			q.Data[i] = byte(rng.Intn(2))
+		}
+		if fusedVsOpByOp(t, b.String(), mk(dims), mk(dims), mk(nil), q) {
+			fused++
+		}
+		_ = r
 	}
 	if fused < trials/2 {
 		t.Errorf("only %d of %d modules had a fused group", fused, trials)
