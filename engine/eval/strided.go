@@ -46,9 +46,59 @@ func copyViewT[T any](dims []int64, dst []T, dv view, src []T, sv view) {
 		dst[dv.off] = src[sv.off]
 		return
 	}
+	// A large copy splits a dimension between the cores: every destination
+	// element is written once (no destination view repeats an element), so
+	// the parts are disjoint. The outermost one of more than one element
+	// that the source does not read contiguously (a transpose's tiles run
+	// along that one), else the outermost of more than one.
+	if n := tensor.NumElements(dims); n >= parallelThreshold {
+		k := -1
+		for j := 0; j < r-1 && k < 0; j++ {
+			if dims[j] > 1 && sv.strides[j] != 1 {
+				k = j
+			}
+		}
+		for j := 0; j < r && k < 0; j++ {
+			if dims[j] > 1 {
+				k = j
+			}
+		}
+		if k >= 0 {
+			parallelForWork(int(dims[k]), int(n), func(lo, hi int) {
+				if lo == 0 && hi == int(dims[k]) {
+					copyViewSerial(dims, dst, dv, src, sv)
+					return
+				}
+				sub := append([]int64{}, dims...)
+				sub[k] = int64(hi - lo)
+				d, s := dv, sv
+				d.off += int64(lo) * dv.strides[k]
+				s.off += int64(lo) * sv.strides[k]
+				copyViewSerial(sub, dst, d, src, s)
+			})
+			return
+		}
+	}
+	copyViewSerial(dims, dst, dv, src, sv)
+}
+
+// copyViewSerial is copyViewT on the calling goroutine.
+func copyViewSerial[T any](dims []int64, dst []T, dv view, src []T, sv view) {
+	r := len(dims)
 	if r == 2 && dv.strides[1] == 1 && sv.strides[0] == 1 && dims[0] >= 16 && dims[1] >= 16 {
 		transposeBlocked(dims, dst, dv, src, sv)
 		return
+	}
+	if r >= 3 && dv.strides[r-1] == 1 && sv.strides[r-1] != 1 && dims[r-1] >= 16 {
+		// A transpose whose source walks the destination's rows with a
+		// stride but another dimension k contiguously: tiles of the (k,
+		// last) plane, for each index of the other dimensions.
+		for k := r - 2; k >= 0; k-- {
+			if sv.strides[k] == 1 && dims[k] >= 16 {
+				transposePlanes(dims, k, dst, dv, src, sv)
+				return
+			}
+		}
 	}
 	inner := dims[r-1]
 	ds, ss := dv.strides[r-1], sv.strides[r-1]
@@ -82,6 +132,41 @@ func copyViewT[T any](dims []int64, dst []T, dv view, src []T, sv view) {
 			idx[j] = 0
 		}
 		if j < 0 {
+			return
+		}
+	}
+}
+
+// transposePlanes copies dims by transposeBlocked of the (k, last) plane at
+// each index of the other dimensions.
+func transposePlanes[T any](dims []int64, k int, dst []T, dv view, src []T, sv view) {
+	r := len(dims)
+	pd := []int64{dims[k], dims[r-1]}
+	pdv := view{strides: []int64{dv.strides[k], 1}}
+	psv := view{strides: []int64{1, sv.strides[r-1]}}
+	var outer []int // the other dimensions
+	for j := 0; j < r-1; j++ {
+		if j != k {
+			outer = append(outer, j)
+		}
+	}
+	idx := make([]int64, len(outer))
+	for {
+		pdv.off, psv.off = dv.off, sv.off
+		for i, j := range outer {
+			pdv.off += idx[i] * dv.strides[j]
+			psv.off += idx[i] * sv.strides[j]
+		}
+		transposeBlocked(pd, dst, pdv, src, psv)
+		i := len(outer) - 1
+		for ; i >= 0; i-- {
+			idx[i]++
+			if idx[i] < dims[outer[i]] {
+				break
+			}
+			idx[i] = 0
+		}
+		if i < 0 {
 			return
 		}
 	}
