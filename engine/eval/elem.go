@@ -404,8 +404,36 @@ func ftz[F float](xs []F) {
 	}
 }
 
+// complexClean reports whether dazComplex and ftzComplex would leave every
+// bit of xs as it is: no part is subnormal and, for complex64 (whose parts
+// those loops widen to f64 and narrow back, which quiets a signaling NaN),
+// no part is a signaling NaN. One pass over the parts' bits.
+func complexClean[C cplx](xs []C) bool {
+	if len(xs) == 0 {
+		return true
+	}
+	var z C
+	if unsafe.Sizeof(z) == 8 {
+		parts := unsafe.Slice((*uint32)(unsafe.Pointer(&xs[0])), 2*len(xs))
+		k, ok := scanSubnormalOrSNaN(parts)
+		if !ok {
+			return false
+		}
+		for _, b := range parts[k:] {
+			if u := b & 0x7fffffff; u-1 < 0x007fffff || u-0x7f800001 < 0x3fffff {
+				return false
+			}
+		}
+		return true
+	}
+	return firstSubnormal(unsafe.Slice((*float64)(unsafe.Pointer(&xs[0])), 2*len(xs))) < 0
+}
+
 // dazComplex is daz for complex elements, flushing each part.
 func dazComplex[C cplx](xs []C) []C {
+	if complexClean(xs) {
+		return xs
+	}
 	var out []C
 	for i, v := range xs {
 		z := complex128(v)
@@ -425,6 +453,9 @@ func dazComplex[C cplx](xs []C) []C {
 
 // ftzComplex is ftz for complex elements.
 func ftzComplex[C cplx](xs []C) {
+	if complexClean(xs) {
+		return
+	}
 	for i, v := range xs {
 		z := complex128(v)
 		re, im := flushPart[C](real(z)), flushPart[C](imag(z))

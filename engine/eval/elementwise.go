@@ -203,9 +203,11 @@ func unary(op string, x *tensor.Tensor) (*tensor.Tensor, error) {
 		})
 		return out, nil
 	case classC64:
-		return signKeepsFlushedZero(op, x.C64(), dazComplex(x.C64()))(unaryComplex(op, x, dazComplex(x.C64()), dtype.F32))
+		d := dazComplex(x.C64())
+		return signKeepsFlushedZero(op, x.C64(), d)(unaryComplex(op, x, d, dtype.F32))
 	case classC128:
-		return signKeepsFlushedZero(op, x.C128(), dazComplex(x.C128()))(unaryComplex(op, x, dazComplex(x.C128()), dtype.F64))
+		d := dazComplex(x.C128())
+		return signKeepsFlushedZero(op, x.C128(), d)(unaryComplex(op, x, d, dtype.F64))
 	}
 	switch x.Type {
 	case dtype.S8, dtype.S4, dtype.S2, dtype.S1:
@@ -256,15 +258,21 @@ func unaryComplex[C complex64 | complex128](op string, x *tensor.Tensor, xs []C,
 	case "abs", "real", "imag":
 		out := tensor.New(realType, x.Dims)
 		if realType == dtype.F32 {
-			complexPart(op, xs, out.F32())
-			if op == "abs" {
-				ftz(out.F32())
-			}
+			o := out.F32()
+			parallelForWork(len(o), 8*len(o), func(lo, hi int) {
+				complexPart(op, xs[lo:hi], o[lo:hi])
+				if op == "abs" {
+					ftz(o[lo:hi])
+				}
+			})
 		} else {
-			complexPart(op, xs, out.F64())
-			if op == "abs" {
-				ftz(out.F64())
-			}
+			o := out.F64()
+			parallelForWork(len(o), 8*len(o), func(lo, hi int) {
+				complexPart(op, xs[lo:hi], o[lo:hi])
+				if op == "abs" {
+					ftz(o[lo:hi])
+				}
+			})
 		}
 		return out, nil
 	}

@@ -25,3 +25,7 @@ func ftzBits32(xs []uint32) {
 var subnormalLanes = 0
 
 func subnormalLaneWidths() []int { return []int{0} }
+
+// scanSubnormalOrSNaN has no vector form in the portable build: nothing
+// scanned, nothing found.
+func scanSubnormalOrSNaN(xs []uint32) (int, bool) { return 0, true }

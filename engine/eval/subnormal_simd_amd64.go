@@ -143,3 +143,38 @@ func ftzBits32(xs []uint32) {
 		}
 	}
 }
+
+// scanSubnormalOrSNaN returns (n, true) when xs[:n] (whole vectors) has no
+// subnormal and no signaling NaN, else (_, false): complexClean's test of
+// complex64 parts, a vector at a time.
+func scanSubnormalOrSNaN(xs []uint32) (int, bool) {
+	switch subnormalLanes {
+	case 16:
+		abs, one, lim := archsimd.BroadcastUint32x16(0x7fffffff), archsimd.BroadcastUint32x16(1), archsimd.BroadcastUint32x16(0x007fffff)
+		snan, slim := archsimd.BroadcastUint32x16(0x7f800001), archsimd.BroadcastUint32x16(0x3fffff)
+		i := 0
+		for ; i+16 <= len(xs); i += 16 {
+			u := archsimd.LoadUint32x16((*[16]uint32)(xs[i:])).And(abs)
+			if u.Sub(one).Less(lim).ToBits()|u.Sub(snan).Less(slim).ToBits() != 0 {
+				archsimd.ClearAVXUpperBits()
+				return i, false
+			}
+		}
+		archsimd.ClearAVXUpperBits()
+		return i, true
+	case 8:
+		abs, one, lim := archsimd.BroadcastUint32x8(0x7fffffff), archsimd.BroadcastUint32x8(1), archsimd.BroadcastUint32x8(0x007fffff)
+		snan, slim := archsimd.BroadcastUint32x8(0x7f800001), archsimd.BroadcastUint32x8(0x3fffff)
+		i := 0
+		for ; i+8 <= len(xs); i += 8 {
+			u := archsimd.LoadUint32x8((*[8]uint32)(xs[i:])).And(abs)
+			if u.Sub(one).Less(lim).ToBits()|u.Sub(snan).Less(slim).ToBits() != 0 {
+				archsimd.ClearAVXUpperBits()
+				return i, false
+			}
+		}
+		archsimd.ClearAVXUpperBits()
+		return i, true
+	}
+	return 0, true
+}
