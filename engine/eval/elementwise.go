@@ -341,14 +341,20 @@ func binaryFlushing(op string, a, b *tensor.Tensor, flush bool) (*tensor.Tensor,
 		if a.Type != dtype.F32 {
 			o = make([]float32, n)
 		}
-		parallelFor(n, func(lo, hi int) {
-			binaryFloat(op, as[lo:hi], bs[lo:hi], o[lo:hi])
-			if flush {
-				ftz(o[lo:hi])
+		if op == "remainder" && flush {
+			// fixSubnormalPaths sets every remainder from the raw operands
+			// (glibc's fmod, exact), so the flushed operands' is not made.
+			parallelForWork(n, 8*n, func(lo, hi int) { fixSubnormalPaths(op, rawA[lo:hi], rawB[lo:hi], o[lo:hi]) })
+		} else {
+			parallelFor(n, func(lo, hi int) {
+				binaryFloat(op, as[lo:hi], bs[lo:hi], o[lo:hi])
+				if flush {
+					ftz(o[lo:hi])
+				}
+			})
+			if glibcSubnormalOps[op] && flush {
+				parallelFor(n, func(lo, hi int) { fixSubnormalPaths(op, rawA[lo:hi], rawB[lo:hi], o[lo:hi]) })
 			}
-		})
-		if glibcSubnormalOps[op] && flush {
-			fixSubnormalPaths(op, rawA, rawB, o)
 		}
 		if throughF16(a.Type) {
 			roundToF16(o)
@@ -358,9 +364,17 @@ func binaryFlushing(op string, a, b *tensor.Tensor, flush bool) (*tensor.Tensor,
 		}
 		return out, nil
 	case classF64:
+		if op == "remainder" && flush {
+			// As for f32: every remainder comes from the raw operands.
+			out := tensor.New(a.Type, a.Dims)
+			ra, rb, o := a.F64(), b.F64(), out.F64()
+			parallelForWork(n, 8*n, func(lo, hi int) { fixSubnormalPaths(op, ra[lo:hi], rb[lo:hi], o[lo:hi]) })
+			return out, nil
+		}
 		out, err := binaryT(op, a, daz(a.F64()), daz(b.F64()), binaryFloat[float64], ftz[float64])
 		if err == nil && glibcSubnormalOps[op] && flush {
-			fixSubnormalPaths(op, a.F64(), b.F64(), out.F64())
+			ra, rb, o := a.F64(), b.F64(), out.F64()
+			parallelFor(n, func(lo, hi int) { fixSubnormalPaths(op, ra[lo:hi], rb[lo:hi], o[lo:hi]) })
 		}
 		return out, err
 	case classC64:
