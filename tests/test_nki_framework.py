@@ -108,6 +108,56 @@ def test_constants_enter_the_key_by_type_and_value():
     assert a is not b and b is c
 
 
+def test_numpy_scalar_constants_are_keyed_by_value_on_the_fast_path():
+    # A numpy scalar has a shape and a dtype but is a constant, not a tensor:
+    # np.float32(2) and np.float32(3) are two specializations, on every call.
+    k = nki.jit(_pair)
+    for _ in range(3):
+        two, three = k.dump_config(X, np.float32(2.0)), k.dump_config(X, np.float32(3.0))
+        assert two is not three
+        assert two.constant_values == {"scale": np.float32(2.0)}
+        assert three.constant_values == {"scale": np.float32(3.0)}
+    s, _ = nki.simulate_backend_config(three.backend_config, X)
+    np.testing.assert_array_equal(s, X * np.float32(3.0))
+
+
+def test_a_value_dependent_tensor_hook_never_gets_a_stale_hit():
+    # An integrator whose is_framework_tensor looks at the object, not its
+    # type: the fast key must not assume one answer per type.
+    class Box:
+        def __init__(self, arr, as_tensor):
+            self.arr, self.as_tensor = arr, as_tensor
+            self.shape, self.dtype = arr.shape, arr.dtype
+
+        def __hash__(self):
+            return hash(float(self.arr.flat[0]))
+
+        def __eq__(self, other):
+            return isinstance(other, Box) and float(self.arr.flat[0]) == float(other.arr.flat[0])
+
+    class BoxKernel(nki.FrameworkKernel):
+        def is_framework_tensor(self, t):
+            return isinstance(t, np.ndarray) or (isinstance(t, Box) and t.as_tensor)
+
+        def map_framework_tensor(self, t):
+            return t.shape, t.dtype
+
+    def body(a, b):
+        src = b if isinstance(a, Box) else a  # a Box constant arrives as itself
+        out = nl.ndarray(src.shape, dtype=src.dtype, buffer=nl.shared_hbm)
+        nl.store(out, value=nl.multiply(nl.load(src), 2.0))
+        return out
+
+    k = BoxKernel(func=body)
+    tensor = k.dump_config(Box(X, True), X)
+    again = k.dump_config(Box(X, True), X)
+    assert tensor is again and tensor.input_names == ("a", "b")
+    const = k.dump_config(Box(X, False), X)
+    assert const is not tensor and const.input_names == ("b",)
+    assert k.dump_config(Box(X, True), X) is tensor
+    assert k.dump_config(Box(X, False), X) is const
+
+
 def test_unhashable_constant_names_the_argument():
     k = nki.jit(_pair)
     with pytest.raises(goldtrace.InvalidArgumentError, match="scale"):

@@ -49,6 +49,17 @@ class FrameworkKernel(Kernel):
         self._cache_lock = threading.RLock()
         self._evict_warned = False
         self._fast_map = {}
+        self._arg_kinds = self._new_arg_kinds()
+
+    def _new_arg_kinds(self):
+        # Types are remembered as tensors or constants only when the
+        # is_framework_tensor hook decides by type alone (goldtrace's own
+        # hooks, or an integrator's class that says so); otherwise the fast
+        # path asks the hook about every argument.
+        cls = type(self)
+        if cls.framework_tensors_by_type or cls.is_framework_tensor in _TYPE_BASED_HOOKS:
+            return {}
+        return None
 
     def __getitem__(self, grid):
         k = super().__getitem__(grid)
@@ -56,9 +67,14 @@ class FrameworkKernel(Kernel):
         k._cache_lock = threading.RLock()
         k._evict_warned = False
         k._fast_map = {}
+        k._arg_kinds = k._new_arg_kinds()
         return k
 
     # ---- integrator hooks ----
+    # True when is_framework_tensor's answer depends on the argument's type
+    # alone; dump_config's cache hits are then cheaper.
+    framework_tensors_by_type = False
+
     def is_framework_tensor(self, t):
         """True when t is a tensor of this framework."""
         raise NotImplementedError
@@ -74,29 +90,61 @@ class FrameworkKernel(Kernel):
     # ---- the pipeline ----
     def dump_config(self, *args, **kwargs):
         """The KernelConfig of this kernel for these arguments (cached)."""
-        if self.enable_cache:
-            fast = _fast_key(args, kwargs)
-            if fast is not None:
-                hit = self.__dict__["_fast_map"].get(fast)
-                if hit is not None:
-                    if self.cache_size is None:
+        fast_map = self._fast_map if self.enable_cache else None
+        fast = None
+        if fast_map is not None:
+            # The hit path is the hot one (integrators call dump_config on every
+            # framework call), so the raw call is keyed without binding the
+            # signature; dict.get hashes the key and an unhashable argument
+            # falls through to the slow path, which names it.
+            try:
+                fast = _fast_key(self._arg_kinds, self._is_tensor_arg, args, kwargs)
+                hit = fast_map.get(fast)
+            except (TypeError, AttributeError):
+                hit = fast = None
+            if hit is not None:
+                if self.cache_size is None:
+                    return hit
+                with self._cache_lock:
+                    c = getattr(self, CACHE_ATTR)
+                    if hit.cache_key in c:
+                        c.move_to_end(hit.cache_key)
                         return hit
-                    with self._cache_lock:
-                        c = getattr(self, CACHE_ATTR)
-                        if hit.cache_key in c:
-                            c.move_to_end(hit.cache_key)
-                            return hit
-        else:
-            fast = None
         cfg = self.dump_config_with_boundargs(self.bind(args, kwargs))
-        if fast is not None:
+        if fast_map is not None:
             with self._cache_lock:
-                self.__dict__["_fast_map"][fast] = cfg
+                self._learn_arg_kinds(args, kwargs)
+                if fast is not None:
+                    fast_map[fast] = cfg
         return cfg
+
+    def _learn_arg_kinds(self, args, kwargs):
+        # Which argument types are tensors (keyed by shape and dtype) and which
+        # are constants (keyed by value), as the slow path decided. A type whose
+        # objects were classified both ways (a value-dependent
+        # is_framework_tensor) is marked UNKEYED and always takes the slow path.
+        kinds = self._arg_kinds
+        if kinds is None:
+            return
+        for a in (*args, *kwargs.values()):
+            t = type(a)
+            try:
+                is_tensor = self._spec(a) is not None
+            except Exception:
+                kinds[t] = _UNKEYED
+                continue
+            if kinds.setdefault(t, is_tensor) != is_tensor:
+                kinds[t] = _UNKEYED
+
+    def _is_tensor_arg(self, a):
+        try:
+            return self._spec(a) is not None
+        except Exception:
+            return None
 
     @property
     def _fast_hits(self):
-        return self.__dict__["_fast_map"]
+        return self._fast_map
 
     def _spec(self, v):
         if isinstance(v, Placeholder):
@@ -271,24 +319,50 @@ _OVERRIDE = "NEURON_PLATFORM_TARGET_OVERRIDE"
 _OVERRIDE_B = os.fsencode(_OVERRIDE)
 
 
-def _override():
-    if _ENV_BYTES is not None and isinstance(next(iter(_ENV_BYTES), b""), bytes):
+if _ENV_BYTES is not None and all(type(k) is bytes for k in list(_ENV_BYTES)[:1]):
+    def _override():
         return _ENV_BYTES.get(_OVERRIDE_B)
-    return os.environ.get(_OVERRIDE)
+else:  # not CPython's POSIX os.environ
+    def _override():
+        return os.environ.get(_OVERRIDE)
 
 
-def _fast_key(args, kwargs):
-    # The raw call, hashed without binding the signature: tensors by (shape,
-    # dtype), other values by (type, value) so that 1, 1.0 and True stay apart.
-    # Anything unhashable returns None: the slow path names the argument.
-    try:
-        k = (tuple([(a.shape, a.dtype) if hasattr(a, "dtype") else (type(a), a) for a in args]), _override())
-        if kwargs:
-            k += tuple(sorted((n, (v.shape, v.dtype) if hasattr(v, "dtype") else (type(v), v)) for n, v in kwargs.items()))
-        hash(k)
-        return k
-    except TypeError:
+_UNKEYED = "unkeyed"
+
+
+def _fast_key(kinds, is_tensor, args, kwargs):
+    """The raw call as a flat tuple: the platform-target override, then per
+    argument (shape, dtype) for tensors and (type, value) for constants (so
+    that 1, 1.0 and True stay apart, and np.float32(2) is not np.float32(3)).
+    Whether an argument is a tensor comes from kinds (by type, learnt on the
+    slow path; a type not seen there yet gives None) or, when kinds is None,
+    from is_tensor. The first of each pair is a tuple for a tensor and a type
+    for a constant, so the two kinds never collide. Not hashed here: an
+    unhashable value makes the caller's lookup fail."""
+    if kinds is not None and not kwargs and len(args) == 1:  # the common call
+        a = args[0]
+        kind = kinds.get(type(a))
+        if kind is True:
+            return (_override(), a.shape, a.dtype)
+        if kind is False:
+            return (_override(), type(a), a)
         return None
+    key = [_override()]
+    push = key.append
+    names = sorted(kwargs) if kwargs else ()
+    for i, a in enumerate((*args, *[kwargs[n] for n in names])):
+        if i >= len(args):
+            push(names[i - len(args)])
+        kind = kinds.get(type(a)) if kinds is not None else is_tensor(a)
+        if kind is True:
+            push(a.shape)
+            push(a.dtype)
+        elif kind is False:
+            push(type(a))
+            push(a)
+        else:
+            return None
+    return tuple(key)
 
 
 def _grid_tuple(grid):
@@ -425,3 +499,9 @@ def simulate_backend_config(s, *arrays):
         return simulate(h, arrays)
     finally:
         _bridge.lib.gt_handle_free(handle[0])
+
+
+# goldtrace's own hooks decide by type (ndarray, JAX array or tracer, torch
+# tensor), so their kernels key cache hits by type.
+_TYPE_BASED_HOOKS = {NumpyKernel.is_framework_tensor, JaxKernel.is_framework_tensor,
+                     UnifiedKernel.is_framework_tensor}

@@ -413,6 +413,8 @@ class TorchXlaKernel(_Base):
     custom-call, CPU tensors run in the simulator; the hooks map torch tensors
     and dtypes for dump_config."""
 
+    framework_tensors_by_type = True
+
     def is_framework_tensor(self, t):
         return _is_torch_tensor(t)
 
