@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"gonum.org/v1/gonum/dsp/fourier"
 
+	"goldtrace/engine/dtype"
 	"goldtrace/engine/hlo"
 	"goldtrace/engine/tensor"
 )
@@ -16,6 +18,13 @@ func init() { Register("fft", evalFFT) }
 // evalFFT transforms the last len(fft_length) dims in float64 and rounds once
 // to the result type. Inverse transforms scale by 1/N. Inputs whose
 // transformed dims differ from fft_length are zero-padded or truncated.
+//
+// Every line is an independent 1-D transform (gonum's FFTPACK in float64),
+// so lines run on all cores, each goroutine with its own plan; the last axis
+// reads its lines from the operand (when nothing is padded) and writes the
+// rounded result straight into the output, so a one-axis transform of a c64
+// or f32 array makes no full-size float64 copy. The arithmetic of each line
+// is the same whatever the split.
 func evalFFT(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
 	if len(args) != 1 || args[0].T == nil {
 		return Value{}, fmt.Errorf("fft takes one array operand")
@@ -36,111 +45,283 @@ func evalFFT(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
 	if typ == "IRFFT" {
 		inDims[r-1] = lens[k-1]/2 + 1
 	}
-	src := toC128s(x)
-	buf := resize(src, x.Dims, inDims)
 	switch typ {
-	case "FFT", "RFFT":
-		for ax := r - k; ax < r; ax++ {
-			transformAxis(buf, work, ax, false)
-		}
-		if typ == "RFFT" {
-			outDims := slices.Clone(work)
-			outDims[r-1] = lens[k-1]/2 + 1
-			buf = resize(buf, work, outDims)
-		}
-	case "IFFT":
-		for ax := r - k; ax < r; ax++ {
-			transformAxis(buf, work, ax, true)
-		}
+	case "FFT", "RFFT", "IFFT":
 	case "IRFFT":
-		half := inDims
-		for ax := r - k; ax < r-1; ax++ {
-			transformAxis(buf, half, ax, true)
-		}
-		// Rebuild the Hermitian-symmetric last axis, then invert it.
-		n := lens[k-1]
-		h := half[r-1]
-		full := make([]complex128, tensor.NumElements(work))
-		for row := int64(0); row*h < int64(len(buf)) && n > 0; row++ {
-			line, dst := buf[row*h:(row+1)*h], full[row*n:(row+1)*n]
-			for j := int64(0); j < n; j++ {
-				if j < h {
-					dst[j] = line[j]
-				} else {
-					v := line[n-j]
-					dst[j] = complex(real(v), -imag(v))
-				}
-			}
-		}
-		buf = full
-		transformAxis(buf, work, r-1, true)
-		re := make([]float64, len(buf))
-		for i, v := range buf {
-			re[i] = real(v)
-		}
-		return ArrayValue(fromF64s(in.Shape.Elem, in.Shape.Dims, re)), nil
 	default:
 		return Value{}, fmt.Errorf("fft_type %q is not supported", in.FFTType)
 	}
-	if tensor.NumElements(in.Shape.Dims) != int64(len(buf)) {
+	n := work[r-1]
+	keep := n // values kept of each transformed last-axis line
+	if typ == "RFFT" {
+		keep = n/2 + 1
+	}
+	if typ == "IRFFT" {
+		keep = n
+	}
+	rows := tensor.NumElements(work) / max(n, 1)
+	if n == 0 {
+		rows = tensor.NumElements(work[:r-1])
+	}
+	if tensor.NumElements(in.Shape.Dims) != rows*keep {
 		return Value{}, fmt.Errorf("fft result shape %v does not match the transform", in.Shape.Dims)
 	}
-	return ArrayValue(fromC128s(in.Shape.Elem, in.Shape.Dims, buf)), nil
+	inverse := typ == "IFFT" || typ == "IRFFT"
+	out := tensor.New(in.Shape.Elem, in.Shape.Dims)
+	if rows == 0 || keep == 0 {
+		return ArrayValue(out), nil
+	}
+	// The lines of the last axis come from the operand itself when the
+	// transform is one-dimensional and nothing is padded or cut; otherwise
+	// from a float64 buffer that the other axes were transformed in.
+	var buf []complex128
+	lineLen := inDims[r-1] // values of a last-axis line in the buffer/operand
+	direct := k == 1 && slices.Equal(x.Dims, inDims) && fftDirectType(x.Type)
+	if !direct {
+		buf = loadC128(x, inDims)
+		for ax := r - k; ax < r-1; ax++ {
+			transformAxis(buf, inDims, ax, inverse)
+		}
+	}
+	load := func(row int64, line []complex128) {
+		if direct {
+			loadLine(x, row*lineLen, line[:lineLen])
+		} else {
+			copy(line, buf[row*lineLen:(row+1)*lineLen])
+		}
+		if typ == "IRFFT" {
+			// Rebuild the Hermitian-symmetric line from its n/2+1 values.
+			h := lineLen
+			for j := h; j < n; j++ {
+				v := line[n-j]
+				line[j] = complex(real(v), -imag(v))
+			}
+		}
+	}
+	store := fftStore(out, keep, typ == "IRFFT")
+	pool := fftPlans(n)
+	scale := complex(1/float64(n), 0)
+	parallelPull(int(rows), int(rows*n*int64(max(1, log2ceil(n)))), func(lo, hi int) {
+		p := pool.Get().(*fftPlan)
+		defer pool.Put(p)
+		line := p.line
+		for row := int64(lo); row < int64(hi); row++ {
+			clear(line)
+			load(row, line)
+			if n > 1 {
+				if inverse {
+					p.plan.Sequence(line, line)
+					for j := range line {
+						line[j] *= scale
+					}
+				} else {
+					p.plan.Coefficients(line, line)
+				}
+			}
+			store(row, line[:keep])
+		}
+	})
+	return ArrayValue(out), nil
 }
 
-// resize copies src (dims from) into a zeroed array of dims to, keeping the
-// overlapping corner: zero-padding or truncating each dim.
-func resize(src []complex128, from, to []int64) []complex128 {
-	if slices.Equal(from, to) {
-		return slices.Clone(src)
+func log2ceil(n int64) int {
+	b := 0
+	for int64(1)<<b < n {
+		b++
 	}
-	out := make([]complex128, tensor.NumElements(to))
-	common := make([]int64, len(to))
-	for i := range to {
-		common[i] = min(from[i], to[i])
-	}
-	fs, ts := tensor.Strides(from), tensor.Strides(to)
-	walkIndex(common, func(_ int64, idx []int64) {
-		a, b := int64(0), int64(0)
-		for d, i := range idx {
-			a += i * fs[d]
-			b += i * ts[d]
+	return b
+}
+
+// fftPlan is one goroutine's plan and line buffer for transforms of length n.
+type fftPlan struct {
+	plan *fourier.CmplxFFT
+	line []complex128
+}
+
+func fftPlans(n int64) *sync.Pool {
+	return &sync.Pool{New: func() any {
+		p := &fftPlan{line: make([]complex128, n)}
+		if n > 1 {
+			p.plan = fourier.NewCmplxFFT(int(n))
 		}
-		out[b] = src[a]
+		return p
+	}}
+}
+
+// fftDirectType reports whether loadLine reads lines of this type.
+func fftDirectType(t dtype.Type) bool {
+	return t == dtype.C64 || t == dtype.C128 || t == dtype.F32 || t == dtype.F64
+}
+
+// loadLine converts len(line) values of x from element off into line.
+func loadLine(x *tensor.Tensor, off int64, line []complex128) {
+	m := int64(len(line))
+	switch x.Type {
+	case dtype.C64:
+		for j, v := range x.C64()[off : off+m] {
+			line[j] = complex128(v)
+		}
+	case dtype.C128:
+		copy(line, x.C128()[off:off+m])
+	case dtype.F32:
+		for j, v := range x.F32()[off : off+m] {
+			line[j] = complex(float64(v), 0)
+		}
+	case dtype.F64:
+		for j, v := range x.F64()[off : off+m] {
+			line[j] = complex(v, 0)
+		}
+	default:
+		panic("fft: loadLine on " + x.Type.String())
+	}
+}
+
+// fftStore returns a function storing a result line (keep values) as row row
+// of out, rounded once to out's type: the real parts for a real out.
+func fftStore(out *tensor.Tensor, keep int64, realOut bool) func(row int64, line []complex128) {
+	if realOut {
+		switch out.Type {
+		case dtype.F32:
+			o := out.F32()
+			return func(row int64, line []complex128) {
+				d := o[row*keep : (row+1)*keep]
+				for j, v := range line {
+					d[j] = float32(real(v))
+				}
+			}
+		case dtype.F64:
+			o := out.F64()
+			return func(row int64, line []complex128) {
+				d := o[row*keep : (row+1)*keep]
+				for j, v := range line {
+					d[j] = real(v)
+				}
+			}
+		case dtype.C64, dtype.C128:
+			// The real parts as complex values with zero imaginary parts.
+			return func(row int64, line []complex128) {
+				for j, v := range line {
+					line[j] = complex(real(v), 0)
+				}
+				fftStore(out, keep, false)(row, line)
+			}
+		}
+		size := int64(out.Type.Size())
+		return func(row int64, line []complex128) {
+			for j, v := range line {
+				putBits(out.Data[(row*keep+int64(j))*size:], int(size), dtype.FromF64(out.Type, real(v)))
+			}
+		}
+	}
+	switch out.Type {
+	case dtype.C64:
+		o := out.C64()
+		return func(row int64, line []complex128) {
+			d := o[row*keep : (row+1)*keep]
+			for j, v := range line {
+				d[j] = complex64(v)
+			}
+		}
+	case dtype.C128:
+		o := out.C128()
+		return func(row int64, line []complex128) { copy(o[row*keep:(row+1)*keep], line) }
+	}
+	// A real result of a complex transform: the real parts, rounded once.
+	return fftStore(out, keep, true)
+}
+
+// loadC128 converts x into a new complex128 array of dims to, keeping the
+// overlapping corner: zero-padding or truncating each dim. Rows of the last
+// dim are copied whole, on all cores.
+func loadC128(x *tensor.Tensor, to []int64) []complex128 {
+	from := x.Dims
+	r := len(to)
+	out := make([]complex128, tensor.NumElements(to))
+	if len(out) == 0 {
+		return out
+	}
+	var src []complex128
+	if !fftDirectType(x.Type) {
+		src = toC128s(x)
+	}
+	lastFrom, lastTo := from[r-1], to[r-1]
+	m := min(lastFrom, lastTo)
+	rowsTo := int64(len(out)) / max(lastTo, 1)
+	fs := tensor.Strides(from)
+	parallelFor(int(rowsTo), func(lo, hi int) {
+		for row := int64(lo); row < int64(hi); row++ {
+			// The source row of output row row, or none in the padding.
+			rem, off, inside := row, int64(0), true
+			for d := r - 2; d >= 0; d-- {
+				i := rem % to[d]
+				rem /= to[d]
+				if i >= from[d] {
+					inside = false
+					break
+				}
+				off += i * fs[d]
+			}
+			if !inside || m <= 0 {
+				continue
+			}
+			dst := out[row*lastTo : row*lastTo+m]
+			if src != nil {
+				copy(dst, src[off:off+m])
+			} else {
+				loadLine(x, off, dst)
+			}
+		}
 	})
 	return out
 }
 
 // transformAxis runs an in-place 1-D DFT (inverse: scaled by 1/n) along axis
-// ax of buf, whose dims are dims.
+// ax of buf, whose dims are dims, on all cores. Strided lines are gathered a
+// few at a time, so each read of the array takes neighbouring columns.
 func transformAxis(buf []complex128, dims []int64, ax int, inverse bool) {
 	n := dims[ax]
 	if n <= 1 || len(buf) == 0 {
 		return
 	}
 	stride := tensor.Strides(dims)[ax]
-	plan := fourier.NewCmplxFFT(int(n))
-	line := make([]complex128, n)
-	res := make([]complex128, n)
-	scale := complex(1/float64(n), 0)
 	outer := stride * n
-	for base := int64(0); base < int64(len(buf)); base += outer {
-		for inner := int64(0); inner < stride; inner++ {
+	const group = 8
+	groups := (stride + group - 1) / group
+	units := int64(len(buf)) / outer * groups
+	pool := &sync.Pool{New: func() any {
+		return &fftPlan{plan: fourier.NewCmplxFFT(int(n)), line: make([]complex128, group*n)}
+	}}
+	scale := complex(1/float64(n), 0)
+	parallelPull(int(units), len(buf)*max(1, log2ceil(n)), func(lo, hi int) {
+		p := pool.Get().(*fftPlan)
+		defer pool.Put(p)
+		for u := int64(lo); u < int64(hi); u++ {
+			base := u / groups * outer
+			i0 := u % groups * group
+			g := min(group, stride-i0)
 			for j := int64(0); j < n; j++ {
-				line[j] = buf[base+inner+j*stride]
-			}
-			if inverse {
-				plan.Sequence(res, line)
-			} else {
-				plan.Coefficients(res, line)
-			}
-			for j := int64(0); j < n; j++ {
-				v := res[j]
-				if inverse {
-					v *= scale
+				row := buf[base+j*stride+i0 : base+j*stride+i0+g]
+				for c, v := range row {
+					p.line[int64(c)*n+j] = v
 				}
-				buf[base+inner+j*stride] = v
+			}
+			for c := int64(0); c < g; c++ {
+				line := p.line[c*n : (c+1)*n]
+				if inverse {
+					p.plan.Sequence(line, line)
+					for j := range line {
+						line[j] *= scale
+					}
+				} else {
+					p.plan.Coefficients(line, line)
+				}
+			}
+			for j := int64(0); j < n; j++ {
+				row := buf[base+j*stride+i0 : base+j*stride+i0+g]
+				for c := range row {
+					row[c] = p.line[int64(c)*n+j]
+				}
 			}
 		}
-	}
+	})
 }
