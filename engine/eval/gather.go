@@ -221,7 +221,83 @@ func evalGather(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error)
 		})
 		return ArrayValue(out), nil
 	}
-	return ArrayValue(takeElems(op, outDims, windowPositions(outDims, contribB, contribW, base))), nil
+	if gatherRunsDisabled {
+		return ArrayValue(takeElems(op, outDims, windowPositions(outDims, contribB, contribW, base))), nil
+	}
+	return ArrayValue(gatherRows(op, outDims, contribB, contribW, base)), nil
+}
+
+// gatherRows is takeElems(src, dims, windowPositions(...)) for a gather (no
+// negative bases) without the position array: each output row (the last dim)
+// steps its batch and window offsets by that dim's contributions, on all
+// cores; a last dim inside one window at stride 1 is copied as one run.
+func gatherRows(src *tensor.Tensor, dims, contribB, contribW, base []int64) *tensor.Tensor {
+	out := tensor.New(src.Type, dims)
+	n := tensor.NumElements(dims)
+	r := len(dims)
+	if n == 0 {
+		return out
+	}
+	if r == 0 {
+		copy(out.Data, src.Data[base[0]*int64(src.Type.Size()):][:src.Type.Size()])
+		return out
+	}
+	last := dims[r-1]
+	rows := n / last
+	cb, cw := contribB[r-1], contribW[r-1]
+	es := int64(src.Type.Size())
+	parallelForWork(int(rows), int(n), func(lo, hi int) {
+		idx := make([]int64, r-1)
+		unravel(int64(lo), dims[:r-1], idx)
+		for row := int64(lo); row < int64(hi); row++ {
+			b, w := int64(0), int64(0)
+			for d, i := range idx {
+				b += i * contribB[d]
+				w += i * contribW[d]
+			}
+			o := row * last
+			switch {
+			case cb == 0 && cw == 1:
+				p := base[b] + w
+				copy(out.Data[o*es:(o+last)*es], src.Data[p*es:(p+last)*es])
+			case es == 4:
+				gatherLine(out.U32()[o:o+last], src.U32(), base, b, w, cb, cw)
+			case es == 8:
+				gatherLine(out.U64()[o:o+last], src.U64(), base, b, w, cb, cw)
+			case es == 2:
+				gatherLine(out.U16()[o:o+last], src.U16(), base, b, w, cb, cw)
+			case es == 1:
+				gatherLine(out.Data[o:o+last], src.Data, base, b, w, cb, cw)
+			default:
+				for j := int64(0); j < last; j++ {
+					p := base[b+j*cb] + w + j*cw
+					copy(out.Data[(o+j)*es:(o+j+1)*es], src.Data[p*es:(p+1)*es])
+				}
+			}
+			for d := r - 2; d >= 0; d-- {
+				idx[d]++
+				if idx[d] < dims[d] {
+					break
+				}
+				idx[d] = 0
+			}
+		}
+	})
+	return out
+}
+
+// gatherLine sets d[j] to s[base[b+j*cb] + w + j*cw].
+func gatherLine[W uint8 | uint16 | uint32 | uint64](d, s []W, base []int64, b, w, cb, cw int64) {
+	if cw == 0 {
+		bs := base[b:]
+		for j := range d {
+			d[j] = s[bs[int64(j)*cb]+w]
+		}
+		return
+	}
+	for j := range d {
+		d[j] = s[base[b+int64(j)*cb]+w+int64(j)*cw]
+	}
 }
 
 // gatherRunsDisabled sends every gather through the element-wise path (tests).
