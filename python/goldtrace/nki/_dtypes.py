@@ -104,8 +104,20 @@ def is_float(dt):
     return dt is tfloat32 or np.dtype(dt).kind == "f" or np.dtype(dt) in (np.dtype(ml_dtypes.bfloat16),) or "float8" in np.dtype(dt).name
 
 
+_IS_INT = {}
+
+
 def is_int(dt):
-    return dt is not tfloat32 and np.dtype(dt).kind in "iub"
+    try:
+        return _IS_INT[dt]
+    except (KeyError, TypeError):
+        pass
+    out = dt is not tfloat32 and np.dtype(dt).kind in "iub"
+    try:
+        _IS_INT[dt] = out
+    except TypeError:
+        pass
+    return out
 
 
 _F8 = {np.dtype(ml_dtypes.float8_e4m3fn), np.dtype(ml_dtypes.float8_e5m2), np.dtype(ml_dtypes.float8_e4m3)}

@@ -588,6 +588,10 @@ class _Operand:
             "index the tensor instead (t[i, j] with nl.arange / slices)")
 
     def __getitem__(self, key):
+        if type(self) is KTensor and not self.perm and type(key) is tuple and len(key) == len(self.shape):
+            tile = _index_whole_basic(self, key)  # the common case, without a WholeTile in between
+            if tile is not None:
+                return tile
         return index(self.tile(), key)
 
     def __setitem__(self, key, value):
@@ -965,8 +969,10 @@ def _slice_parts(sl, dim_size):
 def _index_whole_basic(t, key):
     """index() of a whole tensor by integers and integer-bounded slices (the
     common `a[i * 128:(i + 1) * 128, :]`), or None for any other key: the same
-    Tile, built without Sym arithmetic."""
-    out_shape, idx = [], []
+    Tile, built without Sym arithmetic, its tape form made on the way. t is a
+    WholeTile or a KTensor without a block-dimension permutation."""
+    out_shape, idx, js = [], [], []
+    new_sym = Sym.__new__
     for k, n in zip(key, t.shape):
         tk = type(k)
         if tk is slice:
@@ -977,16 +983,31 @@ def _index_whole_basic(t, key):
             m = (n if stop is None else min(stop + n if stop < 0 else stop, n)) - lo
             if m <= 0:
                 return None  # the general path reports it
-            if n > 1:
-                idx.append(Sym(lo, {(TILE_AXIS, len(out_shape)): 1} if m > 1 else {}, ()))
+            sym = new_sym(Sym)
+            sym.shape = ()
+            if n > 1 and m > 1:
+                axis = len(out_shape)
+                sym.const, sym.terms = lo, {(TILE_AXIS, axis): 1}
+                js.append([lo, TILE_AXIS, axis, 1])
             else:
-                idx.append(Sym(0))
+                lo = lo if n > 1 else 0
+                sym.const, sym.terms = lo, {}
+                js.append([lo])
+            idx.append(sym)
             out_shape.append(m)
         elif tk is int:
-            idx.append(Sym(k + n if k < 0 else k) if n > 1 else Sym(0))
+            c = (k + n if k < 0 else k) if n > 1 else 0
+            sym = new_sym(Sym)
+            sym.const, sym.terms, sym.shape = c, {}, ()
+            idx.append(sym)
+            js.append([c])
         else:
             return None
-    return Tile(t.tensor, tuple(out_shape), idx)
+    tensor = t if type(t) is KTensor else t.tensor
+    tile = Tile.__new__(Tile)
+    tile.tensor, tile.shape, tile.index, tile.dynamic = tensor, tuple(out_shape), idx, []
+    tile._json = [tensor.id, tile.shape, js]
+    return tile
 
 
 def index(t, key):

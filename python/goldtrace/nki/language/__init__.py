@@ -241,13 +241,22 @@ def _register(name, *fns):
 # ---- elementwise ----
 
 
+_F32 = np.dtype(np.float32)
+
+
 def _binary(op, x, y, dtype=None, mask=None, engine="", out=None):
     tx, ty = is_tile(x), is_tile(y)
     if not tx and not ty:
         raise KernelError(f"{user_location()}: {op}: at least one operand must be a tile")
     tr = require(op)
     if tx and ty:
-        a, b = _align_ranks(as_tile(x), as_tile(y))
+        a, b = as_tile(x), as_tile(y)
+        if a.shape == b.shape and out is None and mask is None and not engine:
+            # Equal shapes (most calls): nothing to align, broadcast or replicate.
+            da, db = a.dtype, b.dtype
+            dt = dtype or (da if da is db and da is not _dtypes.tfloat32 else _dtypes.promote(da, db))
+            return tr.result_inst("tensor_tensor", a.shape, dt, (a, b), {"op": op})
+        a, b = _align_ranks(a, b)
         try:
             from .._sym import broadcast_shapes
 
@@ -262,6 +271,12 @@ def _binary(op, x, y, dtype=None, mask=None, engine="", out=None):
         tr.emit("tensor_tensor", [out.tile()], [a, b], {"op": op}, mask=mask, engine=engine)
         return out
     t, s, rev = (as_tile(x), y, False) if tx else (as_tile(y), x, True)
+    ts = type(s)
+    if (ts is float or ts is int) and out is None and mask is None and not engine:
+        # A Python number (most calls): promote_scalar's rule, inline.
+        td = t.dtype
+        dt = dtype or (_F32 if ts is float and _dtypes.is_int(td) else td)
+        return tr.result_inst("tensor_scalar", t.shape, dt, (t,), {"op0": op, "scalar0": float(s), "reverse0": rev})
     if isinstance(s, Sym) and not s.is_const():
         # An index expression (loop variables, program ids, arange) as a value:
         # materialize it with iota (int32), one value per partition when scalar.
@@ -455,6 +470,12 @@ def _reduce(op, x, axis, dtype=None, mask=None, keepdims=False, negate=False):
     tr = require(op)
     t = as_tile(x)
     rank = len(t.shape)
+    if type(axis) is int and mask is None and rank > 1 and (axis == rank - 1 or axis == -1):
+        # The last free axis (most calls): _axes and the trailing-axes test, inline.
+        shape = t.shape[:-1] + (1,) if keepdims else t.shape[:-1]
+        return tr.result_inst("tensor_reduce", shape, dtype or t.dtype, (t,),
+                              {"op": op, "axes": [rank - 1], "keepdims": bool(keepdims), "negate": bool(negate)},
+                              domain=t.shape)
     axes = _axes(axis, rank, op)
     shape = tuple(1 if k in axes else s for k, s in enumerate(t.shape)) if keepdims else tuple(
         s for k, s in enumerate(t.shape) if k not in axes)
