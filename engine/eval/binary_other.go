@@ -32,3 +32,12 @@ func minMaxF32Vector(op string, x, y, o []float32, flush bool) int { return 0 }
 
 // binaryInt32Vector has no vector form in the portable build.
 func binaryInt32Vector(op string, a, b, o []uint32) int { return 0 }
+
+// compareF32Vector has no vector form in the portable build.
+func compareF32Vector(dir string, a, b []float32, o []byte) int { return 0 }
+
+// compareInt32Vector has no vector form in the portable build.
+func compareInt32Vector(dir string, signed bool, a, b []uint32, o []byte) int { return 0 }
+
+// selectBitsVector has no vector form in the portable build.
+func selectBitsVector(p []byte, a, b, o []uint32) int { return 0 }

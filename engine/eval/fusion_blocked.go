@@ -860,18 +860,23 @@ func (w *fuseWorker) block(g *fusedGroup, ext fuseInputs, s, e int, o []float32)
 			w.broadcast(g.dims, g.bstrides[j], g.boffs[j], arg(0), s, dst)
 		case fuseCompare:
 			switch g.elem {
-			case dtype.S32:
-				compareKernel(m.ComparisonDirection, asSigned32(f32Bits(arg(0))), asSigned32(f32Bits(arg(1))), predBlock(dst))
-			case dtype.U32:
-				compareKernel(m.ComparisonDirection, f32Bits(arg(0)), f32Bits(arg(1)), predBlock(dst))
+			case dtype.S32, dtype.U32:
+				a, b, pb := f32Bits(arg(0)), f32Bits(arg(1)), predBlock(dst)
+				k := compareInt32Vector(m.ComparisonDirection, g.elem == dtype.S32, a, b, pb)
+				if g.elem == dtype.S32 {
+					compareKernel(m.ComparisonDirection, asSigned32(a[k:]), asSigned32(b[k:]), pb[k:])
+				} else {
+					compareKernel(m.ComparisonDirection, a[k:], b[k:], pb[k:])
+				}
 			default:
 				// As compare(): operands flushed when it flushes, then the
 				// same kernel, into the member's buffer seen as bytes.
-				a, b := arg(0), arg(1)
+				a, b, pb := arg(0), arg(1), predBlock(dst)
 				if g.cmpFlush[j] {
 					a, b = daz(0, w.tmp[0]), daz(1, w.tmp[1])
 				}
-				compareKernel(m.ComparisonDirection, a, b, predBlock(dst))
+				k := compareF32Vector(m.ComparisonDirection, a, b, pb)
+				compareKernel(m.ComparisonDirection, a[k:], b[k:], pb[k:])
 			}
 		case fuseIntUnary:
 			if g.elem == dtype.S32 {
@@ -1026,6 +1031,14 @@ func f32Bits(xs []float32) []uint32 {
 // selectBits is selectKernel's loop on one block: o[i] = a[i] where p[i]
 // is set, else b[i], moving bit patterns.
 func selectBits(p []byte, a, b, o []uint32) {
+	p, a, b = p[:len(o)], a[:len(o)], b[:len(o)]
+	k := selectBitsVector(p, a, b, o)
+	p, a, b, o = p[k:], a[k:], b[k:], o[k:]
+	selectBitsLoop(p, a, b, o)
+}
+
+// selectBitsLoop is selectBits one element at a time.
+func selectBitsLoop(p []byte, a, b, o []uint32) {
 	p, a, b = p[:len(o)], a[:len(o)], b[:len(o)]
 	for i := range o {
 		// A mask rather than a branch: predicates are data, often random.

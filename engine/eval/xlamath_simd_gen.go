@@ -83,6 +83,10 @@ const (
 	minNormal, sqrtHalf := {{bc "0x1p-126"}}, {{bc "0x1.6a09e6p-1"}}
 	expBias := archsimd.Broadcast{{.I}}(127)
 	mantMask, halfExp := archsimd.Broadcast{{.U}}(0x807FFFFF), archsimd.Broadcast{{.U}}(0x3F000000)
+	// The exponent's shift count as a vector (VPSRLVD): ShiftAllRight(23)
+	// compiles to a legacy-SSE MOVQ of the count beside 512/256-bit code,
+	// an SSE/AVX transition that made log and log1p 20x slower.
+	expShift := archsimd.Broadcast{{.U}}(23)
 	ln2Hi, ln2Lo, negHalf := {{bc "0x1.63p-1"}}, {{bc "-0x1.bd0106p-13"}}, {{bc "-0.5"}}
 	zero, one, inf := {{bc "0"}}, {{bc "1"}}, {{bc "float32(math.Inf(1))"}}
 	negInf, nan := {{bc "float32(math.Inf(-1))"}}, {{bc "math.Float32frombits(0xFFFFFFFF)"}}
@@ -93,7 +97,7 @@ const (
 	logCore = `
 		w := u.Merge(minNormal, u.Greater(minNormal))
 		bits := w.As{{.U}}()
-		e := bits.ShiftAllRight(23).As{{.I}}().Sub(expBias).ConvertToFloat32().Add(one)
+		e := bits.ShiftRight(expShift).As{{.I}}().Sub(expBias).ConvertToFloat32().Add(one)
 		m := bits.And(mantMask).Or(halfExp).As{{.F}}()
 		z := m.Sub(one)
 		lt := m.Less(sqrtHalf)

@@ -287,6 +287,10 @@ func logXLAX16(x, o []float32) int {
 	minNormal, sqrtHalf := archsimd.BroadcastFloat32x16(0x1p-126), archsimd.BroadcastFloat32x16(0x1.6a09e6p-1)
 	expBias := archsimd.BroadcastInt32x16(127)
 	mantMask, halfExp := archsimd.BroadcastUint32x16(0x807FFFFF), archsimd.BroadcastUint32x16(0x3F000000)
+	// The exponent's shift count as a vector (VPSRLVD): ShiftAllRight(23)
+	// compiles to a legacy-SSE MOVQ of the count beside 512/256-bit code,
+	// an SSE/AVX transition that made log and log1p 20x slower.
+	expShift := archsimd.BroadcastUint32x16(23)
 	ln2Hi, ln2Lo, negHalf := archsimd.BroadcastFloat32x16(0x1.63p-1), archsimd.BroadcastFloat32x16(-0x1.bd0106p-13), archsimd.BroadcastFloat32x16(-0.5)
 	zero, one, inf := archsimd.BroadcastFloat32x16(0), archsimd.BroadcastFloat32x16(1), archsimd.BroadcastFloat32x16(float32(math.Inf(1)))
 	negInf, nan := archsimd.BroadcastFloat32x16(float32(math.Inf(-1))), archsimd.BroadcastFloat32x16(math.Float32frombits(0xFFFFFFFF))
@@ -307,7 +311,7 @@ func logXLAX16(x, o []float32) int {
 		u := v
 		w := u.Merge(minNormal, u.Greater(minNormal))
 		bits := w.AsUint32x16()
-		e := bits.ShiftAllRight(23).AsInt32x16().Sub(expBias).ConvertToFloat32().Add(one)
+		e := bits.ShiftRight(expShift).AsInt32x16().Sub(expBias).ConvertToFloat32().Add(one)
 		m := bits.And(mantMask).Or(halfExp).AsFloat32x16()
 		z := m.Sub(one)
 		lt := m.Less(sqrtHalf)
@@ -343,6 +347,10 @@ func logXLAX8(x, o []float32) int {
 	minNormal, sqrtHalf := archsimd.BroadcastFloat32x8(0x1p-126), archsimd.BroadcastFloat32x8(0x1.6a09e6p-1)
 	expBias := archsimd.BroadcastInt32x8(127)
 	mantMask, halfExp := archsimd.BroadcastUint32x8(0x807FFFFF), archsimd.BroadcastUint32x8(0x3F000000)
+	// The exponent's shift count as a vector (VPSRLVD): ShiftAllRight(23)
+	// compiles to a legacy-SSE MOVQ of the count beside 512/256-bit code,
+	// an SSE/AVX transition that made log and log1p 20x slower.
+	expShift := archsimd.BroadcastUint32x8(23)
 	ln2Hi, ln2Lo, negHalf := archsimd.BroadcastFloat32x8(0x1.63p-1), archsimd.BroadcastFloat32x8(-0x1.bd0106p-13), archsimd.BroadcastFloat32x8(-0.5)
 	zero, one, inf := archsimd.BroadcastFloat32x8(0), archsimd.BroadcastFloat32x8(1), archsimd.BroadcastFloat32x8(float32(math.Inf(1)))
 	negInf, nan := archsimd.BroadcastFloat32x8(float32(math.Inf(-1))), archsimd.BroadcastFloat32x8(math.Float32frombits(0xFFFFFFFF))
@@ -363,7 +371,7 @@ func logXLAX8(x, o []float32) int {
 		u := v
 		w := u.Merge(minNormal, u.Greater(minNormal))
 		bits := w.AsUint32x8()
-		e := bits.ShiftAllRight(23).AsInt32x8().Sub(expBias).ConvertToFloat32().Add(one)
+		e := bits.ShiftRight(expShift).AsInt32x8().Sub(expBias).ConvertToFloat32().Add(one)
 		m := bits.And(mantMask).Or(halfExp).AsFloat32x8()
 		z := m.Sub(one)
 		lt := m.Less(sqrtHalf)
@@ -399,6 +407,10 @@ func log1pXLAX16(x, o []float32) int {
 	minNormal, sqrtHalf := archsimd.BroadcastFloat32x16(0x1p-126), archsimd.BroadcastFloat32x16(0x1.6a09e6p-1)
 	expBias := archsimd.BroadcastInt32x16(127)
 	mantMask, halfExp := archsimd.BroadcastUint32x16(0x807FFFFF), archsimd.BroadcastUint32x16(0x3F000000)
+	// The exponent's shift count as a vector (VPSRLVD): ShiftAllRight(23)
+	// compiles to a legacy-SSE MOVQ of the count beside 512/256-bit code,
+	// an SSE/AVX transition that made log and log1p 20x slower.
+	expShift := archsimd.BroadcastUint32x16(23)
 	ln2Hi, ln2Lo, negHalf := archsimd.BroadcastFloat32x16(0x1.63p-1), archsimd.BroadcastFloat32x16(-0x1.bd0106p-13), archsimd.BroadcastFloat32x16(-0.5)
 	zero, one, inf := archsimd.BroadcastFloat32x16(0), archsimd.BroadcastFloat32x16(1), archsimd.BroadcastFloat32x16(float32(math.Inf(1)))
 	negInf, nan := archsimd.BroadcastFloat32x16(float32(math.Inf(-1))), archsimd.BroadcastFloat32x16(math.Float32frombits(0xFFFFFFFF))
@@ -437,7 +449,7 @@ func log1pXLAX16(x, o []float32) int {
 		u := v.Add(one)
 		w := u.Merge(minNormal, u.Greater(minNormal))
 		bits := w.AsUint32x16()
-		e := bits.ShiftAllRight(23).AsInt32x16().Sub(expBias).ConvertToFloat32().Add(one)
+		e := bits.ShiftRight(expShift).AsInt32x16().Sub(expBias).ConvertToFloat32().Add(one)
 		m := bits.And(mantMask).Or(halfExp).AsFloat32x16()
 		z := m.Sub(one)
 		lt := m.Less(sqrtHalf)
@@ -490,6 +502,10 @@ func log1pXLAX8(x, o []float32) int {
 	minNormal, sqrtHalf := archsimd.BroadcastFloat32x8(0x1p-126), archsimd.BroadcastFloat32x8(0x1.6a09e6p-1)
 	expBias := archsimd.BroadcastInt32x8(127)
 	mantMask, halfExp := archsimd.BroadcastUint32x8(0x807FFFFF), archsimd.BroadcastUint32x8(0x3F000000)
+	// The exponent's shift count as a vector (VPSRLVD): ShiftAllRight(23)
+	// compiles to a legacy-SSE MOVQ of the count beside 512/256-bit code,
+	// an SSE/AVX transition that made log and log1p 20x slower.
+	expShift := archsimd.BroadcastUint32x8(23)
 	ln2Hi, ln2Lo, negHalf := archsimd.BroadcastFloat32x8(0x1.63p-1), archsimd.BroadcastFloat32x8(-0x1.bd0106p-13), archsimd.BroadcastFloat32x8(-0.5)
 	zero, one, inf := archsimd.BroadcastFloat32x8(0), archsimd.BroadcastFloat32x8(1), archsimd.BroadcastFloat32x8(float32(math.Inf(1)))
 	negInf, nan := archsimd.BroadcastFloat32x8(float32(math.Inf(-1))), archsimd.BroadcastFloat32x8(math.Float32frombits(0xFFFFFFFF))
@@ -528,7 +544,7 @@ func log1pXLAX8(x, o []float32) int {
 		u := v.Add(one)
 		w := u.Merge(minNormal, u.Greater(minNormal))
 		bits := w.AsUint32x8()
-		e := bits.ShiftAllRight(23).AsInt32x8().Sub(expBias).ConvertToFloat32().Add(one)
+		e := bits.ShiftRight(expShift).AsInt32x8().Sub(expBias).ConvertToFloat32().Add(one)
 		m := bits.And(mantMask).Or(halfExp).AsFloat32x8()
 		z := m.Sub(one)
 		lt := m.Less(sqrtHalf)
