@@ -135,10 +135,13 @@ func evalDot(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
 		}
 	}
 	c := contractAs(class, lhs, rhs, out.Elem, out.Dims, kernels{
-		f32:   func(a, b []float32) []float32 { return dotInF32(ev, par, p, lhs.Dims, rhs.Dims, a, b) },
-		f64:   func(a, b []float64) []float64 { return dotIn(par, p, lhs.Dims, rhs.Dims, a, b) },
-		c128:  func(a, b []complex128) []complex128 { return dotIn(par, p, lhs.Dims, rhs.Dims, a, b) },
-		i64:   func(a, b []int64) []int64 { return dotIn(par, p, lhs.Dims, rhs.Dims, a, b) },
+		f32:  func(a, b []float32) []float32 { return dotInF32(ev, par, p, lhs.Dims, rhs.Dims, a, b) },
+		f64:  func(a, b []float64) []float64 { return dotIn(par, p, lhs.Dims, rhs.Dims, a, b) },
+		c128: func(a, b []complex128) []complex128 { return dotIn(par, p, lhs.Dims, rhs.Dims, a, b) },
+		i64:  func(a, b []int64) []int64 { return dotIn(par, p, lhs.Dims, rhs.Dims, a, b) },
+		f32Slices: func(a, b []float32, kc int) []int64 {
+			return dotExactSlices(par, p, lhs.Dims, rhs.Dims, a, b, kc)
+		},
 		depth: int64(p.k),
 	})
 	return ArrayValue(c), nil
@@ -210,13 +213,23 @@ type kernels struct {
 	// (K for a dot); 0 when unknown. It lets integer contractions run exactly
 	// on the float GEMM (see exactFloatClass).
 	depth int64
+	// f32Slices, when set, computes an integer contraction exactly on the
+	// f32 GEMM in slices of at most kc of the depth, each slice's sums
+	// exact in f32, added up in int64 (see exactF32Slice).
+	f32Slices func(a, b []float32, kc int) []int64
 }
 
 // contractAs converts both operands to the compute type of class, runs that
 // type's kernel and stores its result as a typ tensor of dims.
 func contractAs(class computeClass, lhs, rhs *tensor.Tensor, typ dtype.Type, dims []int64, k kernels) *tensor.Tensor {
 	if class == classSigned {
-		switch exactFloatClass(lhs.Type, rhs.Type, k.depth) {
+		exact := exactFloatClass(lhs.Type, rhs.Type, k.depth)
+		if kc := exactF32Slice(lhs.Type, rhs.Type); exact != classF32 && k.f32Slices != nil && kc >= 256 {
+			// Deeper than f32 holds exactly: f32 slices of the depth cost
+			// the f32 GEMM's time, half the f64 GEMM's.
+			return newFromI64(typ, dims, k.f32Slices(toF32s(lhs), toF32s(rhs), int(kc)))
+		}
+		switch exact {
 		case classF32:
 			return newFromI64(typ, dims, floatsToI64(k.f32(toF32s(lhs), toF32s(rhs))))
 		case classF64:
@@ -305,21 +318,10 @@ func operandF32(t *tensor.Tensor) []float32 {
 // u8 matmuls, the common quantized case, thus run on the SIMD float kernels.
 // It returns classSigned when neither is exact.
 func exactFloatClass(a, b dtype.Type, depth int64) computeClass {
-	magnitude := func(t dtype.Type) float64 {
-		switch {
-		case t == dtype.Pred:
-			return 1
-		case t.IsSigned() && t.Bits() <= 32:
-			return math.Ldexp(1, t.Bits()-1)
-		case t.IsUnsigned() && t.Bits() <= 32:
-			return math.Ldexp(1, t.Bits()) - 1
-		}
-		return math.Inf(1)
-	}
 	if depth <= 0 {
 		return classSigned
 	}
-	bound := magnitude(a) * magnitude(b) * float64(depth)
+	bound := exactMagnitude(a) * exactMagnitude(b) * float64(depth)
 	switch {
 	case bound <= 1<<24:
 		return classF32
@@ -327,6 +329,53 @@ func exactFloatClass(a, b dtype.Type, depth int64) computeClass {
 		return classF64
 	}
 	return classSigned
+}
+
+// exactF32Slice is the largest depth whose sums of products of a and b
+// values are all integers below 2^24, so exact in f32 in any order (0 when
+// the types are not integers of at most 32 bits).
+func exactF32Slice(a, b dtype.Type) int64 {
+	ma, mb := exactMagnitude(a), exactMagnitude(b)
+	if math.IsInf(ma*mb, 1) {
+		return 0
+	}
+	return int64(math.Floor((1 << 24) / (ma * mb)))
+}
+
+// dotExactSlices computes an integer dot exactly: the contraction is cut in
+// slices of at most kc, each slice's product run on the f32 GEMM (exact, see
+// exactF32Slice) and added to the int64 result.
+func dotExactSlices(par int, p *dotPlan, ldims, rdims []int64, lhs, rhs []float32, kc int) []int64 {
+	a, la := asMatrices(lhs, ldims, p.lhsPerm, p.nBatch, p.nLhsFree, p.m, p.k)
+	b, lb := asMatrices(rhs, rdims, p.rhsPerm, p.nBatch, p.nContract, p.k, p.n)
+	total := make([]int64, p.b*p.m*p.n)
+	c := make([]float32, len(total))
+	for k0 := 0; k0 < p.k; k0 += kc {
+		if k0 > 0 {
+			clear(c)
+		}
+		gemmStrided(par, p.b, p.m, p.n, min(kc, p.k-k0), a[k0*la.cs:], la, b[k0*lb.rs:], lb, c)
+		parallelFor(len(c), func(lo, hi int) {
+			for i, v := range c[lo:hi] {
+				total[lo+i] += int64(v)
+			}
+		})
+	}
+	return total
+}
+
+// exactMagnitude bounds |v| for the values v of an integer type (+Inf for
+// other types).
+func exactMagnitude(t dtype.Type) float64 {
+	switch {
+	case t == dtype.Pred:
+		return 1
+	case t.IsSigned() && t.Bits() <= 32:
+		return math.Ldexp(1, t.Bits()-1)
+	case t.IsUnsigned() && t.Bits() <= 32:
+		return math.Ldexp(1, t.Bits()) - 1
+	}
+	return math.Inf(1)
 }
 
 func floatsToI64[T float32 | float64](vals []T) []int64 {
@@ -389,6 +438,18 @@ func (ev *Evaluator) parallelism() int {
 // Conversions between tensors of any type and the compute types.
 
 func toF32s(t *tensor.Tensor) []float32 {
+	switch t.Type {
+	case dtype.S8:
+		return intsToF32(t.I8())
+	case dtype.U8:
+		return intsToF32(t.Data)
+	case dtype.S16:
+		return intsToF32(t.I16())
+	case dtype.U16:
+		return intsToF32(t.U16())
+	case dtype.S32:
+		return intsToF32(t.I32())
+	}
 	switch classOf(t.Type) {
 	case classF32:
 		return asF32(t)
@@ -415,6 +476,18 @@ func toF32s(t *tensor.Tensor) []float32 {
 	for i, v := range asI64(t) {
 		out[i] = float32(v)
 	}
+	return out
+}
+
+// intsToF32 converts integers to f32 (each rounded once, as through int64),
+// on all cores.
+func intsToF32[T int8 | uint8 | int16 | uint16 | int32](src []T) []float32 {
+	out := make([]float32, len(src))
+	parallelFor(len(src), func(lo, hi int) {
+		for i, v := range src[lo:hi] {
+			out[lo+i] = float32(v)
+		}
+	})
 	return out
 }
 
