@@ -63,6 +63,29 @@ def test_out_of_bounds_index():
     expect(nki.KernelError, k, "# BAD", A, text="outside|oob")
 
 
+@pytest.mark.parametrize("row", [1, 3, -2])
+def test_constant_index_past_a_size_one_dimension(row):
+    # A size-1 dimension indexed by a constant other than 0 (or -1) is out of
+    # range; it must not quietly read element 0.
+    @nki.jit
+    def k(a):
+        out = nl.ndarray((1, 64), dtype=a.dtype, buffer=nl.shared_hbm)
+        nl.store(out, value=nl.load(a[row, :]))  # BAD
+        return out
+
+    expect(nki.KernelError, k, "# BAD", np.ones((1, 64), np.float32), text=f"index {row} is out of range for dimension 0 of size 1")
+
+
+def test_constant_index_past_the_end():
+    @nki.jit
+    def k(a):
+        out = nl.ndarray((1, 512), dtype=a.dtype, buffer=nl.shared_hbm)
+        nl.store(out, value=nl.load(a[300, :]))  # BAD
+        return out
+
+    expect(nki.KernelError, k, "# BAD", A, text="index 300 is out of range for dimension 0 of size 256")
+
+
 def test_symbolic_loop_variable_in_python_if():
     @nki.jit
     def k(a):

@@ -23,7 +23,7 @@ from .. import _bridge
 from ..errors import InvalidArgumentError
 from . import _dtypes
 from ._sym import LOOP_VAR, PROGRAM_ID, TILE_AXIS, Mask, Pred, Sym, broadcast_shapes
-from .errors import KernelError, KernelUnsupportedError, user_frame, user_location
+from .errors import _OWN_FILE, KernelError, KernelUnsupportedError, is_own_file, user_frame, user_location
 
 _local = threading.local()
 
@@ -94,6 +94,9 @@ def _attr(v):
 
 
 _PLAIN_ATTR = frozenset([str, bool, int, float])
+
+# dtype -> (XLA element-type code, is tfloat32, canonical dtype) of results.
+_RESULT_DTYPES = {}
 
 # Marks an alloc event that may still become a memset (Trace.note_fresh_alloc);
 # removed before the event is sent.
@@ -261,20 +264,50 @@ class Trace:
         instruction's iteration space when it is not the result's shape (a
         reduction's source tile); memory: SBUF or PSUM; attrs: plain values
         (plain=True), or any emit() takes (None values dropped)."""
-        code, tf32 = _dtypes.code_of(dtype)
+        try:
+            code, tf32, dt = _RESULT_DTYPES[dtype]
+        except (KeyError, TypeError):
+            code, tf32 = _dtypes.code_of(dtype)
+            dt = _dtypes.canonical(dtype)
+            try:
+                _RESULT_DTYPES[dtype] = code, tf32, dt
+            except TypeError:
+                pass
         tid = self.ntensors
         self.ntensors = tid + 1
         name = f"t{tid}"
-        file, line = self.loc()
+        # The kernel's own frame, as loc() finds it: from our caller's caller
+        # (an nl/nisa function's helper) outward, skipping goldtrace's frames.
+        f = sys._getframe(2)
+        own = _OWN_FILE
+        while f is not None:
+            fn = f.f_code.co_filename
+            o = own.get(fn)
+            if o is None:
+                o = is_own_file(fn)
+            if not o:
+                break
+            f = f.f_back
+        if f is None:
+            file, line = 0, 0
+        else:
+            file = self.files.get(fn)
+            if file is None:
+                file = self.files[fn] = len(self.files)
+            line = f.f_lineno
         events = self.events
         events.append([EV_TENSOR, name, memory, TEMP, shape, code, 1 if tf32 else 0, file, line])
-        t = KTensor(self, tid, shape, _dtypes.canonical(dtype), memory, TEMP, name)
+        t = KTensor(self, tid, shape, dt, memory, TEMP, name)
         t.decl = (file, line)
         t.implicit = True
         self.tensors.append(t)
         if attrs and not plain:
             attrs = {k: (v if type(v) in _PLAIN_ATTR else _attr(v)) for k, v in attrs.items() if v is not None}
-        inst = [EV_INST, op, file, line, [tid], [s.to_json() for s in src], attrs or None]
+        if len(src) == 1:
+            src_json = [src[0].to_json()]
+        else:
+            src_json = [s.to_json() for s in src]
+        inst = [EV_INST, op, file, line, [tid], src_json, attrs or None]
         if engine:
             inst += (None, None, None, engine)
         t._producer = (inst, None, shape, shape if domain is None else tuple(domain))
@@ -746,6 +779,19 @@ class WholeTile(Tile):
         return [Sym(0, {(TILE_AXIS, u): 1} if n > 1 else {}, ()) for u, n in enumerate(self.shape)]
 
 
+class SlicedTile(Tile):
+    """A tile cut from a whole tensor by integers and integer slices
+    (_index_whole_basic): made in its tape form; the index expressions are
+    rebuilt from it when something asks for them."""
+
+    @functools.cached_property
+    def index(self):
+        out = []
+        for e in self._json[2]:
+            out.append(Sym(e[0], {(e[1], e[2]): e[3]} if len(e) > 1 else {}, ()))
+        return out
+
+
 class ReshapeView(Tile):
     """`t.reshape(shape)` of a whole HBM tensor whose reshape changes more than
     size-1 axes: the same row-major elements seen with another shape. Its index
@@ -969,44 +1015,49 @@ def _slice_parts(sl, dim_size):
 def _index_whole_basic(t, key):
     """index() of a whole tensor by integers and integer-bounded slices (the
     common `a[i * 128:(i + 1) * 128, :]`), or None for any other key: the same
-    Tile, built without Sym arithmetic, its tape form made on the way. t is a
-    WholeTile or a KTensor without a block-dimension permutation."""
-    out_shape, idx, js = [], [], []
-    new_sym = Sym.__new__
+    tile, made in its tape form directly (its index expressions are built only
+    when something asks for them). t is a WholeTile or a KTensor without a
+    block-dimension permutation."""
+    out_shape, js = [], []
     for k, n in zip(key, t.shape):
         tk = type(k)
         if tk is slice:
-            start, stop = k.start, k.stop
-            if k.step is not None or not (start is None or type(start) is int) or not (stop is None or type(stop) is int):
+            if k.step is not None:
                 return None
-            lo = 0 if start is None else (start + n if start < 0 else start)
-            m = (n if stop is None else min(stop + n if stop < 0 else stop, n)) - lo
+            start, stop = k.start, k.stop
+            if start is None:
+                lo = 0
+            elif type(start) is int:
+                lo = start + n if start < 0 else start
+                if lo < 0:
+                    return None  # the general path has the rules for it
+            else:
+                return None
+            if stop is None:
+                hi = n
+            elif type(stop) is int:
+                hi = stop + n if stop < 0 else stop
+                if hi > n:
+                    hi = n
+            else:
+                return None
+            m = hi - lo
             if m <= 0:
                 return None  # the general path reports it
-            sym = new_sym(Sym)
-            sym.shape = ()
-            if n > 1 and m > 1:
-                axis = len(out_shape)
-                sym.const, sym.terms = lo, {(TILE_AXIS, axis): 1}
-                js.append([lo, TILE_AXIS, axis, 1])
-            else:
-                lo = lo if n > 1 else 0
-                sym.const, sym.terms = lo, {}
-                js.append([lo])
-            idx.append(sym)
+            # A size-1 dimension (lo is 0 there) or a single element: a constant.
+            js.append([lo, TILE_AXIS, len(out_shape), 1] if n > 1 and m > 1 else [lo])
             out_shape.append(m)
         elif tk is int:
-            c = (k + n if k < 0 else k) if n > 1 else 0
-            sym = new_sym(Sym)
-            sym.const, sym.terms, sym.shape = c, {}, ()
-            idx.append(sym)
-            js.append([c])
+            if not -n <= k < n:
+                return None  # the general path reports it
+            js.append([(k + n if k < 0 else k) if n > 1 else 0])
         else:
             return None
     tensor = t if type(t) is KTensor else t.tensor
-    tile = Tile.__new__(Tile)
-    tile.tensor, tile.shape, tile.index, tile.dynamic = tensor, tuple(out_shape), idx, []
-    tile._json = [tensor.id, tile.shape, js]
+    tile = SlicedTile.__new__(SlicedTile)
+    shape = tuple(out_shape)
+    tile.tensor, tile.shape, tile.dynamic = tensor, shape, []
+    tile._json = [tensor.id, shape, js]
     return tile
 
 
@@ -1093,8 +1144,11 @@ def index(t, key):
                 s = Sym.coerce(k)
                 if s is None:
                     raise KernelError(f"{user_location()}: unsupported index {k!r} for dimension {d}")
-                if s.is_const() and s.const < 0:
-                    s = Sym(s.const + base_shape[d])
+                if s.is_const():
+                    if not -base_shape[d] <= s.const < base_shape[d]:
+                        raise KernelError(f"{user_location()}: index {s.const} is out of range for dimension {d} of size {base_shape[d]}")
+                    if s.const < 0:
+                        s = Sym(s.const + base_shape[d])
                 new_axes.append(s)
             d += 1
         out_shape = tuple(out_shape)

@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import _dtypes
 from .._dtypes import tfloat32
-from .._sym import PROGRAM_ID, TILE_AXIS, LOOP_VAR, Mask, Pred, Sym
+from .._sym import PROGRAM_ID, TILE_AXIS, LOOP_VAR, Mask, Pred, Sym, broadcast_shapes
 from .._trace import (
     PARAM, OUTPUT, TEMP, CONSTANT, SBUF, PSUM, SHARED_HBM, PRIVATE_HBM, HBM_SPACES,
     Buffer, DynSlice, Tile, as_tile, assign, current, is_tile, require, _reshape_like,
@@ -258,8 +258,6 @@ def _binary(op, x, y, dtype=None, mask=None, engine="", out=None):
             return tr.result_inst("tensor_tensor", a.shape, dt, (a, b), {"op": op})
         a, b = _align_ranks(a, b)
         try:
-            from .._sym import broadcast_shapes
-
             shape = broadcast_shapes(a.shape, b.shape)
         except KernelError:
             raise KernelError(f"{user_location()}: {op}: tile shapes {list(a.shape)} and {list(b.shape)} do not broadcast") from None
@@ -444,8 +442,6 @@ def where(condition, x, y, *, dtype=None, mask=None, **kwargs):
     x = next(it) if is_tile(x) else x
     y = next(it) if is_tile(y) else y
     shapes = [c.shape] + [as_tile(v).shape for v in (x, y) if is_tile(v)]
-    from .._sym import broadcast_shapes
-
     shape = broadcast_shapes(*shapes)
     dts = [as_tile(v).dtype for v in (x, y) if is_tile(v)]
     dt = dtype or (dts[0] if len(dts) == 1 else (_dtypes.promote(*dts) if dts else np.dtype(np.float32)))
