@@ -56,11 +56,21 @@ func lapackPotrf(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error
 	if n != cols {
 		return Value{}, fmt.Errorf("operand must be square, got %v", x.Dims)
 	}
-	a := append([]complex128(nil), toC128s(x)...)
-	info := cholesky(a, batch, n, ffiChar(ffiAttrs(in), "uplo", 'L') == 'L')
+	lower := ffiChar(ffiAttrs(in), "uplo", 'L') == 'L'
+	var factor *tensor.Tensor
+	var info []int32
+	if x.Type.IsComplex() {
+		a := append([]complex128(nil), toC128s(x)...)
+		info = cholesky(a, batch, n, lower)
+		factor = fromC128s(x.Type, x.Dims, a)
+	} else {
+		a := realCopy(x)
+		info = choleskyReal(ev.parallelism(), a, batch, n, lower)
+		factor = fromF64s(x.Type, x.Dims, a)
+	}
 	it := tensor.New(dtype.S32, x.Dims[:len(x.Dims)-2])
 	copy(it.I32(), info)
-	return TupleValue(ArrayValue(fromC128s(x.Type, x.Dims, a)), ArrayValue(it)), nil
+	return TupleValue(ArrayValue(factor), ArrayValue(it)), nil
 }
 
 func lapackTrsm(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
@@ -74,10 +84,10 @@ func lapackTrsm(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error)
 		unit:  ffiChar(at, "diag", 'N') == 'U',
 		trans: map[byte]string{'N': "NO_TRANSPOSE", 'T': "TRANSPOSE", 'C': "ADJOINT"}[ffiChar(at, "trans_x", 'N')],
 	}
-	x, err := triangularSolve(args[0].T, args[1].T, s)
+	b := args[1].T
+	x, err := triangularSolveTo(ev.parallelism(), args[0].T, b, s, b.Type, b.Dims)
 	if err != nil {
 		return Value{}, err
 	}
-	b := args[1].T
-	return ArrayValue(fromC128s(b.Type, b.Dims, x)), nil
+	return ArrayValue(x), nil
 }

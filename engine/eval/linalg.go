@@ -5,6 +5,7 @@ import (
 	"math/cmplx"
 	"strings"
 
+	"goldtrace/engine/dtype"
 	"goldtrace/engine/hlo"
 	"goldtrace/engine/tensor"
 )
@@ -98,18 +99,27 @@ func evalCholesky(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, erro
 	if n != cols {
 		return Value{}, fmt.Errorf("cholesky operand must be square, got %v", x.Dims)
 	}
-	a := toC128s(x)
-	a = append([]complex128(nil), a...)
-	cholesky(a, batch, n, in.Lower)
-	for b := 0; b < batch; b++ {
-		for i := 0; i < n; i++ {
-			for j := 0; j < n; j++ {
-				if (in.Lower && j > i) || (!in.Lower && j < i) {
-					a[b*n*n+i*n+j] = 0
+	zeroOther := func(set func(k int)) {
+		for b := 0; b < batch; b++ {
+			for i := 0; i < n; i++ {
+				for j := 0; j < n; j++ {
+					if (in.Lower && j > i) || (!in.Lower && j < i) {
+						set(b*n*n + i*n + j)
+					}
 				}
 			}
 		}
 	}
+	if !x.Type.IsComplex() && !in.Shape.Elem.IsComplex() {
+		a := realCopy(x)
+		choleskyReal(ev.parallelism(), a, batch, n, in.Lower)
+		zeroOther(func(k int) { a[k] = 0 })
+		return ArrayValue(fromF64s(in.Shape.Elem, in.Shape.Dims, a)), nil
+	}
+	a := toC128s(x)
+	a = append([]complex128(nil), a...)
+	cholesky(a, batch, n, in.Lower)
+	zeroOther(func(k int) { a[k] = 0 })
 	return ArrayValue(fromC128s(in.Shape.Elem, in.Shape.Dims, a)), nil
 }
 
@@ -124,29 +134,56 @@ func evalTriangularSolve(ev *Evaluator, in *hlo.Instruction, args []Value) (Valu
 		return Value{}, fmt.Errorf("triangular-solve takes two array operands")
 	}
 	spec := triSolveSpec{left: in.LeftSide, lower: in.Lower, unit: in.UnitDiagonal, trans: strings.ToUpper(in.TransposeA)}
-	out, err := triangularSolve(args[0].T, args[1].T, spec)
+	out, err := triangularSolveTo(ev.parallelism(), args[0].T, args[1].T, spec, in.Shape.Elem, in.Shape.Dims)
 	if err != nil {
 		return Value{}, err
 	}
-	return ArrayValue(fromC128s(in.Shape.Elem, in.Shape.Dims, out)), nil
+	return ArrayValue(out), nil
 }
 
-// triangularSolve solves every batch, reading only the selected triangle of A.
-func triangularSolve(at, bt *tensor.Tensor, s triSolveSpec) ([]complex128, error) {
-	batch, m, m2, err := matrixBatch(at.Dims, "triangular-solve a")
+// triangularSolveTo is triangularSolve with its result rounded to typ: real
+// operands take the blocked float64 path (linalg_real.go), complex ones the
+// complex128 substitution.
+func triangularSolveTo(par int, at, bt *tensor.Tensor, s triSolveSpec, typ dtype.Type, dims []int64) (*tensor.Tensor, error) {
+	if !at.Type.IsComplex() && !bt.Type.IsComplex() && !typ.IsComplex() {
+		batch, m, rows, cols, err := triSolveShapes(at, bt, s)
+		if err != nil {
+			return nil, err
+		}
+		return fromF64s(typ, dims, triangularSolveReal(par, toF64s(at), toF64s(bt), batch, m, rows, cols, s)), nil
+	}
+	x, err := triangularSolve(at, bt, s)
 	if err != nil {
 		return nil, err
 	}
+	return fromC128s(typ, dims, x), nil
+}
+
+// triSolveShapes checks a triangular solve's operand shapes.
+func triSolveShapes(at, bt *tensor.Tensor, s triSolveSpec) (batch, m, rows, cols int, err error) {
+	batch, m, m2, err := matrixBatch(at.Dims, "triangular-solve a")
+	if err != nil {
+		return 0, 0, 0, 0, err
+	}
 	bb, rows, cols, err := matrixBatch(bt.Dims, "triangular-solve b")
 	if err != nil {
-		return nil, err
+		return 0, 0, 0, 0, err
 	}
 	k := cols
 	if s.left {
 		k = rows
 	}
 	if m != m2 || bb != batch || k != m {
-		return nil, fmt.Errorf("triangular-solve shapes a %v and b %v do not agree", at.Dims, bt.Dims)
+		return 0, 0, 0, 0, fmt.Errorf("triangular-solve shapes a %v and b %v do not agree", at.Dims, bt.Dims)
+	}
+	return batch, m, rows, cols, nil
+}
+
+// triangularSolve solves every batch, reading only the selected triangle of A.
+func triangularSolve(at, bt *tensor.Tensor, s triSolveSpec) ([]complex128, error) {
+	batch, m, rows, cols, err := triSolveShapes(at, bt, s)
+	if err != nil {
+		return nil, err
 	}
 	a, b := toC128s(at), toC128s(bt)
 	x := append([]complex128(nil), b...)

@@ -161,6 +161,23 @@ case("trsm_batch_c64", lambda a, b: lax.linalg.triangular_solve(a, b, left_side=
      [(randc((2, 4, 4)) + 4 * np.eye(4)).astype(np.complex64), randc((2, 4, 3))], 1e-4, 1e-5)
 case("solve_triangular_f64", lambda a, b: jax.scipy.linalg.solve_triangular(a, b, lower=False), [tri.astype(np.float64), randf((5,), np.float64)], 1e-10, 1e-10)
 
+# Sizes past the 64-wide diagonal blocks of the real blocked paths
+# (linalg_real.go): a ragged last block, several right-hand-side chunks.
+case("chol_f32_blocked", jnp.linalg.cholesky, [spd(150)], 1e-5, 1e-5)
+case("chol_f64_blocked_upper", lambda a: jnp.linalg.cholesky(a, upper=True),
+     [spd(131, (2,), np.float64)], 1e-12, 1e-12)
+trib = np.tril(randf((150, 150))) + 12 * np.eye(150, dtype=np.float32)
+for left in (True, False):
+    for lower in (True, False):
+        for ta in (0, 1):
+            case("trsm_blocked_%d%d%d" % (left, lower, ta),
+                 lambda a, b, left=left, lower=lower, ta=ta: lax.linalg.triangular_solve(
+                     a, b, left_side=left, lower=lower, transpose_a=ta > 0),
+                 [trib if lower else trib.T.copy(), randf((150, 97) if left else (97, 150))], 1e-4, 1e-5)
+case("trsm_blocked_f64_unit_batch", lambda a, b: lax.linalg.triangular_solve(a, b, left_side=True, lower=True, unit_diagonal=True),
+     [np.tril(0.1 * randf((3, 100, 100), np.float64)), randf((3, 100, 40), np.float64)],
+     1e-10, 1e-10)
+
 
 if __name__ == "__main__":
     jaxcases.main(CASES)
