@@ -3,6 +3,7 @@ package ir
 import (
 	"math"
 	"math/bits"
+	"slices"
 
 	"goldtrace/kernel/ir/irpb"
 )
@@ -69,7 +70,12 @@ func boolU(b bool) uint64 {
 // toLin merges e's terms per variable; subst may rewrite a term's variable or
 // drop it (drop: the variable is 0). ok is false on overflow.
 func toLin(e *irpb.Affine, subst func(t *irpb.Term) (varKey, bool)) (lin, bool) {
-	l := lin{c: e.GetConstant()}
+	return toLinInto(nil, e, subst)
+}
+
+// toLinInto is toLin building the terms in buf's storage.
+func toLinInto(buf []linTerm, e *irpb.Affine, subst func(t *irpb.Term) (varKey, bool)) (lin, bool) {
+	l := lin{c: e.GetConstant(), terms: buf[:0]}
 	for _, t := range e.GetTerms() {
 		key, keep := varKey{t.Kind, t.Id}, true
 		if subst != nil {
@@ -168,16 +174,13 @@ func (v *validator) bounds(in *irpb.Instruction, op, what string, a *irpb.Access
 	if prodAll(a.Shape) == 0 {
 		return
 	}
-	dynamic := map[int32]bool{}
-	for _, d := range a.DynamicDim {
-		dynamic[d] = true // runtime offsets: oob_mode decides
-	}
 	for d, e := range a.Index {
-		if dynamic[int32(d)] || d >= len(t.Shape) {
-			continue
+		if slices.Contains(a.DynamicDim, int32(d)) || d >= len(t.Shape) {
+			continue // dynamic: runtime offsets, oob_mode decides
 		}
 		size := t.Shape[d]
-		l, ok := toLin(e, nil)
+		l, ok := toLinInto(v.lin, e, nil)
+		v.lin = l.terms[:0] // reused by the next index (l is not kept)
 		var lo, hi int64
 		var empty bool
 		if ok {

@@ -21,22 +21,20 @@ func (v *validator) capacity() {
 		first, last int
 		bytes       int64
 	}
-	caps := map[irpb.Memory]int64{irpb.Memory_SBUF: SBUFPartitionBytes, irpb.Memory_PSUM: PSUMPartitionBytes}
-	rules := map[irpb.Memory]string{irpb.Memory_SBUF: "sbuf-capacity", irpb.Memory_PSUM: "psum-capacity"}
-	byMem := map[irpb.Memory][]live{}
-	ids := make([]int32, 0, len(v.uses))
-	for id := range v.uses {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	for _, id := range ids {
-		t := v.tensor(id)
-		c, ok := caps[t.Memory]
-		b := partitionBytes(t)
-		if !ok || b > c {
-			continue // not on chip, or already reported on its own
+	var sbuf, psum []live
+	for id, s := range v.uses { // in tensor id order
+		if s.first < 0 {
+			continue // never accessed
 		}
-		s := v.uses[id]
+		t := v.tensor(int32(id))
+		c := capacityOf(t.Memory)
+		if c == 0 {
+			continue // not on chip
+		}
+		b := partitionBytes(t)
+		if b > c {
+			continue // already reported on its own
+		}
 		first, last := s.first, s.last
 		for changed := true; changed; {
 			changed = false
@@ -49,10 +47,17 @@ func (v *validator) capacity() {
 				}
 			}
 		}
-		byMem[t.Memory] = append(byMem[t.Memory], live{t, first, last, b})
+		if t.Memory == irpb.Memory_SBUF {
+			sbuf = append(sbuf, live{t, first, last, b})
+		} else {
+			psum = append(psum, live{t, first, last, b})
+		}
 	}
 	for _, m := range []irpb.Memory{irpb.Memory_SBUF, irpb.Memory_PSUM} {
-		lives := byMem[m]
+		lives, limit := sbuf, int64(SBUFPartitionBytes)
+		if m == irpb.Memory_PSUM {
+			lives, limit = psum, PSUMPartitionBytes
+		}
 		if len(lives) == 0 {
 			continue
 		}
@@ -64,7 +69,7 @@ func (v *validator) capacity() {
 		sum := int64(0)
 		for p := 0; p < v.pos; p++ {
 			sum += delta[p]
-			if sum <= caps[m] {
+			if sum <= limit {
 				continue
 			}
 			var at []live
@@ -82,9 +87,28 @@ func (v *validator) capacity() {
 				}
 				parts = append(parts, fmt.Sprintf("%s %d", tensorLabel(l.t), l.bytes))
 			}
-			v.errf(rules[m], v.instLocs[p], "", "the %s tensors live here need %d bytes per partition (%s), more than the %d (%d KiB) a partition holds",
-				memoryName(m), sum, strings.Join(parts, ", "), caps[m], caps[m]/1024)
+			v.errf(capacityRule(m), v.instLocs[p], "", "the %s tensors live here need %d bytes per partition (%s), more than the %d (%d KiB) a partition holds",
+				memoryName(m), sum, strings.Join(parts, ", "), limit, limit/1024)
 			break
 		}
 	}
+}
+
+// capacityOf is the bytes per partition of on-chip memory m (0: not on chip).
+func capacityOf(m irpb.Memory) int64 {
+	switch m {
+	case irpb.Memory_SBUF:
+		return SBUFPartitionBytes
+	case irpb.Memory_PSUM:
+		return PSUMPartitionBytes
+	}
+	return 0
+}
+
+// capacityRule names the capacity rule of on-chip memory m.
+func capacityRule(m irpb.Memory) string {
+	if m == irpb.Memory_PSUM {
+		return "psum-capacity"
+	}
+	return "sbuf-capacity"
 }

@@ -337,19 +337,38 @@ func tensorLabel(t *irpb.Tensor) string {
 	return fmt.Sprintf("t%d", t.Id)
 }
 
-var smallNames = map[string][]string{}
+var (
+	dstNames   = smallNames("dst")
+	srcNames   = smallNames("src")
+	maskNames  = smallNames("mask")
+	predsNames = smallNames("preds")
+	exprsNames = smallNames("exprs")
+)
 
-func init() {
-	for _, p := range []string{"dst", "src", "mask", "preds", "exprs"} {
-		for i := range 8 {
-			smallNames[p] = append(smallNames[p], fmt.Sprintf("%s[%d]", p, i))
-		}
+func smallNames(prefix string) []string {
+	out := make([]string, 8)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s[%d]", prefix, i)
 	}
+	return out
 }
 
-// idxName is "dst[2]" without formatting on the common path.
+// idxName is "dst[2]" without formatting (or a map lookup) on the common path.
 func idxName(prefix string, i int) string {
-	if n := smallNames[prefix]; i < len(n) {
+	var n []string
+	switch prefix {
+	case "dst":
+		n = dstNames
+	case "src":
+		n = srcNames
+	case "mask":
+		n = maskNames
+	case "preds":
+		n = predsNames
+	case "exprs":
+		n = exprsNames
+	}
+	if i >= 0 && i < len(n) {
 		return n[i]
 	}
 	return fmt.Sprintf("%s[%d]", prefix, i)

@@ -14,8 +14,19 @@ var isaNames = map[string]string{
 
 // DisplayOp is the name an error message uses for IR opcode op.
 func DisplayOp(op string) string {
-	if n, ok := isaNames[op]; ok {
-		return n
+	// a switch, not a lookup in isaNames: every instruction asks, twice
+	// (TestDisplayOpMatchesTable keeps the two in step)
+	switch op {
+	case "matmul":
+		return "nc_matmul"
+	case "transpose":
+		return "nc_transpose"
+	case "dma":
+		return "dma_copy"
+	case "copy_predicated":
+		return "tensor_copy_predicated"
+	case "print":
+		return "device_print"
 	}
 	return op
 }
@@ -48,6 +59,17 @@ type opSpec struct {
 	attrs          map[string]attrSpec
 	compute        bool // runs on a compute engine: every access in SBUF or PSUM
 }
+
+// opEntry is an opcode's row with what the validator derives from it, so
+// that an instruction costs it one lookup.
+type opEntry struct {
+	opSpec
+	required  []string // the required attributes, sorted
+	srcDomain bool     // the domain is src[0]'s tile (srcDomain)
+}
+
+// opTable is ops with the derived facts (filled by init).
+var opTable = map[string]*opEntry{}
 
 func opt(k attrKind) attrSpec { return attrSpec{kind: k} }
 func req(k attrKind) attrSpec { return attrSpec{kind: k, required: true} }
@@ -154,16 +176,15 @@ func IsDeviceCollective(op string) bool {
 	return false
 }
 
-// requiredAttrs lists each opcode's required attributes, sorted.
-var requiredAttrs = map[string][]string{}
-
 func init() {
 	for name, spec := range ops {
+		e := &opEntry{opSpec: spec, srcDomain: srcDomain[name]}
 		for _, a := range sortedKeys(spec.attrs) {
 			if spec.attrs[a].required {
-				requiredAttrs[name] = append(requiredAttrs[name], a)
+				e.required = append(e.required, a)
 			}
 		}
+		opTable[name] = e
 	}
 }
 

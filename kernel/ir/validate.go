@@ -103,10 +103,12 @@ type validator struct {
 	// liveness for the capacity rules
 	pos      int
 	instLocs []*irpb.Loc
-	uses     map[int32]*span
+	uses     []span // by tensor id; first < 0: never accessed
 	loops    []span
-	returned map[int32]bool
-	budget   int64 // points the exact mask check may still enumerate
+	returned []bool // by tensor id: among the kernel's outputs
+	budget   int64  // points the exact mask check may still enumerate
+
+	lin []linTerm // scratch for bounds' index expressions
 }
 
 type varRange struct {
@@ -135,7 +137,21 @@ func isHBM(m irpb.Memory) bool  { return m == irpb.Memory_SHARED_HBM || m == irp
 func onChip(m irpb.Memory) bool { return m == irpb.Memory_SBUF || m == irpb.Memory_PSUM }
 
 // elemSize is the bytes of one element of t (tf32 is stored as f32).
-func elemSize(t *irpb.Tensor) int64 { return int64(dtype.Type(t.Dtype).Size()) }
+func elemSize(t *irpb.Tensor) int64 {
+	if d := t.Dtype; d >= 0 && int(d) < len(elemSizes) {
+		return elemSizes[d]
+	}
+	return int64(dtype.Type(t.Dtype).Size())
+}
+
+// elemSizes is dtype.Type.Size by type number (a table: the validator asks
+// per access, and Size is a map lookup).
+var elemSizes = func() (tab [64]int64) {
+	for i := range tab {
+		tab[i] = int64(dtype.Type(i).Size())
+	}
+	return tab
+}()
 
 // freeElems is the product of shape[1:] (saturating).
 func freeElems(shape []int64) int64 {
@@ -165,8 +181,12 @@ var nkiDtypes = map[dtype.Type]bool{
 func (v *validator) run() {
 	k := v.k
 	v.vars = make([]varRange, k.NumVars)
-	v.uses = map[int32]*span{}
-	v.returned = map[int32]bool{}
+	v.uses = make([]span, len(k.Tensors))
+	for i := range v.uses {
+		v.uses[i] = span{-1, -1}
+	}
+	v.returned = make([]bool, len(k.Tensors))
+	v.instLocs = make([]*irpb.Loc, 0, countStmts(k.Body))
 	for _, id := range k.Outputs {
 		v.returned[id] = true // an older-style output argument is a parameter the kernel writes
 	}
@@ -217,7 +237,7 @@ func (v *validator) checkTensor(t *irpb.Tensor) {
 		capacity = PSUMPartitionBytes
 	}
 	if capacity > 0 {
-		rule := map[irpb.Memory]string{irpb.Memory_SBUF: "sbuf-capacity", irpb.Memory_PSUM: "psum-capacity"}[t.Memory]
+		rule := capacityRule(t.Memory)
 		b := partitionBytes(t)
 		if b > capacity {
 			v.errf(rule, t.Loc, "", "tensor %s needs %d bytes per partition, more than the %d (%d KiB) a %s partition holds", tensorLabel(t), b, capacity, capacity/1024, memoryName(t.Memory))
@@ -278,9 +298,12 @@ var srcDomain = setOf("tensor_reduce", "tensor_partition_reduce", "bn_stats", "b
 
 // domain is the instruction's iteration space: dst[0]'s tile unless the
 // opcode says otherwise.
-func domain(in *irpb.Instruction) []int64 {
+func domain(in *irpb.Instruction) []int64 { return domainOf(in, srcDomain[in.Op]) }
+
+// domainOf is domain for an opcode whose srcDomain entry is srcDom.
+func domainOf(in *irpb.Instruction, srcDom bool) []int64 {
 	switch {
-	case srcDomain[in.Op] && len(in.Src) > 0:
+	case srcDom && len(in.Src) > 0:
 		return in.Src[0].Shape
 	case len(in.Dst) > 0:
 		return in.Dst[0].Shape
@@ -301,11 +324,11 @@ func (v *validator) inst(in *irpb.Instruction, dead bool) {
 	for _, a := range in.Src {
 		v.use(a, pos)
 	}
-	spec, known := ops[in.Op]
+	spec, known := opTable[in.Op]
 	if !known {
 		v.errf("unknown-op", in.Loc, op, "unknown instruction %q", in.Op)
 	}
-	dom := domain(in)
+	dom := domainOf(in, known && spec.srcDomain)
 	for i, p := range in.Mask {
 		v.checkTermsIn(in, op, idxName("mask", i), p.Expr, len(dom))
 	}
@@ -359,9 +382,9 @@ func countRange(lo, hi int) string {
 
 // use records an access for liveness.
 func (v *validator) use(a *irpb.Access, pos int) {
-	s, ok := v.uses[a.Tensor]
-	if !ok {
-		v.uses[a.Tensor] = &span{pos, pos}
+	s := &v.uses[a.Tensor]
+	if s.first < 0 {
+		*s = span{pos, pos}
 	} else {
 		s.first, s.last = min(s.first, pos), max(s.last, pos)
 	}
@@ -382,7 +405,31 @@ func (v *validator) engineMemory(in *irpb.Instruction, op, what string, a *irpb.
 
 // attrs checks presence, types and values; false when an attribute the op
 // rules read is unusable.
-func (v *validator) attrs(in *irpb.Instruction, op string, spec opSpec) bool {
+func (v *validator) attrs(in *irpb.Instruction, op string, spec *opEntry) bool {
+	if attrsOK(in, spec) {
+		return true
+	}
+	return v.attrErrors(in, op, spec)
+}
+
+// attrsOK is attrs for a kernel without attribute errors: no sorting, no
+// messages (the usual case; attrErrors reports in a stable order otherwise).
+func attrsOK(in *irpb.Instruction, spec *opEntry) bool {
+	for n, a := range in.Attrs {
+		s, known := spec.attrs[n]
+		if !known || attrVerdict(a, s) != attrFine {
+			return false
+		}
+	}
+	for _, n := range spec.required {
+		if in.Attrs[n] == nil {
+			return false
+		}
+	}
+	return true
+}
+
+func (v *validator) attrErrors(in *irpb.Instruction, op string, spec *opEntry) bool {
 	ok := true
 	var names []string
 	if len(in.Attrs) > 1 {
@@ -408,7 +455,7 @@ func (v *validator) attrs(in *irpb.Instruction, op string, spec opSpec) bool {
 			ok = false
 		}
 	}
-	for _, n := range requiredAttrs[in.Op] {
+	for _, n := range spec.required {
 		if in.Attrs[n] == nil {
 			v.errf("attr-missing", in.Loc, op, "missing attribute %q", n)
 			ok = false
@@ -426,34 +473,39 @@ func sortedKeys[V any](m map[string]V) []string {
 	return out
 }
 
-func (v *validator) attrValue(in *irpb.Instruction, op, name string, a *irpb.Attr, s attrSpec) bool {
-	bad := func() bool {
-		v.errf("attr-type", in.Loc, op, "attribute %q is %s, expected %s", name, attrString(a), s.kindName())
-		return false
-	}
+// attrVerdict classifies attribute a against its spec.
+type verdict int
+
+const (
+	attrFine     verdict = iota
+	attrBadType          // the value has the wrong type
+	attrBadValue         // a name the attribute's kind does not know
+)
+
+func attrVerdict(a *irpb.Attr, s attrSpec) verdict {
 	switch s.kind {
 	case kInt:
 		if _, ok := a.Value.(*irpb.Attr_I); !ok {
-			return bad()
+			return attrBadType
 		}
 	case kNum:
 		switch a.Value.(type) {
 		case *irpb.Attr_I, *irpb.Attr_F:
 		default:
-			return bad()
+			return attrBadType
 		}
 	case kBool:
 		if _, ok := a.Value.(*irpb.Attr_B); !ok {
-			return bad()
+			return attrBadType
 		}
 	case kInts:
 		if _, ok := a.Value.(*irpb.Attr_Ints); !ok {
-			return bad()
+			return attrBadType
 		}
 	case kStr, kALU, kCmp, kFunc, kEnum:
 		sv, ok := a.Value.(*irpb.Attr_S)
 		if !ok {
-			return bad()
+			return attrBadType
 		}
 		var known bool
 		switch s.kind {
@@ -469,9 +521,20 @@ func (v *validator) attrValue(in *irpb.Instruction, op, name string, a *irpb.Att
 			known = slices.Contains(s.values, sv.S)
 		}
 		if !known {
-			v.errf("attr-value", in.Loc, op, "attribute %q: unknown value %q (expected %s)", name, sv.S, s.kindName())
-			return false
+			return attrBadValue
 		}
+	}
+	return attrFine
+}
+
+func (v *validator) attrValue(in *irpb.Instruction, op, name string, a *irpb.Attr, s attrSpec) bool {
+	switch attrVerdict(a, s) {
+	case attrBadType:
+		v.errf("attr-type", in.Loc, op, "attribute %q is %s, expected %s", name, attrString(a), s.kindName())
+		return false
+	case attrBadValue:
+		v.errf("attr-value", in.Loc, op, "attribute %q: unknown value %q (expected %s)", name, a.GetS(), s.kindName())
+		return false
 	}
 	return true
 }
