@@ -64,7 +64,7 @@ const (
 	log2e, half := {{bc "0x1.715476p+0"}}, {{bc "0.5"}}
 	kHi, kLo := {{bc "127"}}, {{bc "-127"}}
 	ln2Hi, ln2Lo := {{bc "-0x1.63p-1"}}, {{bc "0x1.bd0106p-13"}}
-	bias := archsimd.Broadcast{{.I}}(127)
+	bias := {{bi "127"}}
 	one := {{bc "1"}}
 	{{poly "ep" "expPoly" 6}}`
 	// expCore is expLanes on v: e^v = y * scale.
@@ -81,12 +81,12 @@ const (
 
 	logConsts = `
 	minNormal, sqrtHalf := {{bc "0x1p-126"}}, {{bc "0x1.6a09e6p-1"}}
-	expBias := archsimd.Broadcast{{.I}}(127)
-	mantMask, halfExp := archsimd.Broadcast{{.U}}(0x807FFFFF), archsimd.Broadcast{{.U}}(0x3F000000)
+	expBias := {{bi "127"}}
+	mantMask, halfExp := {{bu "0x807FFFFF"}}, {{bu "0x3F000000"}}
 	// The exponent's shift count as a vector (VPSRLVD): ShiftAllRight(23)
 	// compiles to a legacy-SSE MOVQ of the count beside 512/256-bit code,
 	// an SSE/AVX transition that made log and log1p 20x slower.
-	expShift := archsimd.Broadcast{{.U}}(23)
+	expShift := {{bu "23"}}
 	ln2Hi, ln2Lo, negHalf := {{bc "0x1.63p-1"}}, {{bc "-0x1.bd0106p-13"}}, {{bc "-0.5"}}
 	zero, one, inf := {{bc "0"}}, {{bc "1"}}, {{bc "float32(math.Inf(1))"}}
 	negInf, nan := {{bc "float32(math.Inf(-1))"}}, {{bc "math.Float32frombits(0xFFFFFFFF)"}}
@@ -132,7 +132,7 @@ var ops = []op{
 		opcode: "logistic",
 		doc:    "is logisticLanes",
 		consts: expConsts + `
-	signBit := archsimd.Broadcast{{.U}}(0x80000000)`,
+	signBit := {{bu "0x80000000"}}`,
 		body: `
 		v = v.As{{.U}}().Xor(signBit).As{{.F}}()` + expCore + `
 		res := one.Div(y.MulAdd(scale, one))`,
@@ -144,8 +144,8 @@ var ops = []op{
 		consts: `
 	clampHi, clampLo := {{bc "0x1.ffec88p+2"}}, {{bc "-0x1.ffec88p+2"}}
 	small, big := {{bc "4e-4"}}, {{bc "20"}}
-	absMask, signBit := archsimd.Broadcast{{.U}}(0x7FFFFFFF), archsimd.Broadcast{{.U}}(0x80000000)
-	oneBits := archsimd.Broadcast{{.U}}(0x3F800000)
+	absMask, signBit := {{bu "0x7FFFFFFF"}}, {{bu "0x80000000"}}
+	oneBits := {{bu "0x3F800000"}}
 	{{poly "tn" "tanhNum" 7}}
 	{{poly "td" "tanhDen" 4}}`,
 		body: `
@@ -173,7 +173,7 @@ var ops = []op{
 		opcode: "log-plus-one",
 		doc:    "is log1pLanes",
 		consts: logConsts + `
-	absMask := archsimd.Broadcast{{.U}}(0x7FFFFFFF)
+	absMask := {{bu "0x7FFFFFFF"}}
 	smallX := {{bc "0x1.a8279ap-2"}}
 	{{poly "ln" "log1pNum" 7}}
 	{{poly "ld" "log1pDen" 7}}`,
@@ -262,12 +262,31 @@ var (
 			if o.only != "" && o.only != wd.Suffix {
 				continue
 			}
+			// The kernel's constants are loaded from a table of splatted
+			// vectors (one 512/256-bit load each) rather than broadcast from
+			// scalars: the compiler moves a scalar float with a legacy-SSE
+			// MOVSS/MOVUPS, and each one beside dirty 512/256-bit state is an
+			// SSE/AVX transition (a kernel's 30-odd constants cost as much as
+			// its loop over a fused block of 2048 elements).
+			table := o.name + wd.Suffix + "K"
+			var kvals []string
+			konst := func(bits, as string) string {
+				idx := len(kvals)
+				kvals = append(kvals, bits)
+				load := fmt.Sprintf("archsimd.Load%s(&%s[%d])", wd.U, table, idx)
+				if as != "" {
+					load += "." + as
+				}
+				return load
+			}
 			funcs := template.FuncMap{
-				"bc": func(c string) string { return fmt.Sprintf("archsimd.Broadcast%s(%s)", wd.F, c) },
+				"bc": func(c string) string { return konst(fmt.Sprintf("math.Float32bits(%s)", c), "As"+wd.F+"()") },
+				"bi": func(c string) string { return konst(fmt.Sprintf("uint32(%s)", c), "As"+wd.I+"()") },
+				"bu": func(c string) string { return konst(c, "") },
 				"poly": func(name, table string, n int) string {
 					var b strings.Builder
 					for i := range n {
-						fmt.Fprintf(&b, "\n\t%s%d := archsimd.Broadcast%s(%s[%d])", name, i, wd.F, table, i)
+						fmt.Fprintf(&b, "\n\t%s%d := %s", name, i, konst(fmt.Sprintf("math.Float32bits(%s[%d])", table, i), "As"+wd.F+"()"))
 					}
 					return b.String()
 				},
@@ -296,7 +315,16 @@ var (
 			if err != nil {
 				log.Fatal(err)
 			}
+			fmt.Fprintf(&w, "\nvar %s = [...][%d]uint32{\n", table, wd.N)
+			for _, k := range kvals {
+				fmt.Fprintf(&w, "\tsplat%s(%s),\n", wd.Suffix, k)
+			}
+			fmt.Fprint(&w, "}\n")
 		}
+	}
+	for _, wd := range widths {
+		fmt.Fprintf(&w, "\n// splat%s is a vector of %d lanes of bits.\n", wd.Suffix, wd.N)
+		fmt.Fprintf(&w, "func splat%s(bits uint32) (v [%d]uint32) {\n\tfor i := range v {\n\t\tv[i] = bits\n\t}\n\treturn v\n}\n", wd.Suffix, wd.N)
 	}
 	for _, wd := range widths {
 		fmt.Fprintf(&w, "\n// xlaVectorOps%s maps opcodes to their %d-lane kernels.\n", wd.Suffix, wd.N)

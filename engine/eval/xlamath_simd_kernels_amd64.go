@@ -26,19 +26,19 @@ var (
 func expXLAX16(x, o []float32) int {
 	n := len(x) &^ 15
 	o = o[:len(x)]
-	expHi, expLo := archsimd.BroadcastFloat32x16(88.8), archsimd.BroadcastFloat32x16(-87.8)
-	log2e, half := archsimd.BroadcastFloat32x16(0x1.715476p+0), archsimd.BroadcastFloat32x16(0.5)
-	kHi, kLo := archsimd.BroadcastFloat32x16(127), archsimd.BroadcastFloat32x16(-127)
-	ln2Hi, ln2Lo := archsimd.BroadcastFloat32x16(-0x1.63p-1), archsimd.BroadcastFloat32x16(0x1.bd0106p-13)
-	bias := archsimd.BroadcastInt32x16(127)
-	one := archsimd.BroadcastFloat32x16(1)
+	expHi, expLo := archsimd.LoadUint32x16(&expXLAX16K[0]).AsFloat32x16(), archsimd.LoadUint32x16(&expXLAX16K[1]).AsFloat32x16()
+	log2e, half := archsimd.LoadUint32x16(&expXLAX16K[2]).AsFloat32x16(), archsimd.LoadUint32x16(&expXLAX16K[3]).AsFloat32x16()
+	kHi, kLo := archsimd.LoadUint32x16(&expXLAX16K[4]).AsFloat32x16(), archsimd.LoadUint32x16(&expXLAX16K[5]).AsFloat32x16()
+	ln2Hi, ln2Lo := archsimd.LoadUint32x16(&expXLAX16K[6]).AsFloat32x16(), archsimd.LoadUint32x16(&expXLAX16K[7]).AsFloat32x16()
+	bias := archsimd.LoadUint32x16(&expXLAX16K[8]).AsInt32x16()
+	one := archsimd.LoadUint32x16(&expXLAX16K[9]).AsFloat32x16()
 
-	ep0 := archsimd.BroadcastFloat32x16(expPoly[0])
-	ep1 := archsimd.BroadcastFloat32x16(expPoly[1])
-	ep2 := archsimd.BroadcastFloat32x16(expPoly[2])
-	ep3 := archsimd.BroadcastFloat32x16(expPoly[3])
-	ep4 := archsimd.BroadcastFloat32x16(expPoly[4])
-	ep5 := archsimd.BroadcastFloat32x16(expPoly[5])
+	ep0 := archsimd.LoadUint32x16(&expXLAX16K[10]).AsFloat32x16()
+	ep1 := archsimd.LoadUint32x16(&expXLAX16K[11]).AsFloat32x16()
+	ep2 := archsimd.LoadUint32x16(&expXLAX16K[12]).AsFloat32x16()
+	ep3 := archsimd.LoadUint32x16(&expXLAX16K[13]).AsFloat32x16()
+	ep4 := archsimd.LoadUint32x16(&expXLAX16K[14]).AsFloat32x16()
+	ep5 := archsimd.LoadUint32x16(&expXLAX16K[15]).AsFloat32x16()
 	for i := 0; i < n; i += 16 {
 		v := archsimd.LoadFloat32x16((*[16]float32)(x[i:]))
 		c := v.Min(expHi).Max(expLo)
@@ -61,24 +61,43 @@ func expXLAX16(x, o []float32) int {
 	return n
 }
 
+var expXLAX16K = [...][16]uint32{
+	splatX16(math.Float32bits(88.8)),
+	splatX16(math.Float32bits(-87.8)),
+	splatX16(math.Float32bits(0x1.715476p+0)),
+	splatX16(math.Float32bits(0.5)),
+	splatX16(math.Float32bits(127)),
+	splatX16(math.Float32bits(-127)),
+	splatX16(math.Float32bits(-0x1.63p-1)),
+	splatX16(math.Float32bits(0x1.bd0106p-13)),
+	splatX16(uint32(127)),
+	splatX16(math.Float32bits(1)),
+	splatX16(math.Float32bits(expPoly[0])),
+	splatX16(math.Float32bits(expPoly[1])),
+	splatX16(math.Float32bits(expPoly[2])),
+	splatX16(math.Float32bits(expPoly[3])),
+	splatX16(math.Float32bits(expPoly[4])),
+	splatX16(math.Float32bits(expPoly[5])),
+}
+
 // expXLAX8 is expXLALanes on 8 lanes at a time. It handles the whole
 // vectors at the front of x and returns how many elements that was.
 func expXLAX8(x, o []float32) int {
 	n := len(x) &^ 7
 	o = o[:len(x)]
-	expHi, expLo := archsimd.BroadcastFloat32x8(88.8), archsimd.BroadcastFloat32x8(-87.8)
-	log2e, half := archsimd.BroadcastFloat32x8(0x1.715476p+0), archsimd.BroadcastFloat32x8(0.5)
-	kHi, kLo := archsimd.BroadcastFloat32x8(127), archsimd.BroadcastFloat32x8(-127)
-	ln2Hi, ln2Lo := archsimd.BroadcastFloat32x8(-0x1.63p-1), archsimd.BroadcastFloat32x8(0x1.bd0106p-13)
-	bias := archsimd.BroadcastInt32x8(127)
-	one := archsimd.BroadcastFloat32x8(1)
+	expHi, expLo := archsimd.LoadUint32x8(&expXLAX8K[0]).AsFloat32x8(), archsimd.LoadUint32x8(&expXLAX8K[1]).AsFloat32x8()
+	log2e, half := archsimd.LoadUint32x8(&expXLAX8K[2]).AsFloat32x8(), archsimd.LoadUint32x8(&expXLAX8K[3]).AsFloat32x8()
+	kHi, kLo := archsimd.LoadUint32x8(&expXLAX8K[4]).AsFloat32x8(), archsimd.LoadUint32x8(&expXLAX8K[5]).AsFloat32x8()
+	ln2Hi, ln2Lo := archsimd.LoadUint32x8(&expXLAX8K[6]).AsFloat32x8(), archsimd.LoadUint32x8(&expXLAX8K[7]).AsFloat32x8()
+	bias := archsimd.LoadUint32x8(&expXLAX8K[8]).AsInt32x8()
+	one := archsimd.LoadUint32x8(&expXLAX8K[9]).AsFloat32x8()
 
-	ep0 := archsimd.BroadcastFloat32x8(expPoly[0])
-	ep1 := archsimd.BroadcastFloat32x8(expPoly[1])
-	ep2 := archsimd.BroadcastFloat32x8(expPoly[2])
-	ep3 := archsimd.BroadcastFloat32x8(expPoly[3])
-	ep4 := archsimd.BroadcastFloat32x8(expPoly[4])
-	ep5 := archsimd.BroadcastFloat32x8(expPoly[5])
+	ep0 := archsimd.LoadUint32x8(&expXLAX8K[10]).AsFloat32x8()
+	ep1 := archsimd.LoadUint32x8(&expXLAX8K[11]).AsFloat32x8()
+	ep2 := archsimd.LoadUint32x8(&expXLAX8K[12]).AsFloat32x8()
+	ep3 := archsimd.LoadUint32x8(&expXLAX8K[13]).AsFloat32x8()
+	ep4 := archsimd.LoadUint32x8(&expXLAX8K[14]).AsFloat32x8()
+	ep5 := archsimd.LoadUint32x8(&expXLAX8K[15]).AsFloat32x8()
 	for i := 0; i < n; i += 8 {
 		v := archsimd.LoadFloat32x8((*[8]float32)(x[i:]))
 		c := v.Min(expHi).Max(expLo)
@@ -101,25 +120,44 @@ func expXLAX8(x, o []float32) int {
 	return n
 }
 
+var expXLAX8K = [...][8]uint32{
+	splatX8(math.Float32bits(88.8)),
+	splatX8(math.Float32bits(-87.8)),
+	splatX8(math.Float32bits(0x1.715476p+0)),
+	splatX8(math.Float32bits(0.5)),
+	splatX8(math.Float32bits(127)),
+	splatX8(math.Float32bits(-127)),
+	splatX8(math.Float32bits(-0x1.63p-1)),
+	splatX8(math.Float32bits(0x1.bd0106p-13)),
+	splatX8(uint32(127)),
+	splatX8(math.Float32bits(1)),
+	splatX8(math.Float32bits(expPoly[0])),
+	splatX8(math.Float32bits(expPoly[1])),
+	splatX8(math.Float32bits(expPoly[2])),
+	splatX8(math.Float32bits(expPoly[3])),
+	splatX8(math.Float32bits(expPoly[4])),
+	splatX8(math.Float32bits(expPoly[5])),
+}
+
 // logisticXLAX16 is logisticLanes on 16 lanes at a time. It handles the whole
 // vectors at the front of x and returns how many elements that was.
 func logisticXLAX16(x, o []float32) int {
 	n := len(x) &^ 15
 	o = o[:len(x)]
-	expHi, expLo := archsimd.BroadcastFloat32x16(88.8), archsimd.BroadcastFloat32x16(-87.8)
-	log2e, half := archsimd.BroadcastFloat32x16(0x1.715476p+0), archsimd.BroadcastFloat32x16(0.5)
-	kHi, kLo := archsimd.BroadcastFloat32x16(127), archsimd.BroadcastFloat32x16(-127)
-	ln2Hi, ln2Lo := archsimd.BroadcastFloat32x16(-0x1.63p-1), archsimd.BroadcastFloat32x16(0x1.bd0106p-13)
-	bias := archsimd.BroadcastInt32x16(127)
-	one := archsimd.BroadcastFloat32x16(1)
+	expHi, expLo := archsimd.LoadUint32x16(&logisticXLAX16K[0]).AsFloat32x16(), archsimd.LoadUint32x16(&logisticXLAX16K[1]).AsFloat32x16()
+	log2e, half := archsimd.LoadUint32x16(&logisticXLAX16K[2]).AsFloat32x16(), archsimd.LoadUint32x16(&logisticXLAX16K[3]).AsFloat32x16()
+	kHi, kLo := archsimd.LoadUint32x16(&logisticXLAX16K[4]).AsFloat32x16(), archsimd.LoadUint32x16(&logisticXLAX16K[5]).AsFloat32x16()
+	ln2Hi, ln2Lo := archsimd.LoadUint32x16(&logisticXLAX16K[6]).AsFloat32x16(), archsimd.LoadUint32x16(&logisticXLAX16K[7]).AsFloat32x16()
+	bias := archsimd.LoadUint32x16(&logisticXLAX16K[8]).AsInt32x16()
+	one := archsimd.LoadUint32x16(&logisticXLAX16K[9]).AsFloat32x16()
 
-	ep0 := archsimd.BroadcastFloat32x16(expPoly[0])
-	ep1 := archsimd.BroadcastFloat32x16(expPoly[1])
-	ep2 := archsimd.BroadcastFloat32x16(expPoly[2])
-	ep3 := archsimd.BroadcastFloat32x16(expPoly[3])
-	ep4 := archsimd.BroadcastFloat32x16(expPoly[4])
-	ep5 := archsimd.BroadcastFloat32x16(expPoly[5])
-	signBit := archsimd.BroadcastUint32x16(0x80000000)
+	ep0 := archsimd.LoadUint32x16(&logisticXLAX16K[10]).AsFloat32x16()
+	ep1 := archsimd.LoadUint32x16(&logisticXLAX16K[11]).AsFloat32x16()
+	ep2 := archsimd.LoadUint32x16(&logisticXLAX16K[12]).AsFloat32x16()
+	ep3 := archsimd.LoadUint32x16(&logisticXLAX16K[13]).AsFloat32x16()
+	ep4 := archsimd.LoadUint32x16(&logisticXLAX16K[14]).AsFloat32x16()
+	ep5 := archsimd.LoadUint32x16(&logisticXLAX16K[15]).AsFloat32x16()
+	signBit := archsimd.LoadUint32x16(&logisticXLAX16K[16])
 	for i := 0; i < n; i += 16 {
 		v := archsimd.LoadFloat32x16((*[16]float32)(x[i:]))
 		v = v.AsUint32x16().Xor(signBit).AsFloat32x16()
@@ -143,25 +181,45 @@ func logisticXLAX16(x, o []float32) int {
 	return n
 }
 
+var logisticXLAX16K = [...][16]uint32{
+	splatX16(math.Float32bits(88.8)),
+	splatX16(math.Float32bits(-87.8)),
+	splatX16(math.Float32bits(0x1.715476p+0)),
+	splatX16(math.Float32bits(0.5)),
+	splatX16(math.Float32bits(127)),
+	splatX16(math.Float32bits(-127)),
+	splatX16(math.Float32bits(-0x1.63p-1)),
+	splatX16(math.Float32bits(0x1.bd0106p-13)),
+	splatX16(uint32(127)),
+	splatX16(math.Float32bits(1)),
+	splatX16(math.Float32bits(expPoly[0])),
+	splatX16(math.Float32bits(expPoly[1])),
+	splatX16(math.Float32bits(expPoly[2])),
+	splatX16(math.Float32bits(expPoly[3])),
+	splatX16(math.Float32bits(expPoly[4])),
+	splatX16(math.Float32bits(expPoly[5])),
+	splatX16(0x80000000),
+}
+
 // logisticXLAX8 is logisticLanes on 8 lanes at a time. It handles the whole
 // vectors at the front of x and returns how many elements that was.
 func logisticXLAX8(x, o []float32) int {
 	n := len(x) &^ 7
 	o = o[:len(x)]
-	expHi, expLo := archsimd.BroadcastFloat32x8(88.8), archsimd.BroadcastFloat32x8(-87.8)
-	log2e, half := archsimd.BroadcastFloat32x8(0x1.715476p+0), archsimd.BroadcastFloat32x8(0.5)
-	kHi, kLo := archsimd.BroadcastFloat32x8(127), archsimd.BroadcastFloat32x8(-127)
-	ln2Hi, ln2Lo := archsimd.BroadcastFloat32x8(-0x1.63p-1), archsimd.BroadcastFloat32x8(0x1.bd0106p-13)
-	bias := archsimd.BroadcastInt32x8(127)
-	one := archsimd.BroadcastFloat32x8(1)
+	expHi, expLo := archsimd.LoadUint32x8(&logisticXLAX8K[0]).AsFloat32x8(), archsimd.LoadUint32x8(&logisticXLAX8K[1]).AsFloat32x8()
+	log2e, half := archsimd.LoadUint32x8(&logisticXLAX8K[2]).AsFloat32x8(), archsimd.LoadUint32x8(&logisticXLAX8K[3]).AsFloat32x8()
+	kHi, kLo := archsimd.LoadUint32x8(&logisticXLAX8K[4]).AsFloat32x8(), archsimd.LoadUint32x8(&logisticXLAX8K[5]).AsFloat32x8()
+	ln2Hi, ln2Lo := archsimd.LoadUint32x8(&logisticXLAX8K[6]).AsFloat32x8(), archsimd.LoadUint32x8(&logisticXLAX8K[7]).AsFloat32x8()
+	bias := archsimd.LoadUint32x8(&logisticXLAX8K[8]).AsInt32x8()
+	one := archsimd.LoadUint32x8(&logisticXLAX8K[9]).AsFloat32x8()
 
-	ep0 := archsimd.BroadcastFloat32x8(expPoly[0])
-	ep1 := archsimd.BroadcastFloat32x8(expPoly[1])
-	ep2 := archsimd.BroadcastFloat32x8(expPoly[2])
-	ep3 := archsimd.BroadcastFloat32x8(expPoly[3])
-	ep4 := archsimd.BroadcastFloat32x8(expPoly[4])
-	ep5 := archsimd.BroadcastFloat32x8(expPoly[5])
-	signBit := archsimd.BroadcastUint32x8(0x80000000)
+	ep0 := archsimd.LoadUint32x8(&logisticXLAX8K[10]).AsFloat32x8()
+	ep1 := archsimd.LoadUint32x8(&logisticXLAX8K[11]).AsFloat32x8()
+	ep2 := archsimd.LoadUint32x8(&logisticXLAX8K[12]).AsFloat32x8()
+	ep3 := archsimd.LoadUint32x8(&logisticXLAX8K[13]).AsFloat32x8()
+	ep4 := archsimd.LoadUint32x8(&logisticXLAX8K[14]).AsFloat32x8()
+	ep5 := archsimd.LoadUint32x8(&logisticXLAX8K[15]).AsFloat32x8()
+	signBit := archsimd.LoadUint32x8(&logisticXLAX8K[16])
 	for i := 0; i < n; i += 8 {
 		v := archsimd.LoadFloat32x8((*[8]float32)(x[i:]))
 		v = v.AsUint32x8().Xor(signBit).AsFloat32x8()
@@ -185,28 +243,48 @@ func logisticXLAX8(x, o []float32) int {
 	return n
 }
 
+var logisticXLAX8K = [...][8]uint32{
+	splatX8(math.Float32bits(88.8)),
+	splatX8(math.Float32bits(-87.8)),
+	splatX8(math.Float32bits(0x1.715476p+0)),
+	splatX8(math.Float32bits(0.5)),
+	splatX8(math.Float32bits(127)),
+	splatX8(math.Float32bits(-127)),
+	splatX8(math.Float32bits(-0x1.63p-1)),
+	splatX8(math.Float32bits(0x1.bd0106p-13)),
+	splatX8(uint32(127)),
+	splatX8(math.Float32bits(1)),
+	splatX8(math.Float32bits(expPoly[0])),
+	splatX8(math.Float32bits(expPoly[1])),
+	splatX8(math.Float32bits(expPoly[2])),
+	splatX8(math.Float32bits(expPoly[3])),
+	splatX8(math.Float32bits(expPoly[4])),
+	splatX8(math.Float32bits(expPoly[5])),
+	splatX8(0x80000000),
+}
+
 // tanhXLAX16 is tanhLanes; a NaN lost in the clamp comes back with the |x| < 4e-4 blend, which NaN fails on 16 lanes at a time. It handles the whole
 // vectors at the front of x and returns how many elements that was.
 func tanhXLAX16(x, o []float32) int {
 	n := len(x) &^ 15
 	o = o[:len(x)]
-	clampHi, clampLo := archsimd.BroadcastFloat32x16(0x1.ffec88p+2), archsimd.BroadcastFloat32x16(-0x1.ffec88p+2)
-	small, big := archsimd.BroadcastFloat32x16(4e-4), archsimd.BroadcastFloat32x16(20)
-	absMask, signBit := archsimd.BroadcastUint32x16(0x7FFFFFFF), archsimd.BroadcastUint32x16(0x80000000)
-	oneBits := archsimd.BroadcastUint32x16(0x3F800000)
+	clampHi, clampLo := archsimd.LoadUint32x16(&tanhXLAX16K[0]).AsFloat32x16(), archsimd.LoadUint32x16(&tanhXLAX16K[1]).AsFloat32x16()
+	small, big := archsimd.LoadUint32x16(&tanhXLAX16K[2]).AsFloat32x16(), archsimd.LoadUint32x16(&tanhXLAX16K[3]).AsFloat32x16()
+	absMask, signBit := archsimd.LoadUint32x16(&tanhXLAX16K[4]), archsimd.LoadUint32x16(&tanhXLAX16K[5])
+	oneBits := archsimd.LoadUint32x16(&tanhXLAX16K[6])
 
-	tn0 := archsimd.BroadcastFloat32x16(tanhNum[0])
-	tn1 := archsimd.BroadcastFloat32x16(tanhNum[1])
-	tn2 := archsimd.BroadcastFloat32x16(tanhNum[2])
-	tn3 := archsimd.BroadcastFloat32x16(tanhNum[3])
-	tn4 := archsimd.BroadcastFloat32x16(tanhNum[4])
-	tn5 := archsimd.BroadcastFloat32x16(tanhNum[5])
-	tn6 := archsimd.BroadcastFloat32x16(tanhNum[6])
+	tn0 := archsimd.LoadUint32x16(&tanhXLAX16K[7]).AsFloat32x16()
+	tn1 := archsimd.LoadUint32x16(&tanhXLAX16K[8]).AsFloat32x16()
+	tn2 := archsimd.LoadUint32x16(&tanhXLAX16K[9]).AsFloat32x16()
+	tn3 := archsimd.LoadUint32x16(&tanhXLAX16K[10]).AsFloat32x16()
+	tn4 := archsimd.LoadUint32x16(&tanhXLAX16K[11]).AsFloat32x16()
+	tn5 := archsimd.LoadUint32x16(&tanhXLAX16K[12]).AsFloat32x16()
+	tn6 := archsimd.LoadUint32x16(&tanhXLAX16K[13]).AsFloat32x16()
 
-	td0 := archsimd.BroadcastFloat32x16(tanhDen[0])
-	td1 := archsimd.BroadcastFloat32x16(tanhDen[1])
-	td2 := archsimd.BroadcastFloat32x16(tanhDen[2])
-	td3 := archsimd.BroadcastFloat32x16(tanhDen[3])
+	td0 := archsimd.LoadUint32x16(&tanhXLAX16K[14]).AsFloat32x16()
+	td1 := archsimd.LoadUint32x16(&tanhXLAX16K[15]).AsFloat32x16()
+	td2 := archsimd.LoadUint32x16(&tanhXLAX16K[16]).AsFloat32x16()
+	td3 := archsimd.LoadUint32x16(&tanhXLAX16K[17]).AsFloat32x16()
 	for i := 0; i < n; i += 16 {
 		v := archsimd.LoadFloat32x16((*[16]float32)(x[i:]))
 		c := v.Min(clampHi).Max(clampLo)
@@ -232,28 +310,49 @@ func tanhXLAX16(x, o []float32) int {
 	return n
 }
 
+var tanhXLAX16K = [...][16]uint32{
+	splatX16(math.Float32bits(0x1.ffec88p+2)),
+	splatX16(math.Float32bits(-0x1.ffec88p+2)),
+	splatX16(math.Float32bits(4e-4)),
+	splatX16(math.Float32bits(20)),
+	splatX16(0x7FFFFFFF),
+	splatX16(0x80000000),
+	splatX16(0x3F800000),
+	splatX16(math.Float32bits(tanhNum[0])),
+	splatX16(math.Float32bits(tanhNum[1])),
+	splatX16(math.Float32bits(tanhNum[2])),
+	splatX16(math.Float32bits(tanhNum[3])),
+	splatX16(math.Float32bits(tanhNum[4])),
+	splatX16(math.Float32bits(tanhNum[5])),
+	splatX16(math.Float32bits(tanhNum[6])),
+	splatX16(math.Float32bits(tanhDen[0])),
+	splatX16(math.Float32bits(tanhDen[1])),
+	splatX16(math.Float32bits(tanhDen[2])),
+	splatX16(math.Float32bits(tanhDen[3])),
+}
+
 // tanhXLAX8 is tanhLanes; a NaN lost in the clamp comes back with the |x| < 4e-4 blend, which NaN fails on 8 lanes at a time. It handles the whole
 // vectors at the front of x and returns how many elements that was.
 func tanhXLAX8(x, o []float32) int {
 	n := len(x) &^ 7
 	o = o[:len(x)]
-	clampHi, clampLo := archsimd.BroadcastFloat32x8(0x1.ffec88p+2), archsimd.BroadcastFloat32x8(-0x1.ffec88p+2)
-	small, big := archsimd.BroadcastFloat32x8(4e-4), archsimd.BroadcastFloat32x8(20)
-	absMask, signBit := archsimd.BroadcastUint32x8(0x7FFFFFFF), archsimd.BroadcastUint32x8(0x80000000)
-	oneBits := archsimd.BroadcastUint32x8(0x3F800000)
+	clampHi, clampLo := archsimd.LoadUint32x8(&tanhXLAX8K[0]).AsFloat32x8(), archsimd.LoadUint32x8(&tanhXLAX8K[1]).AsFloat32x8()
+	small, big := archsimd.LoadUint32x8(&tanhXLAX8K[2]).AsFloat32x8(), archsimd.LoadUint32x8(&tanhXLAX8K[3]).AsFloat32x8()
+	absMask, signBit := archsimd.LoadUint32x8(&tanhXLAX8K[4]), archsimd.LoadUint32x8(&tanhXLAX8K[5])
+	oneBits := archsimd.LoadUint32x8(&tanhXLAX8K[6])
 
-	tn0 := archsimd.BroadcastFloat32x8(tanhNum[0])
-	tn1 := archsimd.BroadcastFloat32x8(tanhNum[1])
-	tn2 := archsimd.BroadcastFloat32x8(tanhNum[2])
-	tn3 := archsimd.BroadcastFloat32x8(tanhNum[3])
-	tn4 := archsimd.BroadcastFloat32x8(tanhNum[4])
-	tn5 := archsimd.BroadcastFloat32x8(tanhNum[5])
-	tn6 := archsimd.BroadcastFloat32x8(tanhNum[6])
+	tn0 := archsimd.LoadUint32x8(&tanhXLAX8K[7]).AsFloat32x8()
+	tn1 := archsimd.LoadUint32x8(&tanhXLAX8K[8]).AsFloat32x8()
+	tn2 := archsimd.LoadUint32x8(&tanhXLAX8K[9]).AsFloat32x8()
+	tn3 := archsimd.LoadUint32x8(&tanhXLAX8K[10]).AsFloat32x8()
+	tn4 := archsimd.LoadUint32x8(&tanhXLAX8K[11]).AsFloat32x8()
+	tn5 := archsimd.LoadUint32x8(&tanhXLAX8K[12]).AsFloat32x8()
+	tn6 := archsimd.LoadUint32x8(&tanhXLAX8K[13]).AsFloat32x8()
 
-	td0 := archsimd.BroadcastFloat32x8(tanhDen[0])
-	td1 := archsimd.BroadcastFloat32x8(tanhDen[1])
-	td2 := archsimd.BroadcastFloat32x8(tanhDen[2])
-	td3 := archsimd.BroadcastFloat32x8(tanhDen[3])
+	td0 := archsimd.LoadUint32x8(&tanhXLAX8K[14]).AsFloat32x8()
+	td1 := archsimd.LoadUint32x8(&tanhXLAX8K[15]).AsFloat32x8()
+	td2 := archsimd.LoadUint32x8(&tanhXLAX8K[16]).AsFloat32x8()
+	td3 := archsimd.LoadUint32x8(&tanhXLAX8K[17]).AsFloat32x8()
 	for i := 0; i < n; i += 8 {
 		v := archsimd.LoadFloat32x8((*[8]float32)(x[i:]))
 		c := v.Min(clampHi).Max(clampLo)
@@ -279,33 +378,54 @@ func tanhXLAX8(x, o []float32) int {
 	return n
 }
 
+var tanhXLAX8K = [...][8]uint32{
+	splatX8(math.Float32bits(0x1.ffec88p+2)),
+	splatX8(math.Float32bits(-0x1.ffec88p+2)),
+	splatX8(math.Float32bits(4e-4)),
+	splatX8(math.Float32bits(20)),
+	splatX8(0x7FFFFFFF),
+	splatX8(0x80000000),
+	splatX8(0x3F800000),
+	splatX8(math.Float32bits(tanhNum[0])),
+	splatX8(math.Float32bits(tanhNum[1])),
+	splatX8(math.Float32bits(tanhNum[2])),
+	splatX8(math.Float32bits(tanhNum[3])),
+	splatX8(math.Float32bits(tanhNum[4])),
+	splatX8(math.Float32bits(tanhNum[5])),
+	splatX8(math.Float32bits(tanhNum[6])),
+	splatX8(math.Float32bits(tanhDen[0])),
+	splatX8(math.Float32bits(tanhDen[1])),
+	splatX8(math.Float32bits(tanhDen[2])),
+	splatX8(math.Float32bits(tanhDen[3])),
+}
+
 // logXLAX16 is logLanes on 16 lanes at a time. It handles the whole
 // vectors at the front of x and returns how many elements that was.
 func logXLAX16(x, o []float32) int {
 	n := len(x) &^ 15
 	o = o[:len(x)]
-	minNormal, sqrtHalf := archsimd.BroadcastFloat32x16(0x1p-126), archsimd.BroadcastFloat32x16(0x1.6a09e6p-1)
-	expBias := archsimd.BroadcastInt32x16(127)
-	mantMask, halfExp := archsimd.BroadcastUint32x16(0x807FFFFF), archsimd.BroadcastUint32x16(0x3F000000)
+	minNormal, sqrtHalf := archsimd.LoadUint32x16(&logXLAX16K[0]).AsFloat32x16(), archsimd.LoadUint32x16(&logXLAX16K[1]).AsFloat32x16()
+	expBias := archsimd.LoadUint32x16(&logXLAX16K[2]).AsInt32x16()
+	mantMask, halfExp := archsimd.LoadUint32x16(&logXLAX16K[3]), archsimd.LoadUint32x16(&logXLAX16K[4])
 	// The exponent's shift count as a vector (VPSRLVD): ShiftAllRight(23)
 	// compiles to a legacy-SSE MOVQ of the count beside 512/256-bit code,
 	// an SSE/AVX transition that made log and log1p 20x slower.
-	expShift := archsimd.BroadcastUint32x16(23)
-	ln2Hi, ln2Lo, negHalf := archsimd.BroadcastFloat32x16(0x1.63p-1), archsimd.BroadcastFloat32x16(-0x1.bd0106p-13), archsimd.BroadcastFloat32x16(-0.5)
-	zero, one, inf := archsimd.BroadcastFloat32x16(0), archsimd.BroadcastFloat32x16(1), archsimd.BroadcastFloat32x16(float32(math.Inf(1)))
-	negInf, nan := archsimd.BroadcastFloat32x16(float32(math.Inf(-1))), archsimd.BroadcastFloat32x16(math.Float32frombits(0xFFFFFFFF))
+	expShift := archsimd.LoadUint32x16(&logXLAX16K[5])
+	ln2Hi, ln2Lo, negHalf := archsimd.LoadUint32x16(&logXLAX16K[6]).AsFloat32x16(), archsimd.LoadUint32x16(&logXLAX16K[7]).AsFloat32x16(), archsimd.LoadUint32x16(&logXLAX16K[8]).AsFloat32x16()
+	zero, one, inf := archsimd.LoadUint32x16(&logXLAX16K[9]).AsFloat32x16(), archsimd.LoadUint32x16(&logXLAX16K[10]).AsFloat32x16(), archsimd.LoadUint32x16(&logXLAX16K[11]).AsFloat32x16()
+	negInf, nan := archsimd.LoadUint32x16(&logXLAX16K[12]).AsFloat32x16(), archsimd.LoadUint32x16(&logXLAX16K[13]).AsFloat32x16()
 
-	lp00 := archsimd.BroadcastFloat32x16(logPoly0[0])
-	lp01 := archsimd.BroadcastFloat32x16(logPoly0[1])
-	lp02 := archsimd.BroadcastFloat32x16(logPoly0[2])
+	lp00 := archsimd.LoadUint32x16(&logXLAX16K[14]).AsFloat32x16()
+	lp01 := archsimd.LoadUint32x16(&logXLAX16K[15]).AsFloat32x16()
+	lp02 := archsimd.LoadUint32x16(&logXLAX16K[16]).AsFloat32x16()
 
-	lp10 := archsimd.BroadcastFloat32x16(logPoly1[0])
-	lp11 := archsimd.BroadcastFloat32x16(logPoly1[1])
-	lp12 := archsimd.BroadcastFloat32x16(logPoly1[2])
+	lp10 := archsimd.LoadUint32x16(&logXLAX16K[17]).AsFloat32x16()
+	lp11 := archsimd.LoadUint32x16(&logXLAX16K[18]).AsFloat32x16()
+	lp12 := archsimd.LoadUint32x16(&logXLAX16K[19]).AsFloat32x16()
 
-	lp20 := archsimd.BroadcastFloat32x16(logPoly2[0])
-	lp21 := archsimd.BroadcastFloat32x16(logPoly2[1])
-	lp22 := archsimd.BroadcastFloat32x16(logPoly2[2])
+	lp20 := archsimd.LoadUint32x16(&logXLAX16K[20]).AsFloat32x16()
+	lp21 := archsimd.LoadUint32x16(&logXLAX16K[21]).AsFloat32x16()
+	lp22 := archsimd.LoadUint32x16(&logXLAX16K[22]).AsFloat32x16()
 	for i := 0; i < n; i += 16 {
 		v := archsimd.LoadFloat32x16((*[16]float32)(x[i:]))
 		u := v
@@ -339,33 +459,59 @@ func logXLAX16(x, o []float32) int {
 	return n
 }
 
+var logXLAX16K = [...][16]uint32{
+	splatX16(math.Float32bits(0x1p-126)),
+	splatX16(math.Float32bits(0x1.6a09e6p-1)),
+	splatX16(uint32(127)),
+	splatX16(0x807FFFFF),
+	splatX16(0x3F000000),
+	splatX16(23),
+	splatX16(math.Float32bits(0x1.63p-1)),
+	splatX16(math.Float32bits(-0x1.bd0106p-13)),
+	splatX16(math.Float32bits(-0.5)),
+	splatX16(math.Float32bits(0)),
+	splatX16(math.Float32bits(1)),
+	splatX16(math.Float32bits(float32(math.Inf(1)))),
+	splatX16(math.Float32bits(float32(math.Inf(-1)))),
+	splatX16(math.Float32bits(math.Float32frombits(0xFFFFFFFF))),
+	splatX16(math.Float32bits(logPoly0[0])),
+	splatX16(math.Float32bits(logPoly0[1])),
+	splatX16(math.Float32bits(logPoly0[2])),
+	splatX16(math.Float32bits(logPoly1[0])),
+	splatX16(math.Float32bits(logPoly1[1])),
+	splatX16(math.Float32bits(logPoly1[2])),
+	splatX16(math.Float32bits(logPoly2[0])),
+	splatX16(math.Float32bits(logPoly2[1])),
+	splatX16(math.Float32bits(logPoly2[2])),
+}
+
 // logXLAX8 is logLanes on 8 lanes at a time. It handles the whole
 // vectors at the front of x and returns how many elements that was.
 func logXLAX8(x, o []float32) int {
 	n := len(x) &^ 7
 	o = o[:len(x)]
-	minNormal, sqrtHalf := archsimd.BroadcastFloat32x8(0x1p-126), archsimd.BroadcastFloat32x8(0x1.6a09e6p-1)
-	expBias := archsimd.BroadcastInt32x8(127)
-	mantMask, halfExp := archsimd.BroadcastUint32x8(0x807FFFFF), archsimd.BroadcastUint32x8(0x3F000000)
+	minNormal, sqrtHalf := archsimd.LoadUint32x8(&logXLAX8K[0]).AsFloat32x8(), archsimd.LoadUint32x8(&logXLAX8K[1]).AsFloat32x8()
+	expBias := archsimd.LoadUint32x8(&logXLAX8K[2]).AsInt32x8()
+	mantMask, halfExp := archsimd.LoadUint32x8(&logXLAX8K[3]), archsimd.LoadUint32x8(&logXLAX8K[4])
 	// The exponent's shift count as a vector (VPSRLVD): ShiftAllRight(23)
 	// compiles to a legacy-SSE MOVQ of the count beside 512/256-bit code,
 	// an SSE/AVX transition that made log and log1p 20x slower.
-	expShift := archsimd.BroadcastUint32x8(23)
-	ln2Hi, ln2Lo, negHalf := archsimd.BroadcastFloat32x8(0x1.63p-1), archsimd.BroadcastFloat32x8(-0x1.bd0106p-13), archsimd.BroadcastFloat32x8(-0.5)
-	zero, one, inf := archsimd.BroadcastFloat32x8(0), archsimd.BroadcastFloat32x8(1), archsimd.BroadcastFloat32x8(float32(math.Inf(1)))
-	negInf, nan := archsimd.BroadcastFloat32x8(float32(math.Inf(-1))), archsimd.BroadcastFloat32x8(math.Float32frombits(0xFFFFFFFF))
+	expShift := archsimd.LoadUint32x8(&logXLAX8K[5])
+	ln2Hi, ln2Lo, negHalf := archsimd.LoadUint32x8(&logXLAX8K[6]).AsFloat32x8(), archsimd.LoadUint32x8(&logXLAX8K[7]).AsFloat32x8(), archsimd.LoadUint32x8(&logXLAX8K[8]).AsFloat32x8()
+	zero, one, inf := archsimd.LoadUint32x8(&logXLAX8K[9]).AsFloat32x8(), archsimd.LoadUint32x8(&logXLAX8K[10]).AsFloat32x8(), archsimd.LoadUint32x8(&logXLAX8K[11]).AsFloat32x8()
+	negInf, nan := archsimd.LoadUint32x8(&logXLAX8K[12]).AsFloat32x8(), archsimd.LoadUint32x8(&logXLAX8K[13]).AsFloat32x8()
 
-	lp00 := archsimd.BroadcastFloat32x8(logPoly0[0])
-	lp01 := archsimd.BroadcastFloat32x8(logPoly0[1])
-	lp02 := archsimd.BroadcastFloat32x8(logPoly0[2])
+	lp00 := archsimd.LoadUint32x8(&logXLAX8K[14]).AsFloat32x8()
+	lp01 := archsimd.LoadUint32x8(&logXLAX8K[15]).AsFloat32x8()
+	lp02 := archsimd.LoadUint32x8(&logXLAX8K[16]).AsFloat32x8()
 
-	lp10 := archsimd.BroadcastFloat32x8(logPoly1[0])
-	lp11 := archsimd.BroadcastFloat32x8(logPoly1[1])
-	lp12 := archsimd.BroadcastFloat32x8(logPoly1[2])
+	lp10 := archsimd.LoadUint32x8(&logXLAX8K[17]).AsFloat32x8()
+	lp11 := archsimd.LoadUint32x8(&logXLAX8K[18]).AsFloat32x8()
+	lp12 := archsimd.LoadUint32x8(&logXLAX8K[19]).AsFloat32x8()
 
-	lp20 := archsimd.BroadcastFloat32x8(logPoly2[0])
-	lp21 := archsimd.BroadcastFloat32x8(logPoly2[1])
-	lp22 := archsimd.BroadcastFloat32x8(logPoly2[2])
+	lp20 := archsimd.LoadUint32x8(&logXLAX8K[20]).AsFloat32x8()
+	lp21 := archsimd.LoadUint32x8(&logXLAX8K[21]).AsFloat32x8()
+	lp22 := archsimd.LoadUint32x8(&logXLAX8K[22]).AsFloat32x8()
 	for i := 0; i < n; i += 8 {
 		v := archsimd.LoadFloat32x8((*[8]float32)(x[i:]))
 		u := v
@@ -399,51 +545,77 @@ func logXLAX8(x, o []float32) int {
 	return n
 }
 
+var logXLAX8K = [...][8]uint32{
+	splatX8(math.Float32bits(0x1p-126)),
+	splatX8(math.Float32bits(0x1.6a09e6p-1)),
+	splatX8(uint32(127)),
+	splatX8(0x807FFFFF),
+	splatX8(0x3F000000),
+	splatX8(23),
+	splatX8(math.Float32bits(0x1.63p-1)),
+	splatX8(math.Float32bits(-0x1.bd0106p-13)),
+	splatX8(math.Float32bits(-0.5)),
+	splatX8(math.Float32bits(0)),
+	splatX8(math.Float32bits(1)),
+	splatX8(math.Float32bits(float32(math.Inf(1)))),
+	splatX8(math.Float32bits(float32(math.Inf(-1)))),
+	splatX8(math.Float32bits(math.Float32frombits(0xFFFFFFFF))),
+	splatX8(math.Float32bits(logPoly0[0])),
+	splatX8(math.Float32bits(logPoly0[1])),
+	splatX8(math.Float32bits(logPoly0[2])),
+	splatX8(math.Float32bits(logPoly1[0])),
+	splatX8(math.Float32bits(logPoly1[1])),
+	splatX8(math.Float32bits(logPoly1[2])),
+	splatX8(math.Float32bits(logPoly2[0])),
+	splatX8(math.Float32bits(logPoly2[1])),
+	splatX8(math.Float32bits(logPoly2[2])),
+}
+
 // log1pXLAX16 is log1pLanes on 16 lanes at a time. It handles the whole
 // vectors at the front of x and returns how many elements that was.
 func log1pXLAX16(x, o []float32) int {
 	n := len(x) &^ 15
 	o = o[:len(x)]
-	minNormal, sqrtHalf := archsimd.BroadcastFloat32x16(0x1p-126), archsimd.BroadcastFloat32x16(0x1.6a09e6p-1)
-	expBias := archsimd.BroadcastInt32x16(127)
-	mantMask, halfExp := archsimd.BroadcastUint32x16(0x807FFFFF), archsimd.BroadcastUint32x16(0x3F000000)
+	minNormal, sqrtHalf := archsimd.LoadUint32x16(&log1pXLAX16K[0]).AsFloat32x16(), archsimd.LoadUint32x16(&log1pXLAX16K[1]).AsFloat32x16()
+	expBias := archsimd.LoadUint32x16(&log1pXLAX16K[2]).AsInt32x16()
+	mantMask, halfExp := archsimd.LoadUint32x16(&log1pXLAX16K[3]), archsimd.LoadUint32x16(&log1pXLAX16K[4])
 	// The exponent's shift count as a vector (VPSRLVD): ShiftAllRight(23)
 	// compiles to a legacy-SSE MOVQ of the count beside 512/256-bit code,
 	// an SSE/AVX transition that made log and log1p 20x slower.
-	expShift := archsimd.BroadcastUint32x16(23)
-	ln2Hi, ln2Lo, negHalf := archsimd.BroadcastFloat32x16(0x1.63p-1), archsimd.BroadcastFloat32x16(-0x1.bd0106p-13), archsimd.BroadcastFloat32x16(-0.5)
-	zero, one, inf := archsimd.BroadcastFloat32x16(0), archsimd.BroadcastFloat32x16(1), archsimd.BroadcastFloat32x16(float32(math.Inf(1)))
-	negInf, nan := archsimd.BroadcastFloat32x16(float32(math.Inf(-1))), archsimd.BroadcastFloat32x16(math.Float32frombits(0xFFFFFFFF))
+	expShift := archsimd.LoadUint32x16(&log1pXLAX16K[5])
+	ln2Hi, ln2Lo, negHalf := archsimd.LoadUint32x16(&log1pXLAX16K[6]).AsFloat32x16(), archsimd.LoadUint32x16(&log1pXLAX16K[7]).AsFloat32x16(), archsimd.LoadUint32x16(&log1pXLAX16K[8]).AsFloat32x16()
+	zero, one, inf := archsimd.LoadUint32x16(&log1pXLAX16K[9]).AsFloat32x16(), archsimd.LoadUint32x16(&log1pXLAX16K[10]).AsFloat32x16(), archsimd.LoadUint32x16(&log1pXLAX16K[11]).AsFloat32x16()
+	negInf, nan := archsimd.LoadUint32x16(&log1pXLAX16K[12]).AsFloat32x16(), archsimd.LoadUint32x16(&log1pXLAX16K[13]).AsFloat32x16()
 
-	lp00 := archsimd.BroadcastFloat32x16(logPoly0[0])
-	lp01 := archsimd.BroadcastFloat32x16(logPoly0[1])
-	lp02 := archsimd.BroadcastFloat32x16(logPoly0[2])
+	lp00 := archsimd.LoadUint32x16(&log1pXLAX16K[14]).AsFloat32x16()
+	lp01 := archsimd.LoadUint32x16(&log1pXLAX16K[15]).AsFloat32x16()
+	lp02 := archsimd.LoadUint32x16(&log1pXLAX16K[16]).AsFloat32x16()
 
-	lp10 := archsimd.BroadcastFloat32x16(logPoly1[0])
-	lp11 := archsimd.BroadcastFloat32x16(logPoly1[1])
-	lp12 := archsimd.BroadcastFloat32x16(logPoly1[2])
+	lp10 := archsimd.LoadUint32x16(&log1pXLAX16K[17]).AsFloat32x16()
+	lp11 := archsimd.LoadUint32x16(&log1pXLAX16K[18]).AsFloat32x16()
+	lp12 := archsimd.LoadUint32x16(&log1pXLAX16K[19]).AsFloat32x16()
 
-	lp20 := archsimd.BroadcastFloat32x16(logPoly2[0])
-	lp21 := archsimd.BroadcastFloat32x16(logPoly2[1])
-	lp22 := archsimd.BroadcastFloat32x16(logPoly2[2])
-	absMask := archsimd.BroadcastUint32x16(0x7FFFFFFF)
-	smallX := archsimd.BroadcastFloat32x16(0x1.a8279ap-2)
+	lp20 := archsimd.LoadUint32x16(&log1pXLAX16K[20]).AsFloat32x16()
+	lp21 := archsimd.LoadUint32x16(&log1pXLAX16K[21]).AsFloat32x16()
+	lp22 := archsimd.LoadUint32x16(&log1pXLAX16K[22]).AsFloat32x16()
+	absMask := archsimd.LoadUint32x16(&log1pXLAX16K[23])
+	smallX := archsimd.LoadUint32x16(&log1pXLAX16K[24]).AsFloat32x16()
 
-	ln0 := archsimd.BroadcastFloat32x16(log1pNum[0])
-	ln1 := archsimd.BroadcastFloat32x16(log1pNum[1])
-	ln2 := archsimd.BroadcastFloat32x16(log1pNum[2])
-	ln3 := archsimd.BroadcastFloat32x16(log1pNum[3])
-	ln4 := archsimd.BroadcastFloat32x16(log1pNum[4])
-	ln5 := archsimd.BroadcastFloat32x16(log1pNum[5])
-	ln6 := archsimd.BroadcastFloat32x16(log1pNum[6])
+	ln0 := archsimd.LoadUint32x16(&log1pXLAX16K[25]).AsFloat32x16()
+	ln1 := archsimd.LoadUint32x16(&log1pXLAX16K[26]).AsFloat32x16()
+	ln2 := archsimd.LoadUint32x16(&log1pXLAX16K[27]).AsFloat32x16()
+	ln3 := archsimd.LoadUint32x16(&log1pXLAX16K[28]).AsFloat32x16()
+	ln4 := archsimd.LoadUint32x16(&log1pXLAX16K[29]).AsFloat32x16()
+	ln5 := archsimd.LoadUint32x16(&log1pXLAX16K[30]).AsFloat32x16()
+	ln6 := archsimd.LoadUint32x16(&log1pXLAX16K[31]).AsFloat32x16()
 
-	ld0 := archsimd.BroadcastFloat32x16(log1pDen[0])
-	ld1 := archsimd.BroadcastFloat32x16(log1pDen[1])
-	ld2 := archsimd.BroadcastFloat32x16(log1pDen[2])
-	ld3 := archsimd.BroadcastFloat32x16(log1pDen[3])
-	ld4 := archsimd.BroadcastFloat32x16(log1pDen[4])
-	ld5 := archsimd.BroadcastFloat32x16(log1pDen[5])
-	ld6 := archsimd.BroadcastFloat32x16(log1pDen[6])
+	ld0 := archsimd.LoadUint32x16(&log1pXLAX16K[32]).AsFloat32x16()
+	ld1 := archsimd.LoadUint32x16(&log1pXLAX16K[33]).AsFloat32x16()
+	ld2 := archsimd.LoadUint32x16(&log1pXLAX16K[34]).AsFloat32x16()
+	ld3 := archsimd.LoadUint32x16(&log1pXLAX16K[35]).AsFloat32x16()
+	ld4 := archsimd.LoadUint32x16(&log1pXLAX16K[36]).AsFloat32x16()
+	ld5 := archsimd.LoadUint32x16(&log1pXLAX16K[37]).AsFloat32x16()
+	ld6 := archsimd.LoadUint32x16(&log1pXLAX16K[38]).AsFloat32x16()
 	for i := 0; i < n; i += 16 {
 		v := archsimd.LoadFloat32x16((*[16]float32)(x[i:]))
 		u := v.Add(one)
@@ -494,51 +666,93 @@ func log1pXLAX16(x, o []float32) int {
 	return n
 }
 
+var log1pXLAX16K = [...][16]uint32{
+	splatX16(math.Float32bits(0x1p-126)),
+	splatX16(math.Float32bits(0x1.6a09e6p-1)),
+	splatX16(uint32(127)),
+	splatX16(0x807FFFFF),
+	splatX16(0x3F000000),
+	splatX16(23),
+	splatX16(math.Float32bits(0x1.63p-1)),
+	splatX16(math.Float32bits(-0x1.bd0106p-13)),
+	splatX16(math.Float32bits(-0.5)),
+	splatX16(math.Float32bits(0)),
+	splatX16(math.Float32bits(1)),
+	splatX16(math.Float32bits(float32(math.Inf(1)))),
+	splatX16(math.Float32bits(float32(math.Inf(-1)))),
+	splatX16(math.Float32bits(math.Float32frombits(0xFFFFFFFF))),
+	splatX16(math.Float32bits(logPoly0[0])),
+	splatX16(math.Float32bits(logPoly0[1])),
+	splatX16(math.Float32bits(logPoly0[2])),
+	splatX16(math.Float32bits(logPoly1[0])),
+	splatX16(math.Float32bits(logPoly1[1])),
+	splatX16(math.Float32bits(logPoly1[2])),
+	splatX16(math.Float32bits(logPoly2[0])),
+	splatX16(math.Float32bits(logPoly2[1])),
+	splatX16(math.Float32bits(logPoly2[2])),
+	splatX16(0x7FFFFFFF),
+	splatX16(math.Float32bits(0x1.a8279ap-2)),
+	splatX16(math.Float32bits(log1pNum[0])),
+	splatX16(math.Float32bits(log1pNum[1])),
+	splatX16(math.Float32bits(log1pNum[2])),
+	splatX16(math.Float32bits(log1pNum[3])),
+	splatX16(math.Float32bits(log1pNum[4])),
+	splatX16(math.Float32bits(log1pNum[5])),
+	splatX16(math.Float32bits(log1pNum[6])),
+	splatX16(math.Float32bits(log1pDen[0])),
+	splatX16(math.Float32bits(log1pDen[1])),
+	splatX16(math.Float32bits(log1pDen[2])),
+	splatX16(math.Float32bits(log1pDen[3])),
+	splatX16(math.Float32bits(log1pDen[4])),
+	splatX16(math.Float32bits(log1pDen[5])),
+	splatX16(math.Float32bits(log1pDen[6])),
+}
+
 // log1pXLAX8 is log1pLanes on 8 lanes at a time. It handles the whole
 // vectors at the front of x and returns how many elements that was.
 func log1pXLAX8(x, o []float32) int {
 	n := len(x) &^ 7
 	o = o[:len(x)]
-	minNormal, sqrtHalf := archsimd.BroadcastFloat32x8(0x1p-126), archsimd.BroadcastFloat32x8(0x1.6a09e6p-1)
-	expBias := archsimd.BroadcastInt32x8(127)
-	mantMask, halfExp := archsimd.BroadcastUint32x8(0x807FFFFF), archsimd.BroadcastUint32x8(0x3F000000)
+	minNormal, sqrtHalf := archsimd.LoadUint32x8(&log1pXLAX8K[0]).AsFloat32x8(), archsimd.LoadUint32x8(&log1pXLAX8K[1]).AsFloat32x8()
+	expBias := archsimd.LoadUint32x8(&log1pXLAX8K[2]).AsInt32x8()
+	mantMask, halfExp := archsimd.LoadUint32x8(&log1pXLAX8K[3]), archsimd.LoadUint32x8(&log1pXLAX8K[4])
 	// The exponent's shift count as a vector (VPSRLVD): ShiftAllRight(23)
 	// compiles to a legacy-SSE MOVQ of the count beside 512/256-bit code,
 	// an SSE/AVX transition that made log and log1p 20x slower.
-	expShift := archsimd.BroadcastUint32x8(23)
-	ln2Hi, ln2Lo, negHalf := archsimd.BroadcastFloat32x8(0x1.63p-1), archsimd.BroadcastFloat32x8(-0x1.bd0106p-13), archsimd.BroadcastFloat32x8(-0.5)
-	zero, one, inf := archsimd.BroadcastFloat32x8(0), archsimd.BroadcastFloat32x8(1), archsimd.BroadcastFloat32x8(float32(math.Inf(1)))
-	negInf, nan := archsimd.BroadcastFloat32x8(float32(math.Inf(-1))), archsimd.BroadcastFloat32x8(math.Float32frombits(0xFFFFFFFF))
+	expShift := archsimd.LoadUint32x8(&log1pXLAX8K[5])
+	ln2Hi, ln2Lo, negHalf := archsimd.LoadUint32x8(&log1pXLAX8K[6]).AsFloat32x8(), archsimd.LoadUint32x8(&log1pXLAX8K[7]).AsFloat32x8(), archsimd.LoadUint32x8(&log1pXLAX8K[8]).AsFloat32x8()
+	zero, one, inf := archsimd.LoadUint32x8(&log1pXLAX8K[9]).AsFloat32x8(), archsimd.LoadUint32x8(&log1pXLAX8K[10]).AsFloat32x8(), archsimd.LoadUint32x8(&log1pXLAX8K[11]).AsFloat32x8()
+	negInf, nan := archsimd.LoadUint32x8(&log1pXLAX8K[12]).AsFloat32x8(), archsimd.LoadUint32x8(&log1pXLAX8K[13]).AsFloat32x8()
 
-	lp00 := archsimd.BroadcastFloat32x8(logPoly0[0])
-	lp01 := archsimd.BroadcastFloat32x8(logPoly0[1])
-	lp02 := archsimd.BroadcastFloat32x8(logPoly0[2])
+	lp00 := archsimd.LoadUint32x8(&log1pXLAX8K[14]).AsFloat32x8()
+	lp01 := archsimd.LoadUint32x8(&log1pXLAX8K[15]).AsFloat32x8()
+	lp02 := archsimd.LoadUint32x8(&log1pXLAX8K[16]).AsFloat32x8()
 
-	lp10 := archsimd.BroadcastFloat32x8(logPoly1[0])
-	lp11 := archsimd.BroadcastFloat32x8(logPoly1[1])
-	lp12 := archsimd.BroadcastFloat32x8(logPoly1[2])
+	lp10 := archsimd.LoadUint32x8(&log1pXLAX8K[17]).AsFloat32x8()
+	lp11 := archsimd.LoadUint32x8(&log1pXLAX8K[18]).AsFloat32x8()
+	lp12 := archsimd.LoadUint32x8(&log1pXLAX8K[19]).AsFloat32x8()
 
-	lp20 := archsimd.BroadcastFloat32x8(logPoly2[0])
-	lp21 := archsimd.BroadcastFloat32x8(logPoly2[1])
-	lp22 := archsimd.BroadcastFloat32x8(logPoly2[2])
-	absMask := archsimd.BroadcastUint32x8(0x7FFFFFFF)
-	smallX := archsimd.BroadcastFloat32x8(0x1.a8279ap-2)
+	lp20 := archsimd.LoadUint32x8(&log1pXLAX8K[20]).AsFloat32x8()
+	lp21 := archsimd.LoadUint32x8(&log1pXLAX8K[21]).AsFloat32x8()
+	lp22 := archsimd.LoadUint32x8(&log1pXLAX8K[22]).AsFloat32x8()
+	absMask := archsimd.LoadUint32x8(&log1pXLAX8K[23])
+	smallX := archsimd.LoadUint32x8(&log1pXLAX8K[24]).AsFloat32x8()
 
-	ln0 := archsimd.BroadcastFloat32x8(log1pNum[0])
-	ln1 := archsimd.BroadcastFloat32x8(log1pNum[1])
-	ln2 := archsimd.BroadcastFloat32x8(log1pNum[2])
-	ln3 := archsimd.BroadcastFloat32x8(log1pNum[3])
-	ln4 := archsimd.BroadcastFloat32x8(log1pNum[4])
-	ln5 := archsimd.BroadcastFloat32x8(log1pNum[5])
-	ln6 := archsimd.BroadcastFloat32x8(log1pNum[6])
+	ln0 := archsimd.LoadUint32x8(&log1pXLAX8K[25]).AsFloat32x8()
+	ln1 := archsimd.LoadUint32x8(&log1pXLAX8K[26]).AsFloat32x8()
+	ln2 := archsimd.LoadUint32x8(&log1pXLAX8K[27]).AsFloat32x8()
+	ln3 := archsimd.LoadUint32x8(&log1pXLAX8K[28]).AsFloat32x8()
+	ln4 := archsimd.LoadUint32x8(&log1pXLAX8K[29]).AsFloat32x8()
+	ln5 := archsimd.LoadUint32x8(&log1pXLAX8K[30]).AsFloat32x8()
+	ln6 := archsimd.LoadUint32x8(&log1pXLAX8K[31]).AsFloat32x8()
 
-	ld0 := archsimd.BroadcastFloat32x8(log1pDen[0])
-	ld1 := archsimd.BroadcastFloat32x8(log1pDen[1])
-	ld2 := archsimd.BroadcastFloat32x8(log1pDen[2])
-	ld3 := archsimd.BroadcastFloat32x8(log1pDen[3])
-	ld4 := archsimd.BroadcastFloat32x8(log1pDen[4])
-	ld5 := archsimd.BroadcastFloat32x8(log1pDen[5])
-	ld6 := archsimd.BroadcastFloat32x8(log1pDen[6])
+	ld0 := archsimd.LoadUint32x8(&log1pXLAX8K[32]).AsFloat32x8()
+	ld1 := archsimd.LoadUint32x8(&log1pXLAX8K[33]).AsFloat32x8()
+	ld2 := archsimd.LoadUint32x8(&log1pXLAX8K[34]).AsFloat32x8()
+	ld3 := archsimd.LoadUint32x8(&log1pXLAX8K[35]).AsFloat32x8()
+	ld4 := archsimd.LoadUint32x8(&log1pXLAX8K[36]).AsFloat32x8()
+	ld5 := archsimd.LoadUint32x8(&log1pXLAX8K[37]).AsFloat32x8()
+	ld6 := archsimd.LoadUint32x8(&log1pXLAX8K[38]).AsFloat32x8()
 	for i := 0; i < n; i += 8 {
 		v := archsimd.LoadFloat32x8((*[8]float32)(x[i:]))
 		u := v.Add(one)
@@ -589,13 +803,55 @@ func log1pXLAX8(x, o []float32) int {
 	return n
 }
 
+var log1pXLAX8K = [...][8]uint32{
+	splatX8(math.Float32bits(0x1p-126)),
+	splatX8(math.Float32bits(0x1.6a09e6p-1)),
+	splatX8(uint32(127)),
+	splatX8(0x807FFFFF),
+	splatX8(0x3F000000),
+	splatX8(23),
+	splatX8(math.Float32bits(0x1.63p-1)),
+	splatX8(math.Float32bits(-0x1.bd0106p-13)),
+	splatX8(math.Float32bits(-0.5)),
+	splatX8(math.Float32bits(0)),
+	splatX8(math.Float32bits(1)),
+	splatX8(math.Float32bits(float32(math.Inf(1)))),
+	splatX8(math.Float32bits(float32(math.Inf(-1)))),
+	splatX8(math.Float32bits(math.Float32frombits(0xFFFFFFFF))),
+	splatX8(math.Float32bits(logPoly0[0])),
+	splatX8(math.Float32bits(logPoly0[1])),
+	splatX8(math.Float32bits(logPoly0[2])),
+	splatX8(math.Float32bits(logPoly1[0])),
+	splatX8(math.Float32bits(logPoly1[1])),
+	splatX8(math.Float32bits(logPoly1[2])),
+	splatX8(math.Float32bits(logPoly2[0])),
+	splatX8(math.Float32bits(logPoly2[1])),
+	splatX8(math.Float32bits(logPoly2[2])),
+	splatX8(0x7FFFFFFF),
+	splatX8(math.Float32bits(0x1.a8279ap-2)),
+	splatX8(math.Float32bits(log1pNum[0])),
+	splatX8(math.Float32bits(log1pNum[1])),
+	splatX8(math.Float32bits(log1pNum[2])),
+	splatX8(math.Float32bits(log1pNum[3])),
+	splatX8(math.Float32bits(log1pNum[4])),
+	splatX8(math.Float32bits(log1pNum[5])),
+	splatX8(math.Float32bits(log1pNum[6])),
+	splatX8(math.Float32bits(log1pDen[0])),
+	splatX8(math.Float32bits(log1pDen[1])),
+	splatX8(math.Float32bits(log1pDen[2])),
+	splatX8(math.Float32bits(log1pDen[3])),
+	splatX8(math.Float32bits(log1pDen[4])),
+	splatX8(math.Float32bits(log1pDen[5])),
+	splatX8(math.Float32bits(log1pDen[6])),
+}
+
 // rsqrtXLAX8 is XLA:CPU's f32 rsqrt (xlaRsqrt) on 8 lanes at a time. It handles the whole
 // vectors at the front of x and returns how many elements that was.
 func rsqrtXLAX8(x, o []float32) int {
 	n := len(x) &^ 7
 	o = o[:len(x)]
-	negHalf, negOne := archsimd.BroadcastFloat32x8(-0.5), archsimd.BroadcastFloat32x8(-1)
-	minNormal, inf := archsimd.BroadcastFloat32x8(0x1p-126), archsimd.BroadcastFloat32x8(float32(math.Inf(1)))
+	negHalf, negOne := archsimd.LoadUint32x8(&rsqrtXLAX8K[0]).AsFloat32x8(), archsimd.LoadUint32x8(&rsqrtXLAX8K[1]).AsFloat32x8()
+	minNormal, inf := archsimd.LoadUint32x8(&rsqrtXLAX8K[2]).AsFloat32x8(), archsimd.LoadUint32x8(&rsqrtXLAX8K[3]).AsFloat32x8()
 	for i := 0; i < n; i += 8 {
 		v := archsimd.LoadFloat32x8((*[8]float32)(x[i:]))
 		// Two Newton steps r = fma(-r/2, fma(x*r, r, -1), r), as XLA:CPU's
@@ -612,6 +868,29 @@ func rsqrtXLAX8(x, o []float32) int {
 	}
 	archsimd.ClearAVXUpperBits() // the caller's scalar SSE code runs next
 	return n
+}
+
+var rsqrtXLAX8K = [...][8]uint32{
+	splatX8(math.Float32bits(-0.5)),
+	splatX8(math.Float32bits(-1)),
+	splatX8(math.Float32bits(0x1p-126)),
+	splatX8(math.Float32bits(float32(math.Inf(1)))),
+}
+
+// splatX16 is a vector of 16 lanes of bits.
+func splatX16(bits uint32) (v [16]uint32) {
+	for i := range v {
+		v[i] = bits
+	}
+	return v
+}
+
+// splatX8 is a vector of 8 lanes of bits.
+func splatX8(bits uint32) (v [8]uint32) {
+	for i := range v {
+		v[i] = bits
+	}
+	return v
 }
 
 // xlaVectorOpsX16 maps opcodes to their 16-lane kernels.
