@@ -41,3 +41,6 @@ func compareInt32Vector(dir string, signed bool, a, b []uint32, o []byte) int { 
 
 // selectBitsVector has no vector form in the portable build.
 func selectBitsVector(p []byte, a, b, o []uint32) int { return 0 }
+
+// unaryF32Vector has no vector form in the portable build.
+func unaryF32Vector(op string, x, o []float32) int { return 0 }
