@@ -21,10 +21,14 @@ type convPlan struct {
 	inSpatial   int // product of input spatial dims
 	p, w        int // output positions, window positions
 	tab         []int64
-	lhsPerm     []int
-	rhsPerm     []int
-	outDims     []int64 // normalised output dims
-	outPerm     []int   // result dim i is normalised dim outPerm[i]
+	// live[pos*w + win] is false where output position pos's window element
+	// win falls in a hole of a dilated input (lhs_dilate > 1), whatever the
+	// padding; nil without input dilation.
+	live    []bool
+	lhsPerm []int
+	rhsPerm []int
+	outDims []int64 // normalised output dims
+	outPerm []int   // result dim i is normalised dim outPerm[i]
 }
 
 func planConv(in *hlo.Instruction, lhs, rhs []int64) (*convPlan, error) {
@@ -92,12 +96,17 @@ func planConv(in *hlo.Instruction, lhs, rhs []int64) (*convPlan, error) {
 	// tab[pos*w + win] is the input spatial offset read by output position pos
 	// through window element win, or -1 for padding and dilation holes.
 	p.tab = make([]int64, p.p*p.w)
+	for _, wd := range in.Window {
+		if wd.BaseDilation > 1 {
+			p.live = make([]bool, p.p*p.w)
+		}
+	}
 	inStr := tensor.Strides(inS)
 	pi := 0
 	walkIndex(outS, func(_ int64, op []int64) {
 		walkIndex(winS, func(wl int64, wi []int64) {
-			off := int64(0)
-			for s := 0; s < ns && off >= 0; s++ {
+			off, live := int64(0), true
+			for s := 0; s < ns; s++ {
 				wd := in.Window[s]
 				ld, rd := max(wd.BaseDilation, 1), max(wd.WindowDilation, 1)
 				k := wi[s]
@@ -105,13 +114,20 @@ func planConv(in *hlo.Instruction, lhs, rhs []int64) (*convPlan, error) {
 					k = winS[s] - 1 - k
 				}
 				pos := op[s]*wd.Stride - wd.PadLow + k*rd
-				if pos < 0 || pos%ld != 0 || pos/ld >= inS[s] {
-					off = -1
-					break
+				if pos%ld != 0 {
+					live = false
 				}
-				off += pos / ld * inStr[s]
+				if off >= 0 && (pos < 0 || pos%ld != 0 || pos/ld >= inS[s]) {
+					off = -1
+				}
+				if off >= 0 {
+					off += pos / ld * inStr[s]
+				}
 			}
 			p.tab[int64(pi)*int64(p.w)+wl] = off
+			if p.live != nil {
+				p.live[int64(pi)*int64(p.w)+wl] = live
+			}
 		})
 		pi++
 	})

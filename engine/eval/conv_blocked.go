@@ -84,6 +84,11 @@ func convolveBlocked[T number](par int, p *convPlan, x, k []T) (out []T, ok bool
 		convSlicedRuns.Add(1)
 		return convolveSliced(par, p, x, k), true
 	}
+	if p.live != nil && p.groups == 1 && convDilatedOn && !floatsOnBLAS {
+		if out, ok := convolveDilated(par, p, x, k); ok {
+			return out, true
+		}
+	}
 	blocks := (rows + rb - 1) / rb
 	out = storageOf[T](rows * p.o) // [nb, P, O]
 	for q := 0; q < p.groups; q++ {
