@@ -8,7 +8,6 @@ package main
 import "C"
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"sync"
@@ -154,19 +153,8 @@ func gt_kb_finish(h C.uint64_t, sigJSON *C.char, out *C.uint64_t, errOut **C.cha
 		if err != nil {
 			return err
 		}
-		if err := kb.wait(); err != nil {
-			return err
-		}
-		b := kb.b
-		var sig ir.Signature
-		if err := json.Unmarshal([]byte(C.GoString(sigJSON)), &sig); err != nil {
-			return withStatus(statusInvalidArgument, "kernel signature: %v", err)
-		}
-		k, err := b.Finish(sig)
+		k, err := finishKernel(kb, []byte(C.GoString(sigJSON)))
 		if err != nil {
-			return withStatus(statusInvalidArgument, "%v", err)
-		}
-		if err := validateKernel(k); err != nil {
 			return err
 		}
 		*out = C.uint64_t(newHandle(k))
@@ -183,8 +171,10 @@ func gt_kernel_serialize(h C.uint64_t, data *unsafe.Pointer, n *C.int64_t, errOu
 		if err != nil {
 			return err
 		}
-		b, err := marshalKernel(k)
-		if err != nil {
+		var b []byte
+		if p := preparedKernel(k); p != nil {
+			b = p.irBytes
+		} else if b, err = marshalKernel(k); err != nil {
 			return err
 		}
 		*data = C.CBytes(b)

@@ -16,19 +16,6 @@ import (
 	"goldtrace/kernel/ir/irpb"
 )
 
-// configExtras are the backend_config keys the kernel IR does not determine;
-// the Python side (FrameworkKernel) supplies them.
-type configExtras struct {
-	FuncName                 string                 `json:"func_name"`
-	PlatformTarget           string                 `json:"platform_target"`
-	PlatformTargetIsFallback bool                   `json:"platform_target_is_fallback"`
-	Opts                     map[string]string      `json:"opts"`
-	HasCollectives           *bool                  `json:"has_collectives"`
-	ConstantValues           []config.ConstantValue `json:"constant_values"`
-	KernelReturn             bool                   `json:"kernel_return"`
-	ResultIsSequence         bool                   `json:"result_is_sequence"`
-}
-
 // gt_kernel_config_encode builds the base64 backend_config of a kernel handle.
 //
 //export gt_kernel_config_encode
@@ -38,28 +25,9 @@ func gt_kernel_config_encode(h C.uint64_t, extrasJSON *C.char, out **C.char, err
 		if err != nil {
 			return err
 		}
-		var ex configExtras
-		if err := json.Unmarshal([]byte(C.GoString(extrasJSON)), &ex); err != nil {
-			return withStatus(statusInvalidArgument, "backend_config extras: %v", err)
-		}
-		c := config.FromKernel(k)
-		if ex.FuncName != "" {
-			c.FuncName = ex.FuncName
-		}
-		c.PlatformTarget = ex.PlatformTarget
-		c.PlatformTargetIsFallback = ex.PlatformTargetIsFallback
-		for key, v := range ex.Opts {
-			c.Opts[key] = v
-		}
-		if ex.HasCollectives != nil {
-			c.HasCollectives = c.HasCollectives || *ex.HasCollectives
-		}
-		c.ConstantValues = ex.ConstantValues
-		c.KernelReturn = ex.KernelReturn
-		c.ResultIsSequence = ex.ResultIsSequence
-		s, err := config.Encode(c)
+		s, err := encodeKernelConfig(k, []byte(C.GoString(extrasJSON)))
 		if err != nil {
-			return withStatus(statusInvalidArgument, "backend_config: %v", err)
+			return err
 		}
 		*out = C.CString(s)
 		return nil

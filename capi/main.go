@@ -215,9 +215,12 @@ func gt_abi_version() C.int32_t { return abiVersion }
 func gt_free(p unsafe.Pointer) { C.free(p) }
 
 //export gt_handle_free
-func gt_handle_free(h C.uint64_t) {
+func gt_handle_free(h C.uint64_t) { freeHandle(uint64(h)) }
+
+func freeHandle(h uint64) {
 	handleMu.Lock()
-	delete(handles, uint64(h))
+	forgetKernel(handles[h])
+	delete(handles, h)
 	handleMu.Unlock()
 }
 

@@ -28,6 +28,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/big"
 	"slices"
 	"sort"
@@ -197,6 +198,53 @@ func Encode(c Config) (string, error) {
 	if err != nil {
 		return "", &Error{Kind: ErrIR, Key: "serialize_ir_string", Msg: err.Error(), Err: err}
 	}
+	return c.encode(base64.StdEncoding.AppendEncode(nil, irBytes))
+}
+
+// Precomputed is what encoding a kernel's config needs from the kernel
+// alone, made ahead (while the kernel is validated, say: ir.ValidateMarshal):
+// FromKernel's config and the serialized IR.
+type Precomputed struct {
+	kernel *irpb.Kernel
+	config Config
+	irB64  []byte // base64 of the IR
+}
+
+// Precompute prepares Encode for kernel k; irBytes must be ir.Marshal(k)'s
+// bytes (ir.ValidateMarshal's), and k must not change afterwards.
+func Precompute(k *irpb.Kernel, irBytes []byte) *Precomputed {
+	return &Precomputed{kernel: k, config: FromKernel(k), irB64: base64.StdEncoding.AppendEncode(nil, irBytes)}
+}
+
+// Config is FromKernel of the kernel (a copy the caller may change).
+func (p *Precomputed) Config() Config {
+	c := p.config
+	c.Grid = slices.Clone(c.Grid)
+	c.Opts = maps.Clone(c.Opts)
+	c.SerializeDims = slices.Clone(c.SerializeDims)
+	for i := range c.SerializeDims {
+		c.SerializeDims[i] = slices.Clone(c.SerializeDims[i])
+	}
+	return c
+}
+
+// Encode is Encode(c) (the same string or error) for a config of the
+// precomputed kernel, without serializing the IR again.
+func (p *Precomputed) Encode(c Config) (string, error) {
+	if p.kernel == nil || c.Kernel != p.kernel {
+		return Encode(c)
+	}
+	if c.KernelVersion == 0 {
+		c.KernelVersion = KernelVersion
+	}
+	if c.KernelVersion != KernelVersion {
+		return "", errf(ErrVersion, "kernel_version", "this goldtrace writes kernel_version %d, not %d", KernelVersion, c.KernelVersion)
+	}
+	return c.encode(p.irB64)
+}
+
+// encode is Encode once the IR is serialized (irB64: its base64).
+func (c Config) encode(irB64 []byte) (string, error) {
 	if e := c.check(); e != nil {
 		return "", e
 	}
@@ -241,7 +289,7 @@ func Encode(c Config) (string, error) {
 			// The bulk of the config: base64 needs no JSON escaping, so it is
 			// written straight in (the bytes json.Marshal would write).
 			buf.WriteByte('"')
-			buf.Write(base64.StdEncoding.AppendEncode(nil, irBytes))
+			buf.Write(irB64)
 			buf.WriteByte('"')
 			continue
 		}

@@ -68,4 +68,24 @@ func BenchmarkMissGoSide(b *testing.B) {
 			}
 		}
 	})
+	// what gt_kb_finish and gt_kernel_config_encode do: the IR serialized
+	// and the config's kernel-only parts made while the rules are checked
+	b.Run("decode+validate+encode/prepared", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			k := build()
+			ready := make(chan *Precomputed, 1)
+			if err := ir.ValidateMarshal(k, func(data []byte, err error) {
+				if err != nil {
+					b.Error(err)
+				}
+				ready <- Precompute(k, data)
+			}); err != nil {
+				b.Fatal(err)
+			}
+			p := <-ready
+			if _, err := p.Encode(p.Config()); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

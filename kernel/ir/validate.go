@@ -89,6 +89,11 @@ func Validate(k *irpb.Kernel) error {
 	if l := checkStructure(k); len(l) > 0 {
 		return l.Err()
 	}
+	return checkRules(k)
+}
+
+// checkRules is Validate after the structure check.
+func checkRules(k *irpb.Kernel) error {
 	v := &validator{k: k, budget: enumerationBudget}
 	v.sink.files = k.Files
 	v.run()
@@ -606,4 +611,31 @@ func (v *validator) access(in *irpb.Instruction, op, what string, a *irpb.Access
 	for i, d := range a.Dynamic {
 		v.access(in, op, fmt.Sprintf("%s dynamic index %d", what, i), d, nil, dead)
 	}
+}
+
+// ValidateMarshal is Validate(k) with Marshal(k) made concurrently: once the
+// structure check (what Marshal requires) passes, a new goroutine serializes
+// k and calls done with Marshal's bytes, while this one checks the hardware
+// rules. done is called exactly when the structure check passes, so always
+// when ValidateMarshal returns nil (also when it returns a hardware-rule
+// error); a panic while serializing reaches done as an error, never the
+// process. k must not change until done has been called.
+func ValidateMarshal(k *irpb.Kernel, done func(b []byte, err error)) error {
+	if l := checkStructure(k); len(l) > 0 {
+		return l.Err()
+	}
+	go func() {
+		var b []byte
+		err := func() (err error) {
+			defer func() {
+				if r := recover(); r != nil {
+					err = fmt.Errorf("internal error serializing kernel %q: %v", k.Name, r)
+				}
+			}()
+			b = marshalDeterministic(k)
+			return nil
+		}()
+		done(b, err)
+	}()
+	return checkRules(k)
 }

@@ -1,0 +1,69 @@
+package config
+
+import (
+	"testing"
+
+	"goldtrace/kernel/ir"
+	"goldtrace/kernel/ir/irpb"
+)
+
+// TestPrecomputedEncodeMatches: encoding with the precomputed parts gives
+// exactly what Encode gives, for good configs and each kind of bad one, and
+// the Config it hands out is the caller's to change.
+func TestPrecomputedEncodeMatches(t *testing.T) {
+	for _, k := range []*irpb.Kernel{smallKernel(), chainKernelT(t)} {
+		b, err := ir.Marshal(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := Precompute(k, b)
+		edits := map[string]func(c *Config){
+			"as is": func(c *Config) {},
+			"extras": func(c *Config) {
+				c.FuncName, c.PlatformTarget, c.Opts["mode"], c.KernelReturn = "f", "trn2", "x", false
+			},
+			"constant": func(c *Config) {
+				c.ConstantValues = []ConstantValue{{Name: "c", Dtype: "int8", Shape: []int64{2}, Data: []byte{1, 2}}}
+			},
+			"bad constant": func(c *Config) {
+				c.ConstantValues = []ConstantValue{{Name: "c", Dtype: "int8", Shape: []int64{3}, Data: []byte{1, 2}}}
+			},
+			"bad grid":    func(c *Config) { c.Grid = []int64{7} },
+			"bad dims":    func(c *Config) { c.SerializeDims = nil },
+			"bad version": func(c *Config) { c.KernelVersion = KernelVersion + 1 },
+			"other kernel": func(c *Config) {
+				c.Kernel = smallKernel()
+				c.Grid, c.SerializeDims = c.Kernel.Grid, inputDims(c.Kernel)
+			},
+		}
+		for name, edit := range edits {
+			want := FromKernel(k)
+			edit(&want)
+			got := p.Config()
+			edit(&got)
+			s1, e1 := Encode(want)
+			s2, e2 := p.Encode(got)
+			if s1 != s2 || (e1 == nil) != (e2 == nil) || (e1 != nil && e1.Error() != e2.Error()) {
+				t.Errorf("%s %s: Encode %q, %v; precomputed %q, %v", k.Name, name, s1, e1, s2, e2)
+			}
+		}
+		if c := p.Config(); c.Opts["mode"] != k.Options["mode"] {
+			t.Errorf("%s: an edit of a handed-out Config leaked into the next: opts %v", k.Name, c.Opts)
+		}
+	}
+}
+
+func chainKernelT(t *testing.T) *irpb.Kernel {
+	batches, sig := chainTape(100)
+	bl := ir.NewBuilder("chain")
+	for _, s := range batches {
+		if _, _, err := bl.AppendTape(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	k, err := bl.Finish(sig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
