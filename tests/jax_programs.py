@@ -541,6 +541,13 @@ prog("scatter-slice-set", lambda x, u: x.at[1:4, ::2].set(u),
      lambda rng: (_x45(rng), values(rng, (3, 3), "f32")))
 prog("scatter-vmap", lambda x, i, u: jax.vmap(lambda r, k, v: r.at[k].add(v))(x, i, u),
      lambda rng: (values(rng, (4, 6), "s32"), np.array([0, 5, 5, 2], np.int32), values(rng, (4,), "s32")))
+prog("scatter-rows-3d-add-dup", lambda x, i, u: x.at[i].add(u),
+     lambda rng: (values(rng, (6, 3, 4), "f32", special=False), np.array([5, 0, 5, 2, 5, -1], np.int32),
+                  values(rng, (6, 3, 4), "f32", special=False)), "accum")
+prog("scatter-partial-window-max", lambda x, i, u: x.at[i, 1:4].max(u),
+     lambda rng: (_x45(rng), np.array([3, 0, 3], np.int32), values(rng, (3, 3), "f32")))
+prog("scatter-rows-s32-set-dup", lambda x, i, u: x.at[i].set(u),
+     lambda rng: (values(rng, (5, 7), "s32"), np.array([4, 1, 4, 4], np.int32), values(rng, (4, 7), "s32")))
 prog("scatter-bf16-add", lambda x, i, u: x.at[i].add(u),
      lambda rng: (values(rng, (8,), "bf16", special=False), np.array([1, 2, 1], np.int32),
                   values(rng, (3,), "bf16", special=False)), "accum")

@@ -493,6 +493,14 @@ func evalScatter(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error
 		}
 		base[b] = off
 	}
+	if n == 1 && len(s.InputBatchingDims) == 0 && scatterByRuns {
+		if kind := combinerKind(comb); kind != "" && upds[0].T.Type == op0.Type {
+			out := ops[0].T.Clone()
+			if scatterRuns(kind, out, upds[0].T, base, winSize, winOpDims, s.UpdateWindowDims, ib.dims) {
+				return ArrayValue(out), nil
+			}
+		}
+	}
 	// Target of every update element in row-major update order (-1 = skipped).
 	contribB := make([]int64, len(updDims))
 	contribW := make([]int64, len(updDims))
