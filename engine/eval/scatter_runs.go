@@ -126,7 +126,9 @@ func applyRuns[T any](kind string, o, u []T, g runGeometry, pick runFunc[T]) boo
 	return true
 }
 
-func floatRun[T float32 | float64](kind string) func(dst, src []T) {
+// arithRun is the part of floatRun and intRun that does not depend on the
+// kind of number.
+func arithRun[T float32 | float64 | int32 | uint32 | int64 | uint64](kind string) func(dst, src []T) {
 	switch kind {
 	case "add":
 		return func(dst, src []T) {
@@ -144,6 +146,15 @@ func floatRun[T float32 | float64](kind string) func(dst, src []T) {
 		}
 	case "replace":
 		return func(dst, src []T) { copy(dst, src) }
+	}
+	return nil
+}
+
+func floatRun[T float32 | float64](kind string) func(dst, src []T) {
+	if f := arithRun[T](kind); f != nil {
+		return f
+	}
+	switch kind {
 	case "maximum", "minimum":
 		return func(dst, src []T) {
 			src = src[:len(dst)]
@@ -156,23 +167,10 @@ func floatRun[T float32 | float64](kind string) func(dst, src []T) {
 }
 
 func intRun[T int32 | uint32 | int64 | uint64](kind string) func(dst, src []T) {
+	if f := arithRun[T](kind); f != nil {
+		return f
+	}
 	switch kind {
-	case "add":
-		return func(dst, src []T) {
-			src = src[:len(dst)]
-			for i := range dst {
-				dst[i] += src[i]
-			}
-		}
-	case "multiply":
-		return func(dst, src []T) {
-			src = src[:len(dst)]
-			for i := range dst {
-				dst[i] *= src[i]
-			}
-		}
-	case "replace":
-		return func(dst, src []T) { copy(dst, src) }
 	case "maximum":
 		return func(dst, src []T) {
 			src = src[:len(dst)]
