@@ -182,6 +182,11 @@ case("pinv_d", jnp.linalg.pinv, [randm((5, 3))], **F64)
 case("matrix_rank_d", jnp.linalg.matrix_rank, [np.outer(randm((5,)), randm((4,)))])
 case("lstsq_d", lambda a, b: jnp.linalg.lstsq(a, b)[0], [randm((6, 3)), randm((6,))], **F64)
 
+# Past dsteqr's range (n > 25): eigenvectors by recorded QL rotations
+# (customcall_lapack_eig_real.go); signs aligned, as for divide and conquer.
+case("eigh_s_ql", jnp.linalg.eigh, [sym(100, (), np.float32)], signs=EIG, **F32)
+case("eigh_d_ql_upper", lambda a: jnp.linalg.eigh(a, UPLO="U"), [sym(130)], 1e-9, 1e-11, signs=EIG)
+case("eigh_d_ql_batch", jnp.linalg.eigh, [sym(60, (2,))], 1e-9, 1e-11, signs=EIG)
 
 if __name__ == "__main__":
     jaxcases.main(CASES)
