@@ -3,6 +3,7 @@ package ir
 import (
 	"math"
 	"reflect"
+	"slices"
 	"unsafe"
 
 	"goldtrace/kernel/ir/irpb"
@@ -38,8 +39,29 @@ func countStmts(body []*irpb.Stmt) int {
 
 type wireEncoder struct{ b []byte }
 
+// The writers append to e.b in place (e.b = append(e.b, ...)), which
+// stores only the length unless the buffer grows; e.b = f(e.b) would store
+// the pointer each time, a write barrier whenever the GC is marking.
+
+func (e *wireEncoder) varint(v uint64) {
+	for v >= 0x80 {
+		e.b = append(e.b, byte(v)|0x80)
+		v >>= 7
+	}
+	e.b = append(e.b, byte(v))
+}
+
+func (e *wireEncoder) fixed64(v uint64) {
+	e.b = append(e.b, byte(v), byte(v>>8), byte(v>>16), byte(v>>24), byte(v>>32), byte(v>>40), byte(v>>48), byte(v>>56))
+}
+
 func (e *wireEncoder) tag(num protowire.Number, typ protowire.Type) {
-	e.b = protowire.AppendTag(e.b, num, typ)
+	e.varint(protowire.EncodeTag(num, typ))
+}
+
+func (e *wireEncoder) rawString(s string) {
+	e.varint(uint64(len(s)))
+	e.b = append(e.b, s...)
 }
 
 // The proto3 scalar writers omit zero values, as implicit presence requires.
@@ -47,7 +69,7 @@ func (e *wireEncoder) tag(num protowire.Number, typ protowire.Type) {
 func (e *wireEncoder) uint(num protowire.Number, v uint64) {
 	if v != 0 {
 		e.tag(num, protowire.VarintType)
-		e.b = protowire.AppendVarint(e.b, v)
+		e.varint(v)
 	}
 }
 
@@ -62,14 +84,15 @@ func (e *wireEncoder) boolean(num protowire.Number, v bool) {
 func (e *wireEncoder) str(num protowire.Number, s string) {
 	if s != "" {
 		e.tag(num, protowire.BytesType)
-		e.b = protowire.AppendString(e.b, s)
+		e.rawString(s)
 	}
 }
 
 func (e *wireEncoder) bytes(num protowire.Number, s []byte) {
 	if len(s) != 0 {
 		e.tag(num, protowire.BytesType)
-		e.b = protowire.AppendBytes(e.b, s)
+		e.varint(uint64(len(s)))
+		e.b = append(e.b, s...)
 	}
 }
 
@@ -82,9 +105,9 @@ func packedInts[T int32 | int64](e *wireEncoder, num protowire.Number, vs []T) {
 		n += protowire.SizeVarint(uint64(int64(v)))
 	}
 	e.tag(num, protowire.BytesType)
-	e.b = protowire.AppendVarint(e.b, uint64(n))
+	e.varint(uint64(n))
 	for _, v := range vs {
-		e.b = protowire.AppendVarint(e.b, uint64(int64(v)))
+		e.varint(uint64(int64(v)))
 	}
 }
 
@@ -93,9 +116,9 @@ func (e *wireEncoder) packedDoubles(num protowire.Number, vs []float64) {
 		return
 	}
 	e.tag(num, protowire.BytesType)
-	e.b = protowire.AppendVarint(e.b, uint64(8*len(vs)))
+	e.varint(uint64(8 * len(vs)))
 	for _, v := range vs {
-		e.b = protowire.AppendFixed64(e.b, math.Float64bits(v))
+		e.fixed64(math.Float64bits(v))
 	}
 }
 
@@ -116,7 +139,9 @@ func (e *wireEncoder) close(at int) {
 		return
 	}
 	w := protowire.SizeVarint(uint64(n))
-	e.b = append(e.b, make([]byte, w-1)...)
+	for range w - 1 {
+		e.b = append(e.b, 0)
+	}
 	copy(e.b[at+w:], e.b[at+1:at+1+n])
 	protowire.AppendVarint(e.b[at:at], uint64(n))
 }
@@ -165,7 +190,9 @@ func unknown[T any, P interface {
 	} else {
 		u = m.ProtoReflect().GetUnknown()
 	}
-	e.b = append(e.b, u...)
+	if len(u) > 0 {
+		e.b = append(e.b, u...)
+	}
 }
 
 func (e *wireEncoder) kernel(k *irpb.Kernel) {
@@ -185,14 +212,14 @@ func (e *wireEncoder) kernel(k *irpb.Kernel) {
 	e.int(10, int64(k.CoreGridDim))
 	for _, f := range k.Files {
 		e.tag(11, protowire.BytesType)
-		e.b = protowire.AppendString(e.b, f)
+		e.rawString(f)
 	}
 	for _, key := range sortedKeys(k.Options) {
 		at := e.open(12)
 		e.tag(1, protowire.BytesType)
-		e.b = protowire.AppendString(e.b, key)
+		e.rawString(key)
 		e.tag(2, protowire.BytesType)
-		e.b = protowire.AppendString(e.b, k.Options[key])
+		e.rawString(k.Options[key])
 		e.close(at)
 	}
 	unknown(e, k, unknownKernel)
@@ -281,10 +308,16 @@ func (e *wireEncoder) inst(in *irpb.Instruction) {
 		e.close(at)
 	}
 	if len(in.Attrs) > 0 {
-		for _, key := range sortedKeys(in.Attrs) {
+		var buf [8]string // the names sorted without an allocation
+		keys := buf[:0]
+		for key := range in.Attrs {
+			keys = append(keys, key)
+		}
+		slices.Sort(keys)
+		for _, key := range keys {
 			at := e.open(4)
 			e.tag(1, protowire.BytesType)
-			e.b = protowire.AppendString(e.b, key)
+			e.rawString(key)
 			v := e.open(2)
 			e.attr(in.Attrs[key])
 			e.close(v)
@@ -371,13 +404,13 @@ func (e *wireEncoder) attr(a *irpb.Attr) {
 	switch v := a.Value.(type) {
 	case *irpb.Attr_I:
 		e.tag(1, protowire.VarintType)
-		e.b = protowire.AppendVarint(e.b, uint64(v.I))
+		e.varint(uint64(v.I))
 	case *irpb.Attr_F:
 		e.tag(2, protowire.Fixed64Type)
-		e.b = protowire.AppendFixed64(e.b, math.Float64bits(v.F))
+		e.fixed64(math.Float64bits(v.F))
 	case *irpb.Attr_S:
 		e.tag(3, protowire.BytesType)
-		e.b = protowire.AppendString(e.b, v.S)
+		e.rawString(v.S)
 	case *irpb.Attr_Ints:
 		at := e.open(4)
 		if v.Ints != nil {
@@ -394,7 +427,7 @@ func (e *wireEncoder) attr(a *irpb.Attr) {
 		e.close(at)
 	case *irpb.Attr_B:
 		e.tag(6, protowire.VarintType)
-		e.b = protowire.AppendVarint(e.b, protowire.EncodeBool(v.B))
+		e.varint(protowire.EncodeBool(v.B))
 	}
 	unknown(e, a, unknownAttr)
 }
