@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"sync"
 
@@ -21,8 +20,8 @@ func finishKernel(kb *kernelBuilder, sigJSON []byte) (*irpb.Kernel, error) {
 	if err := kb.wait(); err != nil {
 		return nil, err
 	}
-	var sig ir.Signature
-	if err := json.Unmarshal(sigJSON, &sig); err != nil {
+	sig, err := parseSignature(sigJSON)
+	if err != nil {
 		return nil, withStatus(statusInvalidArgument, "kernel signature: %v", err)
 	}
 	k, err := kb.b.Finish(sig)
@@ -102,8 +101,8 @@ type configExtras struct {
 // encodeKernelConfig builds the base64 backend_config of kernel k with the
 // extras (JSON).
 func encodeKernelConfig(k *irpb.Kernel, extrasJSON []byte) (string, error) {
-	var ex configExtras
-	if err := json.Unmarshal(extrasJSON, &ex); err != nil {
+	ex, err := parseExtras(extrasJSON)
+	if err != nil {
 		return "", withStatus(statusInvalidArgument, "backend_config extras: %v", err)
 	}
 	var c config.Config
