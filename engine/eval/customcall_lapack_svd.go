@@ -12,10 +12,10 @@ import (
 func init() {
 	for _, p := range []string{"s", "d", "c", "z"} {
 		RegisterCustomCall("lapack_"+p+"gesdd_ffi", func(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
-			return lapackSVD(in, args, true)
+			return lapackSVD(ev.parallelism(), in, args, true)
 		})
 		RegisterCustomCall("lapack_"+p+"gesvd_ffi", func(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
-			return lapackSVD(in, args, false)
+			return lapackSVD(ev.parallelism(), in, args, false)
 		})
 	}
 }
@@ -34,7 +34,7 @@ func init() {
 // max(m,n) >= int(1.6 min(m,n)), as gonum does, dgesdd only from
 // int(min(m,n)*11/6). The paths give different signs and different bases of
 // U's (VT's) null-space columns, so gesdd takes svdDirect below its threshold.
-func lapackSVD(in *hlo.Instruction, args []Value, gesdd bool) (Value, error) {
+func lapackSVD(par int, in *hlo.Instruction, args []Value, gesdd bool) (Value, error) {
 	x, batch, m, n, err := lapackMatrix(args, 0, "svd a")
 	if err != nil {
 		return Value{}, err
@@ -77,7 +77,7 @@ func lapackSVD(in *hlo.Instruction, args []Value, gesdd bool) (Value, error) {
 			}
 			ok := lapackAttempt(func() bool {
 				if gesdd && max(m, n) < int(float64(k)*11/6) {
-					return svdDirect(impl, m, n, ab, sb, ub, ldu, vtb, ldvt)
+					return svdDirect(par, impl, m, n, ab, sb, ub, ldu, vtb, ldvt)
 				}
 				return impl.Dgesvd(job, job, m, n, ab, n, sb, ub, ldu, vtb, ldvt, work, len(work))
 			})
@@ -102,7 +102,7 @@ func lapackSVD(in *hlo.Instruction, args []Value, gesdd bool) (Value, error) {
 // iteration on the bidiagonal applied to both. u and vt are nil when no
 // vectors are wanted; otherwise u has ldu columns (m or min(m,n)) and vt
 // len(vt)/n rows.
-func svdDirect(impl gonum.Implementation, m, n int, a, s, u []float64, ldu int, vt []float64, ldvt int) bool {
+func svdDirect(par int, impl gonum.Implementation, m, n int, a, s, u []float64, ldu int, vt []float64, ldvt int) bool {
 	k := min(m, n)
 	e, tauQ, tauP := make([]float64, k), make([]float64, k), make([]float64, k)
 	work := gonumWork(func(w []float64) { impl.Dgebrd(m, n, a, n, s, e, tauQ, tauP, w, -1) })
@@ -126,5 +126,65 @@ func svdDirect(impl gonum.Implementation, m, n int, a, s, u []float64, ldu int, 
 	if m < n {
 		uplo = blas.Lower
 	}
-	return impl.Dbdsqr(uplo, k, ncvt, nru, 0, s, e, vt, ldvt, u, ldu, nil, 1, make([]float64, 4*k))
+	if nru == 0 {
+		return impl.Dbdsqr(uplo, k, ncvt, 0, 0, s, e, vt, ldvt, u, ldu, nil, 1, make([]float64, 4*k))
+	}
+	// U Q is computed as (Q^T U^T)^T: Dbdsqr rotates the rows of its C
+	// operand with the same arithmetic per element as the columns of its U
+	// operand, but along rows of contiguous memory rather than down columns.
+	ut := make([]float64, k*m)
+	for r := 0; r < m; r++ {
+		for c, v := range u[r*ldu : r*ldu+k] {
+			ut[c*m+r] = v
+		}
+	}
+	ok := bdsqrStrips(par, impl, uplo, k, s, e, vt, ncvt, ldvt, ut, m)
+	for r := 0; r < m; r++ {
+		for c := range u[r*ldu : r*ldu+k] {
+			u[r*ldu+c] = ut[c*m+r]
+		}
+	}
+	return ok
+}
+
+// bdsqrStrips is Dbdsqr(uplo, k, ncvt, 0, ncc, s, e, vt, ldvt, nil, 1, c,
+// ldc) run as several Dbdsqr calls in parallel, each on its own copy of the
+// bidiagonal and on a strip of columns of VT or of C. The iteration on the
+// bidiagonal reads neither, and every rotation acts on each column alone, so
+// each strip gets exactly the arithmetic the single call gives it.
+func bdsqrStrips(par int, impl gonum.Implementation, uplo blas.Uplo, k int, s, e, vt []float64, ncvt, ldvt int, c []float64, ncc int) bool {
+	type strip struct {
+		vt     bool
+		c0, c1 int
+	}
+	var strips []strip
+	split := func(isVT bool, cols int) {
+		parts := max(1, min(par, cols/64))
+		for p := 0; p < parts; p++ {
+			strips = append(strips, strip{isVT, p * cols / parts, (p + 1) * cols / parts})
+		}
+	}
+	split(true, ncvt)
+	split(false, ncc)
+	oks := make([]bool, len(strips))
+	ds := make([][]float64, len(strips))
+	parallelItems(par, len(strips), func(i int) {
+		st := strips[i]
+		d, ee := append([]float64(nil), s...), append([]float64(nil), e...)
+		ds[i] = d
+		w := make([]float64, 4*k)
+		oks[i] = lapackAttempt(func() bool {
+			if st.vt {
+				return impl.Dbdsqr(uplo, k, st.c1-st.c0, 0, 0, d, ee, vt[st.c0:], ldvt, nil, 1, nil, 1, w)
+			}
+			return impl.Dbdsqr(uplo, k, 0, 0, st.c1-st.c0, d, ee, nil, 1, nil, 1, c[st.c0:], ncc, w)
+		})
+	})
+	copy(s, ds[0])
+	for _, ok := range oks {
+		if !ok {
+			return false
+		}
+	}
+	return true
 }
