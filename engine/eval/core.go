@@ -330,10 +330,23 @@ func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 		}
 		if g := plan.group(in); g != nil {
 			var err error
-			if v, err = runGroup(ev, g, valueOf); err != nil {
+			var extras []Value
+			if v, extras, err = runGroup(ev, g, valueOf); err != nil {
 				return Value{}, &Error{c.Name, in.Name, in.Opcode, err}
 			}
 			ev.noteLive(v) // before its operands may die: both existed at once
+			// Members also read outside the group: their values are set
+			// here, ahead of their positions (skipped as interior), and
+			// before the group's consumed operands count down.
+			for i, x := range g.extras {
+				p := fp.pos[x]
+				ev.noteLive(extras[i])
+				vals[p], have[p] = extras[i], true
+				if owned != nil {
+					owned[p] = true
+					made.add(extras[i].T)
+				}
+			}
 			for _, op := range g.consumes {
 				p, ok := fp.pos[op]
 				if !ok {

@@ -94,6 +94,15 @@ type fusedGroup struct {
 	// cmpFlush marks compares that see subnormals as zeros
 	// (bf16CompareFlushes), as the op-by-op compare does.
 	cmpFlush []bool
+	// extras are members whose value is also read outside the group (after
+	// the group has run: planFusion checks), written whole as the blocks
+	// pass; extraPos are their member positions.
+	extras   []*hlo.Instruction
+	extraPos []int
+	isExtra  map[*hlo.Instruction]bool
+	// splat marks broadcasts of one element: their block is the same in
+	// every block, so a worker fills its buffer once per run.
+	splat []bool
 }
 
 // fuseInputs are a group's outside operand values for one run: per member,
@@ -102,6 +111,7 @@ type fusedGroup struct {
 type fuseInputs struct {
 	f    [][][]float32
 	pred [][]byte
+	out  [][]float32 // per member, an extra's whole output (else nil)
 }
 
 // Per-block knowledge of whether a member's (or outside operand's) block
@@ -335,13 +345,57 @@ func errMissing(op *hlo.Instruction) error {
 }
 
 // runGroup evaluates g, turning a panic into an error as callOp does.
-func runGroup(ev *Evaluator, g *fusedGroup, vals func(*hlo.Instruction) (Value, bool)) (v Value, err error) {
+// The extras' values come back in the order of g.extras.
+func runGroup(ev *Evaluator, g *fusedGroup, vals func(*hlo.Instruction) (Value, bool)) (v Value, extras []Value, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			v, err = Value{}, fmt.Errorf("internal error: %v", r)
+			v, extras, err = Value{}, nil, fmt.Errorf("internal error: %v", r)
 		}
 	}()
 	return g.eval(ev, vals)
+}
+
+// fusionNoExtras turns multi-output groups off (GOLDTRACE_NO_FUSION_EXTRAS=1).
+var fusionNoExtras = os.Getenv("GOLDTRACE_NO_FUSION_EXTRAS") == "1"
+
+// extraGroup returns the group that in may join as an extra output, or nil:
+// among its users' groups (of its shape and type, without a reduce) the one
+// that runs first, provided every other user of in is computed after that
+// group runs (a user in a group when that group runs, at its root; any
+// other user at its own position), so in's value exists before any reader
+// outside the group needs it. A user that gathers (broadcast, slice) is
+// read wherever its groups run, so in then has no such group.
+func extraGroup(in *hlo.Instruction, users []*hlo.Instruction, groupOf map[*hlo.Instruction]*fusedGroup,
+	order map[*hlo.Instruction]int) *fusedGroup {
+	var best *fusedGroup
+	for _, u := range users {
+		if fusibleKind(u).gathers() {
+			return nil
+		}
+		ug := groupOf[u]
+		if ug == nil || ug.reduce != nil || !equalDims(ug.dims, in.Shape.Dims) || ug.elem != memberElem(in) {
+			continue
+		}
+		if best == nil || order[ug.members[0]] < order[best.members[0]] {
+			best = ug
+		}
+	}
+	if best == nil {
+		return nil
+	}
+	at := order[best.members[0]] // members[0] is the root while planning
+	for _, u := range users {
+		if ug := groupOf[u]; ug == best {
+			continue
+		} else if ug != nil {
+			if order[ug.members[0]] <= at {
+				return nil
+			}
+		} else if order[u] <= at {
+			return nil
+		}
+	}
+	return best
 }
 
 // planFusion groups c's fusible instructions: walking backwards, an
@@ -357,6 +411,10 @@ func planFusion(c *hlo.Computation) *fusionPlan {
 	}
 	groupOf := map[*hlo.Instruction]*fusedGroup{}
 	shared := map[*hlo.Instruction]bool{} // gathers that joined several groups
+	order := map[*hlo.Instruction]int{}
+	for i, in := range c.Instructions {
+		order[in] = i
+	}
 	var groups []*fusedGroup
 	for i := len(c.Instructions) - 1; i >= 0; i-- {
 		in := c.Instructions[i]
@@ -404,6 +462,15 @@ func planFusion(c *hlo.Computation) *fusionPlan {
 				g = nil
 			}
 		}
+		extra := false
+		if g == nil && k != fuseCompare && !k.gathers() && in != c.Root && !fusionNoExtras {
+			// Read by several groups, or by a group and by other
+			// instructions: computed in one of those groups and also
+			// written whole, for the others to read.
+			if g = extraGroup(in, users[in], groupOf, order); g != nil {
+				extra = true
+			}
+		}
 		if g == nil && k == fuseCompare {
 			continue // a pred value is never a group's own
 		}
@@ -419,6 +486,12 @@ func planFusion(c *hlo.Computation) *fusionPlan {
 		g.members = append(g.members, in)
 		g.kinds = append(g.kinds, k)
 		groupOf[in] = g
+		if extra {
+			if g.isExtra == nil {
+				g.isExtra = map[*hlo.Instruction]bool{}
+			}
+			g.isExtra[in] = true
+		}
 	}
 	p := &fusionPlan{interior: map[*hlo.Instruction]bool{}, groups: map[*hlo.Instruction]*fusedGroup{}}
 	for _, g := range groups {
@@ -438,14 +511,21 @@ func planFusion(c *hlo.Computation) *fusionPlan {
 		g.boffs = make([]int64, n)
 		g.flushed = make([]bool, n)
 		g.cmpFlush = make([]bool, n)
+		g.splat = make([]bool, n)
+		g.extras, g.extraPos = nil, nil
 		for j, m := range g.members {
 			g.pos[m] = j
+			if g.isExtra[m] {
+				g.extras = append(g.extras, m)
+				g.extraPos = append(g.extraPos, j)
+			}
 			g.cmpFlush[j] = g.kinds[j] == fuseCompare && bf16CompareFlushes(m)
 			g.flushed[j] = g.kinds[j] == fuseBinary && !keepsSubnormalResult(m.Opcode) ||
 				g.kinds[j] == fuseUnary && !keepsSubnormals(m.Opcode)
 			src := tensor.Strides(m.Operands[0].Shape.Dims)
 			switch g.kinds[j] {
 			case fuseBroadcast:
+				g.splat[j] = j < n-1 && tensor.NumElements(m.Operands[0].Shape.Dims) == 1
 				st := make([]int64, len(g.dims))
 				for i, d := range m.Dimensions {
 					st[d] = src[i]
@@ -499,10 +579,6 @@ func planFusion(c *hlo.Computation) *fusionPlan {
 	}
 	// The operands each group's run consumes (for Call's use counts): a
 	// shared gather's operand counts once, with the last of its groups to run.
-	order := map[*hlo.Instruction]int{}
-	for i, in := range c.Instructions {
-		order[in] = i
-	}
 	last := map[*hlo.Instruction]*fusedGroup{}
 	for _, g := range p.groups {
 		for _, m := range g.members {
@@ -548,9 +624,18 @@ func fusibleReduce(r, x *hlo.Instruction) bool {
 }
 
 // eval computes the group's value from the values of its outside operands.
-func (g *fusedGroup) eval(ev *Evaluator, vals func(*hlo.Instruction) (Value, bool)) (Value, error) {
+func (g *fusedGroup) eval(ev *Evaluator, vals func(*hlo.Instruction) (Value, bool)) (Value, []Value, error) {
 	n := len(g.members)
 	ext := fuseInputs{f: make([][][]float32, n), pred: make([][]byte, n)}
+	var extras []Value
+	if len(g.extras) > 0 {
+		ext.out = make([][]float32, n)
+		for _, j := range g.extraPos {
+			t := ev.newTensor(g.elem, g.dims, false) // every block is written
+			ext.out[j] = rawView[float32](t.Data)
+			extras = append(extras, ArrayValue(t))
+		}
+	}
 	slots := 0
 	for _, m := range g.members {
 		slots += len(m.Operands)
@@ -565,13 +650,13 @@ func (g *fusedGroup) eval(ev *Evaluator, vals func(*hlo.Instruction) (Value, boo
 			v, ok := vals(op)
 			if g.kinds[j] == fuseSelect && k == 0 {
 				if !ok || v.T == nil || v.T.Type != dtype.Pred || !equalDims(v.T.Dims, g.dims) {
-					return Value{}, fmt.Errorf("operand %%%s has no pred array value", op.Name)
+					return Value{}, nil, fmt.Errorf("operand %%%s has no pred array value", op.Name)
 				}
 				ext.pred[j] = v.T.Data
 				continue
 			}
 			if !ok || v.T == nil || v.T.Type != g.elem {
-				return Value{}, errMissing(op)
+				return Value{}, nil, errMissing(op)
 			}
 			ext.f[j][k] = rawView[float32](v.T.Data) // an s32/u32 operand's bits too
 		}
@@ -590,11 +675,11 @@ func (g *fusedGroup) eval(ev *Evaluator, vals func(*hlo.Instruction) (Value, boo
 				w.block(g, ext, s, e, o[s:e])
 			}
 		})
-		return ArrayValue(out), nil
+		return ArrayValue(out), extras, nil
 	}
 	iv, ok := vals(g.reduce.Operands[1])
 	if !ok || iv.T == nil {
-		return Value{}, errMissing(g.reduce.Operands[1])
+		return Value{}, nil, errMissing(g.reduce.Operands[1])
 	}
 	i0 := iv.T.F32()[0]
 	rank := len(g.dims)
@@ -606,7 +691,7 @@ func (g *fusedGroup) eval(ev *Evaluator, vals func(*hlo.Instruction) (Value, boo
 		for i := range o {
 			o[i] = i0
 		}
-		return ArrayValue(out), nil
+		return ArrayValue(out), extras, nil
 	}
 	// Whole rows per block when they fit (four at least, folded together:
 	// each row's chain stays in order, the four just overlap), else each
@@ -641,7 +726,7 @@ func (g *fusedGroup) eval(ev *Evaluator, vals func(*hlo.Instruction) (Value, boo
 			o[r] = acc
 		}
 	})
-	return ArrayValue(out), nil
+	return ArrayValue(out), extras, nil
 }
 
 // fuseRowBlock bounds a reduce group's block when it holds whole rows.
@@ -712,6 +797,9 @@ type fuseWorker struct {
 	// states and estate are the block's blockUnknown/Clean/Dirty of each
 	// member and of each outside operand (by extID).
 	states, estate []uint8
+	// filled marks the splat members whose whole buffer holds their value
+	// (in this group run).
+	filled []bool
 }
 
 var fuseWorkers sync.Pool // *fuseWorker
@@ -746,6 +834,11 @@ func getFuseWorker(g *fusedGroup, blk int) *fuseWorker {
 		w.estate = make([]uint8, g.nExt)
 	}
 	w.states, w.estate = w.states[:n], w.estate[:g.nExt]
+	if cap(w.filled) < n {
+		w.filled = make([]bool, n)
+	}
+	w.filled = w.filled[:n]
+	clear(w.filled)
 	return w
 }
 
@@ -852,6 +945,16 @@ func (w *fuseWorker) block(g *fusedGroup, ext fuseInputs, s, e int, o []float32)
 				dst[i] = fma32(a[i], b[i], c[i])
 			}
 		case fuseBroadcast, fuseSlice:
+			if g.splat[j] {
+				// One value everywhere: the whole buffer (every block's
+				// length is at most its length) once per run.
+				if !w.filled[j] {
+					b := f32Bits(w.bufs[j])
+					fillRepeat(b, f32Bits(arg(0))[g.boffs[j]])
+					w.filled[j] = true
+				}
+				break
+			}
 			if g.elem != dtype.F32 {
 				// Integer bits are moved as uint32, never through float registers.
 				broadcastInto(w.idx, g.dims, g.bstrides[j], g.boffs[j], f32Bits(arg(0)), s, f32Bits(dst))
@@ -897,6 +1000,9 @@ func (w *fuseWorker) block(g *fusedGroup, ext fuseInputs, s, e int, o []float32)
 		}
 		if g.flushed[j] {
 			w.states[j] = blockClean
+		}
+		if ext.out != nil && ext.out[j] != nil {
+			copy(ext.out[j][s:e], dst)
 		}
 	}
 }
