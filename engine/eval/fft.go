@@ -99,29 +99,46 @@ func evalFFT(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
 		}
 	}
 	store := fftStore(out, keep, typ == "IRFFT")
-	pool := fftPlans(n)
-	scale := complex(1/float64(n), 0)
+	pool := fftPlans(n, fftBatchWidth)
+	scale := 1 / float64(n)
 	parallelPull(int(rows), int(rows*n*int64(max(1, log2ceil(n)))), func(lo, hi int) {
 		p := pool.Get().(*fftPlan)
 		defer pool.Put(p)
-		line := p.line
-		for row := int64(lo); row < int64(hi); row++ {
-			clear(line)
-			load(row, line)
+		for row := int64(lo); row < int64(hi); row += fftBatchWidth {
+			cnt := min(fftBatchWidth, int64(hi)-row)
+			lines := p.line[:cnt*n]
+			clear(lines)
+			for c := int64(0); c < cnt; c++ {
+				load(row+c, lines[c*n:(c+1)*n])
+			}
 			if n > 1 {
+				p.transformLines(lines, int(cnt), inverse)
 				if inverse {
-					p.plan.Sequence(line, line)
-					for j := range line {
-						line[j] *= scale
+					for j := range lines {
+						lines[j] = fftScale(lines[j], scale)
 					}
-				} else {
-					p.plan.Coefficients(line, line)
 				}
 			}
-			store(row, line[:keep])
+			for c := int64(0); c < cnt; c++ {
+				store(row+c, lines[c*n:c*n+keep])
+			}
 		}
 	})
 	return ArrayValue(out), nil
+}
+
+// fftScale is v * complex(s, 0) as the evaluator's inverse transforms have
+// always computed it, NaN operands included: the real part vr*s - 0*vi
+// (its NaN vr's when vr is one), the imaginary part vi*s + 0*vr (its NaN
+// vi's when vi is one). Go's complex multiply leaves the order of that add,
+// and so which NaN it returns, to the compiler; here it is fixed.
+func fftScale(v complex128, s float64) complex128 {
+	re := real(v)*s - 0*imag(v)
+	im := imag(v) * s
+	if im == im {
+		im += 0 * real(v)
+	}
+	return complex(re, im)
 }
 
 func log2ceil(n int64) int {
@@ -132,20 +149,52 @@ func log2ceil(n int64) int {
 	return b
 }
 
-// fftPlan is one goroutine's plan and line buffer for transforms of length n.
+// fftPlan is one goroutine's plans and line buffer for transforms of
+// length n: gonum's, and the batched passes' when they apply.
 type fftPlan struct {
-	plan *fourier.CmplxFFT
-	line []complex128
+	plan  *fourier.CmplxFFT
+	batch *fftBatchPlan
+	line  []complex128
 }
 
-func fftPlans(n int64) *sync.Pool {
+// fftPlans is a pool of plans for length n with room for lines lines.
+func fftPlans(n int64, lines int) *sync.Pool {
 	return &sync.Pool{New: func() any {
-		p := &fftPlan{line: make([]complex128, n)}
+		p := &fftPlan{line: make([]complex128, int64(lines)*n)}
 		if n > 1 {
 			p.plan = fourier.NewCmplxFFT(int(n))
+			p.batch = newFFTBatchPlan(int(n))
 		}
 		return p
 	}}
+}
+
+// transformLines runs the unscaled forward (inverse: backward) transform
+// of the cnt lines held one after another in buf, in place: four at a time
+// through the batched passes where they apply, the rest through gonum.
+func (p *fftPlan) transformLines(buf []complex128, cnt int, inverse bool) {
+	n := len(buf) / cnt
+	l := 0
+	if p.batch != nil {
+		for ; l+fftBatchWidth <= cnt; l += fftBatchWidth {
+			if !p.batch.transform(buf[l*n:(l+fftBatchWidth)*n], inverse) {
+				for c := l; c < l+fftBatchWidth; c++ {
+					p.gonumLine(buf[c*n:(c+1)*n], inverse)
+				}
+			}
+		}
+	}
+	for ; l < cnt; l++ {
+		p.gonumLine(buf[l*n:(l+1)*n], inverse)
+	}
+}
+
+func (p *fftPlan) gonumLine(line []complex128, inverse bool) {
+	if inverse {
+		p.plan.Sequence(line, line)
+	} else {
+		p.plan.Coefficients(line, line)
+	}
 }
 
 // fftDirectType reports whether loadLine reads lines of this type.
@@ -288,10 +337,8 @@ func transformAxis(buf []complex128, dims []int64, ax int, inverse bool) {
 	const group = 8
 	groups := (stride + group - 1) / group
 	units := int64(len(buf)) / outer * groups
-	pool := &sync.Pool{New: func() any {
-		return &fftPlan{plan: fourier.NewCmplxFFT(int(n)), line: make([]complex128, group*n)}
-	}}
-	scale := complex(1/float64(n), 0)
+	pool := fftPlans(n, group)
+	scale := 1 / float64(n)
 	parallelPull(int(units), len(buf)*max(1, log2ceil(n)), func(lo, hi int) {
 		p := pool.Get().(*fftPlan)
 		defer pool.Put(p)
@@ -305,15 +352,11 @@ func transformAxis(buf []complex128, dims []int64, ax int, inverse bool) {
 					p.line[int64(c)*n+j] = v
 				}
 			}
-			for c := int64(0); c < g; c++ {
-				line := p.line[c*n : (c+1)*n]
-				if inverse {
-					p.plan.Sequence(line, line)
-					for j := range line {
-						line[j] *= scale
-					}
-				} else {
-					p.plan.Coefficients(line, line)
+			lines := p.line[:g*n]
+			p.transformLines(lines, int(g), inverse)
+			if inverse {
+				for j := range lines {
+					lines[j] = fftScale(lines[j], scale)
 				}
 			}
 			for j := int64(0); j < n; j++ {
