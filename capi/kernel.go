@@ -75,7 +75,9 @@ func (kb *kernelBuilder) enqueue(data []byte, marshal bool) {
 		if _, _, err := appendEvents(data); err != nil {
 			err = withStatus(statusInvalidArgument, "%v", err)
 			kb.err.Store(&err)
+			return
 		}
+		kb.b.CheckAhead() // validate what is complete while Python traces on
 	}
 	if syncDecode {
 		run()

@@ -5,7 +5,6 @@ import (
 	"sync"
 
 	"goldtrace/kernel/config"
-	"goldtrace/kernel/ir"
 	"goldtrace/kernel/ir/irpb"
 )
 
@@ -29,7 +28,7 @@ func finishKernel(kb *kernelBuilder, sigJSON []byte) (*irpb.Kernel, error) {
 		return nil, withStatus(statusInvalidArgument, "%v", err)
 	}
 	prep := &kernelPrep{done: make(chan struct{})}
-	err = ir.ValidateMarshal(k, func(b []byte, err error) {
+	err = kb.b.ValidateMarshal(k, func(b []byte, err error) {
 		defer close(prep.done)
 		defer func() {
 			if r := recover(); r != nil {

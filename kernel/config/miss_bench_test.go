@@ -68,6 +68,54 @@ func BenchmarkMissGoSide(b *testing.B) {
 			}
 		}
 	})
+	// The synchronous part alone (the decode, done while Python traces, is
+	// not timed): Validate then Encode, against what gt_kb_finish and
+	// gt_kernel_config_encode now do after the decode goroutine checked each
+	// batch ahead (Builder.CheckAhead): the rest of the checks while the IR
+	// is serialized, then the config from the precomputed parts.
+	b.Run("sync/validate+encode", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			b.StopTimer()
+			k := build()
+			b.StartTimer()
+			if err := ir.Validate(k); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := Encode(FromKernel(k)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("sync/checked-ahead+prepared", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			b.StopTimer()
+			bl := ir.NewBuilder("chain")
+			for _, s := range batches {
+				if _, _, err := bl.AppendTape(s); err != nil {
+					b.Fatal(err)
+				}
+				bl.CheckAhead()
+			}
+			b.StartTimer()
+			k, err := bl.Finish(sig)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ready := make(chan *Precomputed, 1)
+			if err := bl.ValidateMarshal(k, func(data []byte, err error) {
+				if err != nil {
+					b.Error(err)
+				}
+				ready <- Precompute(k, data)
+			}); err != nil {
+				b.Fatal(err)
+			}
+			p := <-ready
+			if _, err := p.Encode(p.Config()); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	// what gt_kb_finish and gt_kernel_config_encode do: the IR serialized
 	// and the config's kernel-only parts made while the rules are checked
 	b.Run("decode+validate+encode/prepared", func(b *testing.B) {

@@ -20,6 +20,8 @@ type Builder struct {
 	whole []wholeAccess
 
 	symbols map[string]string // interned op and attribute names (tape decoders)
+
+	ahead *ahead // CheckAhead's progress
 }
 
 type wholeAccess struct {

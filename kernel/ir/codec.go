@@ -62,6 +62,23 @@ func checkStructure(k *irpb.Kernel) ErrorList {
 type structChecker struct {
 	k    *irpb.Kernel
 	sink errSink
+
+	// lazy: checking statements before the kernel's signature is known
+	// (Builder.CheckAhead). Source file indexes are only collected (maxFile,
+	// for the finish to check) and a program id term is a doubt (the grid
+	// is not known): the finish then checks the whole kernel afresh.
+	lazy    bool
+	doubt   bool
+	maxFile int32
+}
+
+// fileBad: l names a source file the kernel does not list.
+func (s *structChecker) fileBad(l *irpb.Loc) bool {
+	if s.lazy {
+		s.maxFile = max(s.maxFile, l.File)
+		return l.File < 0
+	}
+	return l.File < 0 || int(l.File) >= len(s.k.Files)
 }
 
 func (s *structChecker) loc(l *irpb.Loc) locRef {
@@ -76,14 +93,22 @@ func (s *structChecker) errf(l *irpb.Loc, op, format string, args ...any) {
 }
 
 func (s *structChecker) check() {
+	if s.kernelLevel() {
+		s.stmts(s.k.Body)
+	}
+}
+
+// kernelLevel checks everything but the body; false: the body cannot be
+// checked (an unknown schema version, num_vars out of range).
+func (s *structChecker) kernelLevel() bool {
 	k := s.k
 	switch {
 	case k.SchemaVersion == 0:
 		s.sink.add("schema-version", locRef{}, "", "schema_version is missing (0): not a goldtrace kernel IR, or its producer did not set it (this goldtrace reads version %d)", SchemaVersion)
-		return
+		return false
 	case k.SchemaVersion > SchemaVersion:
 		s.sink.add("schema-version", locRef{}, "", "schema_version %d is newer than this goldtrace reads (version %d); upgrade goldtrace", k.SchemaVersion, SchemaVersion)
-		return
+		return false
 	}
 	for i, g := range k.Grid {
 		if g < 1 {
@@ -92,7 +117,7 @@ func (s *structChecker) check() {
 	}
 	if k.NumVars < 0 || k.NumVars > maxVars {
 		s.errf(nil, "", "num_vars %d out of range [0, %d]", k.NumVars, maxVars)
-		return
+		return false
 	}
 	if k.NumCores > 1 && (k.CoreGridDim < 0 || int(k.CoreGridDim) >= len(k.Grid)) {
 		s.errf(nil, "", "core_grid_dim %d is not a grid dimension (grid has %d)", k.CoreGridDim, len(k.Grid))
@@ -113,13 +138,13 @@ func (s *structChecker) check() {
 			s.errf(nil, "", "outputs[%d] = %d: no such tensor (kernel has %d)", i, id, len(k.Tensors))
 		}
 	}
-	s.stmts(k.Body)
+	return true
 }
 
 func (s *structChecker) tensorInRange(id int32) bool { return id >= 0 && int(id) < len(s.k.Tensors) }
 
 func (s *structChecker) checkLoc(l *irpb.Loc, what string) {
-	if l != nil && (l.File < 0 || int(l.File) >= len(s.k.Files)) {
+	if l != nil && s.fileBad(l) {
 		s.errf(nil, "", "%s: source file index %d out of range (kernel lists %d files)", what, l.File, len(s.k.Files))
 	}
 }
@@ -129,7 +154,7 @@ func (s *structChecker) checkTensor(i int, t *irpb.Tensor) {
 		s.errf(nil, "", "tensors[%d] is empty", i)
 		return
 	}
-	if t.Loc != nil && (t.Loc.File < 0 || int(t.Loc.File) >= len(s.k.Files)) {
+	if t.Loc != nil && s.fileBad(t.Loc) {
 		s.checkLoc(t.Loc, fmt.Sprintf("tensor %d", i))
 	}
 	if int(t.Id) != i {
@@ -191,7 +216,7 @@ func (s *structChecker) inst(in *irpb.Instruction) {
 		s.errf(nil, "", "empty instruction")
 		return
 	}
-	if in.Loc != nil && (in.Loc.File < 0 || int(in.Loc.File) >= len(s.k.Files)) {
+	if in.Loc != nil && s.fileBad(in.Loc) {
 		s.checkLoc(in.Loc, "instruction "+in.Op)
 	}
 	op := DisplayOp(in.Op)
@@ -250,6 +275,9 @@ func (s *structChecker) affineOK(e *irpb.Affine, rank int) bool {
 				return false
 			}
 		case irpb.TermKind_PROGRAM_ID:
+			if s.lazy {
+				s.doubt = true
+			}
 			if t.Id < 0 || int(t.Id) >= max(len(s.k.Grid), 1) {
 				return false
 			}
@@ -282,6 +310,9 @@ func (s *structChecker) affine(in *irpb.Instruction, op, what string, e *irpb.Af
 				s.errf(in.Loc, op, "%s: loop variable %d out of range (kernel has %d)", what, t.Id, s.k.NumVars)
 			}
 		case irpb.TermKind_PROGRAM_ID:
+			if s.lazy {
+				s.doubt = true
+			}
 			if t.Id < 0 || int(t.Id) >= max(len(s.k.Grid), 1) {
 				s.errf(in.Loc, op, "%s: program_id axis %d out of range (grid has %d dimensions)", what, t.Id, len(s.k.Grid))
 			}

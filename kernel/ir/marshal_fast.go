@@ -195,7 +195,11 @@ func unknown[T any, P interface {
 	}
 }
 
-func (e *wireEncoder) kernel(k *irpb.Kernel) {
+func (e *wireEncoder) kernel(k *irpb.Kernel) { e.kernelWithBody(k, nil) }
+
+// kernelWithBody writes k; body, when not nil, is k.Body already written
+// (e.stmts(7, k.Body) of an encoder of its own).
+func (e *wireEncoder) kernelWithBody(k *irpb.Kernel, body []byte) {
 	e.uint(1, uint64(k.SchemaVersion))
 	e.str(2, k.Name)
 	packedInts(e, 3, k.Grid)
@@ -206,7 +210,11 @@ func (e *wireEncoder) kernel(k *irpb.Kernel) {
 	}
 	packedInts(e, 5, k.Inputs)
 	packedInts(e, 6, k.Outputs)
-	e.stmts(7, k.Body)
+	if body != nil {
+		e.b = append(e.b, body...)
+	} else {
+		e.stmts(7, k.Body)
+	}
 	e.int(8, int64(k.NumVars))
 	e.int(9, int64(k.NumCores))
 	e.int(10, int64(k.CoreGridDim))

@@ -114,6 +114,11 @@ type validator struct {
 	budget   int64  // points the exact mask check may still enumerate
 
 	lin []linTerm // scratch for bounds' index expressions
+
+	// lazy: checking statements before the kernel's signature is known
+	// (Builder.CheckAhead); a write to a parameter is a doubt (whether it
+	// may be written depends on the outputs and mutable parameters).
+	lazy, doubt bool
 }
 
 type varRange struct {
@@ -195,6 +200,15 @@ func (v *validator) run() {
 	for _, id := range k.Outputs {
 		v.returned[id] = true // an older-style output argument is a parameter the kernel writes
 	}
+	v.kernelRules()
+	v.stmts(k.Body, false)
+	v.capacity()
+}
+
+// kernelRules checks the tensors, parameters and outputs (what needs no
+// walk of the body).
+func (v *validator) kernelRules() {
+	k := v.k
 	for _, t := range k.Tensors {
 		v.checkTensor(t)
 	}
@@ -208,8 +222,6 @@ func (v *validator) run() {
 			v.errf("output-memory", t.Loc, "", "returned tensor %s is in %s; a kernel returns HBM tensors (nl.shared_hbm)", tensorLabel(t), memoryName(t.Memory))
 		}
 	}
-	v.stmts(k.Body, false)
-	v.capacity()
 }
 
 func (v *validator) checkTensor(t *irpb.Tensor) {
@@ -346,6 +358,9 @@ func (v *validator) inst(in *irpb.Instruction, dead bool) {
 	for i, a := range in.Dst {
 		v.access(in, op, idxName("dst", i), a, dom, dead)
 		t := v.tensor(a.Tensor)
+		if v.lazy && t.Role == irpb.TensorRole_PARAM {
+			v.doubt = true
+		}
 		switch {
 		case t.Role == irpb.TensorRole_PARAM && !t.Mutable && !v.returned[a.Tensor]:
 			v.errf("immutable-param", in.Loc, op, "writes parameter %s, which is immutable (declare it nt.mutable_tensor to update it in place)", tensorLabel(t))
@@ -624,6 +639,13 @@ func ValidateMarshal(k *irpb.Kernel, done func(b []byte, err error)) error {
 	if l := checkStructure(k); len(l) > 0 {
 		return l.Err()
 	}
+	startMarshal(k, nil, done)
+	return checkRules(k)
+}
+
+// startMarshal serializes k (structure checked) in a new goroutine, which
+// then calls done; body, when not nil, is k.Body serialized already.
+func startMarshal(k *irpb.Kernel, body []byte, done func(b []byte, err error)) {
 	go func() {
 		var b []byte
 		err := func() (err error) {
@@ -632,10 +654,16 @@ func ValidateMarshal(k *irpb.Kernel, done func(b []byte, err error)) error {
 					err = fmt.Errorf("internal error serializing kernel %q: %v", k.Name, r)
 				}
 			}()
-			b = marshalDeterministic(k)
+			if body == nil {
+				b = marshalDeterministic(k)
+				return nil
+			}
+			var e wireEncoder
+			e.b = make([]byte, 0, 256+64*len(k.Tensors)+len(body))
+			e.kernelWithBody(k, body)
+			b = e.b
 			return nil
 		}()
 		done(b, err)
 	}()
-	return checkRules(k)
 }
