@@ -355,6 +355,137 @@ func runGroup(ev *Evaluator, g *fusedGroup, vals func(*hlo.Instruction) (Value, 
 	return g.eval(ev, vals)
 }
 
+// mergeGroups merges a group A into a group B that reads A's root or one
+// of its extras when B runs later and nothing outside the two reads A's
+// values before B runs: the merged group runs at B's root, A's values it
+// alone reads are never written whole, and the rest become its extras.
+// (Threefry's rounds: each step's two halves become one group reading the
+// two carried values and writing the two new ones.) Groups are still in
+// planning form: members[0] is the root, members run backwards.
+func mergeGroups(groups []*fusedGroup, users map[*hlo.Instruction][]*hlo.Instruction,
+	groupOf map[*hlo.Instruction]*fusedGroup, shared map[*hlo.Instruction]bool, order map[*hlo.Instruction]int) []*fusedGroup {
+	dead := map[*fusedGroup]bool{}
+	// exported reports whether x (a member of g) is read outside g.
+	exported := func(g *fusedGroup, x *hlo.Instruction) bool {
+		for _, u := range users[x] {
+			if groupOf[u] != g || shared[u] {
+				return true
+			}
+		}
+		return false
+	}
+	canMerge := func(a, b *fusedGroup) bool {
+		at := order[b.members[0]]
+		if order[a.members[0]] >= at || a.kinds[0].gathers() {
+			// (a lone broadcast or slice is no group of its own: it runs by itself)
+			return false
+		}
+		for _, x := range a.members {
+			if shared[x] || groupOf[x] != a {
+				continue
+			}
+			for _, u := range users[x] {
+				ug := groupOf[u]
+				switch {
+				case ug == a:
+				case fusibleKind(u).gathers() || shared[u]:
+					return false // would read a member in place
+				case ug == b:
+				case ug != nil:
+					if order[ug.members[0]] <= at {
+						return false
+					}
+				case order[u] <= at:
+					return false
+				}
+			}
+		}
+		return true
+	}
+	for changed := true; changed; {
+		changed = false
+		for _, b := range groups {
+			if dead[b] || b.reduce != nil {
+				continue
+			}
+			var a *fusedGroup
+			for _, m := range b.members {
+				for _, op := range m.Operands {
+					og := groupOf[op]
+					if og != nil && og != b && !dead[og] && og.reduce == nil && og.elem == b.elem &&
+						equalDims(og.dims, b.dims) && !shared[op] && canMerge(og, b) {
+						a = og
+						break
+					}
+				}
+				if a != nil {
+					break
+				}
+			}
+			if a == nil {
+				continue
+			}
+			type mk struct {
+				m *hlo.Instruction
+				k fuseKind
+			}
+			var all []mk
+			seen := map[*hlo.Instruction]bool{}
+			for _, g := range []*fusedGroup{b, a} {
+				for j, m := range g.members {
+					if !seen[m] {
+						seen[m] = true
+						all = append(all, mk{m, g.kinds[j]})
+					}
+				}
+			}
+			root := b.members[0]
+			slices.SortStableFunc(all, func(x, y mk) int {
+				if x.m == root {
+					return -1
+				}
+				if y.m == root {
+					return 1
+				}
+				return order[y.m] - order[x.m] // backwards, as planned
+			})
+			b.members, b.kinds = b.members[:0], b.kinds[:0]
+			for _, e := range all {
+				b.members = append(b.members, e.m)
+				b.kinds = append(b.kinds, e.k)
+				if !shared[e.m] {
+					groupOf[e.m] = b
+				}
+			}
+			dead[a] = true
+			b.isExtra = map[*hlo.Instruction]bool{}
+			for _, m := range b.members[1:] {
+				if !shared[m] && !b.kindOf(m).gathers() && exported(b, m) {
+					b.isExtra[m] = true
+				}
+			}
+			changed = true
+		}
+	}
+	var live []*fusedGroup
+	for _, g := range groups {
+		if !dead[g] {
+			live = append(live, g)
+		}
+	}
+	return live
+}
+
+// kindOf is member m's kind.
+func (g *fusedGroup) kindOf(m *hlo.Instruction) fuseKind {
+	for j, x := range g.members {
+		if x == m {
+			return g.kinds[j]
+		}
+	}
+	return fuseNone
+}
+
 // fusionNoExtras turns multi-output groups off (GOLDTRACE_NO_FUSION_EXTRAS=1).
 var fusionNoExtras = os.Getenv("GOLDTRACE_NO_FUSION_EXTRAS") == "1"
 
@@ -492,6 +623,9 @@ func planFusion(c *hlo.Computation) *fusionPlan {
 			}
 			g.isExtra[in] = true
 		}
+	}
+	if !fusionNoExtras {
+		groups = mergeGroups(groups, users, groupOf, shared, order)
 	}
 	p := &fusionPlan{interior: map[*hlo.Instruction]bool{}, groups: map[*hlo.Instruction]*fusedGroup{}}
 	for _, g := range groups {

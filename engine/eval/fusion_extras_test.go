@@ -10,9 +10,9 @@ import (
 )
 
 // Two threefry rounds whose values are read by two groups and a tuple: the
-// inner values run in one group that also writes the values the second
-// group reads (extras), and the results are those of the op-by-op
-// evaluation and of the rounds written out.
+// two groups merge into one that writes the tuple's values (its root and two
+// extras), and the results are those of the op-by-op evaluation and of the
+// rounds written out.
 func TestFusionBlockedExtraOutputs(t *testing.T) {
 	const src = `HloModule m
 ENTRY e {
@@ -50,6 +50,9 @@ ENTRY e {
 	}
 	if extras == 0 {
 		t.Fatal("no group writes an extra output")
+	}
+	if len(p.groups) != 1 {
+		t.Fatalf("%d groups, want the two rounds merged into one", len(p.groups))
 	}
 	rng := rand.New(rand.NewSource(9))
 	x0, x1 := randomInt32(rng, dtype.U32, []int64{3, 5000}), randomInt32(rng, dtype.U32, []int64{3, 5000})
