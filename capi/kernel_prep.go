@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"sync"
+	"sync/atomic"
 
 	"goldtrace/kernel/config"
 	"goldtrace/kernel/ir/irpb"
@@ -37,7 +39,7 @@ func finishKernel(kb *kernelBuilder, sigJSON []byte) (*irpb.Kernel, error) {
 		}()
 		if prep.err = err; err == nil {
 			prep.irBytes = b
-			prep.config = config.Precompute(k, b)
+			prep.config = config.Precompute(k, b, guessExtras())
 		}
 	})
 	if err != nil {
@@ -97,20 +99,8 @@ type configExtras struct {
 	ResultIsSequence         bool                   `json:"result_is_sequence"`
 }
 
-// encodeKernelConfig builds the base64 backend_config of kernel k with the
-// extras (JSON).
-func encodeKernelConfig(k *irpb.Kernel, extrasJSON []byte) (string, error) {
-	ex, err := parseExtras(extrasJSON)
-	if err != nil {
-		return "", withStatus(statusInvalidArgument, "backend_config extras: %v", err)
-	}
-	var c config.Config
-	encode := config.Encode
-	if p := preparedKernel(k); p != nil {
-		c, encode = p.config.Config(), p.config.Encode
-	} else {
-		c = config.FromKernel(k)
-	}
+// apply sets the extras in c.
+func (ex *configExtras) apply(c *config.Config) {
 	if ex.FuncName != "" {
 		c.FuncName = ex.FuncName
 	}
@@ -125,6 +115,39 @@ func encodeKernelConfig(k *irpb.Kernel, extrasJSON []byte) (string, error) {
 	c.ConstantValues = ex.ConstantValues
 	c.KernelReturn = ex.KernelReturn
 	c.ResultIsSequence = ex.ResultIsSequence
+}
+
+// lastExtras are the latest extras' keys that come before the IR in the
+// config JSON (but func_name, which is the kernel's own): the guess of the
+// next kernel's (config.Precompute makes the config's base64 ahead for the
+// guessed JSON layout; a wrong guess only leaves that work to the encode).
+var lastExtras atomic.Pointer[configExtras]
+
+func guessExtras() func(*config.Config) {
+	ex := lastExtras.Load()
+	if ex == nil {
+		return nil
+	}
+	return func(c *config.Config) { ex.apply(c) }
+}
+
+// encodeKernelConfig builds the base64 backend_config of kernel k with the
+// extras (JSON).
+func encodeKernelConfig(k *irpb.Kernel, extrasJSON []byte) (string, error) {
+	ex, err := parseExtras(extrasJSON)
+	if err != nil {
+		return "", withStatus(statusInvalidArgument, "backend_config extras: %v", err)
+	}
+	var c config.Config
+	encode := config.Encode
+	if p := preparedKernel(k); p != nil {
+		c, encode = p.config.Config(), p.config.Encode
+	} else {
+		c = config.FromKernel(k)
+	}
+	ex.apply(&c)
+	lastExtras.Store(&configExtras{PlatformTarget: ex.PlatformTarget, PlatformTargetIsFallback: ex.PlatformTargetIsFallback,
+		Opts: maps.Clone(ex.Opts), HasCollectives: ex.HasCollectives})
 	s, err := encode(c)
 	if err != nil {
 		return "", withStatus(statusInvalidArgument, "backend_config: %v", err)

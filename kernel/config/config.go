@@ -198,7 +198,7 @@ func Encode(c Config) (string, error) {
 	if err != nil {
 		return "", &Error{Kind: ErrIR, Key: "serialize_ir_string", Msg: err.Error(), Err: err}
 	}
-	return c.encode(base64.StdEncoding.AppendEncode(nil, irBytes))
+	return c.encode(base64.StdEncoding.AppendEncode(nil, irBytes), nil)
 }
 
 // Precomputed is what encoding a kernel's config needs from the kernel
@@ -207,13 +207,27 @@ func Encode(c Config) (string, error) {
 type Precomputed struct {
 	kernel *irpb.Kernel
 	config Config
-	irB64  []byte // base64 of the IR
+	irB64  []byte     // base64 of the IR
+	pre64  *aligned64 // the config's base64 over most of irB64, for the guessed layout; nil: none
 }
 
 // Precompute prepares Encode for kernel k; irBytes must be ir.Marshal(k)'s
-// bytes (ir.ValidateMarshal's), and k must not change afterwards.
-func Precompute(k *irpb.Kernel, irBytes []byte) *Precomputed {
-	return &Precomputed{kernel: k, config: FromKernel(k), irB64: base64.StdEncoding.AppendEncode(nil, irBytes)}
+// bytes (ir.ValidateMarshal's), and k must not change afterwards. guess,
+// when not nil, edits FromKernel's config into the one Encode will most
+// likely be given (the caller's extras, as far as it can tell): most of the
+// config's base64 is then made here. Any config still encodes exactly; one
+// whose JSON before the IR differs in length mod 3 from the guess's just
+// makes all of it in Encode.
+func Precompute(k *irpb.Kernel, irBytes []byte, guess func(*Config)) *Precomputed {
+	p := &Precomputed{kernel: k, config: FromKernel(k), irB64: base64.StdEncoding.AppendEncode(nil, irBytes)}
+	if guess != nil {
+		c := p.Config()
+		guess(&c)
+		if pre, err := c.jsonBefore(); err == nil {
+			p.pre64 = alignedFor(p.irB64, len(pre)%3)
+		}
+	}
+	return p
 }
 
 // Config is FromKernel of the kernel (a copy the caller may change).
@@ -240,22 +254,14 @@ func (p *Precomputed) Encode(c Config) (string, error) {
 	if c.KernelVersion != KernelVersion {
 		return "", errf(ErrVersion, "kernel_version", "this goldtrace writes kernel_version %d, not %d", KernelVersion, c.KernelVersion)
 	}
-	return c.encode(p.irB64)
+	return c.encode(p.irB64, p.pre64)
 }
 
-// encode is Encode once the IR is serialized (irB64: its base64).
-func (c Config) encode(irB64 []byte) (string, error) {
+// encode is Encode once the IR is serialized (irB64: its base64; pre64:
+// Precomputed's outer base64 of part of it, or nil).
+func (c Config) encode(irB64 []byte, pre64 *aligned64) (string, error) {
 	if e := c.check(); e != nil {
 		return "", e
-	}
-	if c.Grid == nil {
-		c.Grid = []int64{}
-	}
-	if c.Opts == nil {
-		c.Opts = map[string]string{}
-	}
-	if c.SerializeDims == nil {
-		c.SerializeDims = [][]int64{}
 	}
 	if c.ConstantValues == nil {
 		c.ConstantValues = []ConstantValue{}
@@ -268,39 +274,131 @@ func (c Config) encode(irB64 []byte) (string, error) {
 			c.ConstantValues[i].Data = []byte{}
 		}
 	}
-	values := map[string]any{
-		"kernel_version": c.KernelVersion, "func_name": c.FuncName, "grid": c.Grid,
-		"has_collectives": c.HasCollectives, "matmul_mac_count": c.MatmulMACCount,
-		"platform_target": c.PlatformTarget, "platform_target_is_fallback": c.PlatformTargetIsFallback,
-		"opts": c.Opts, "serialize_dims": c.SerializeDims,
-		"tiled": c.Tiled, "constant_values": c.ConstantValues,
-		"kernel_return": c.KernelReturn, "result_is_sequence": c.ResultIsSequence,
+	// The JSON is pre + irB64 + post: the bulk of the config, base64, needs
+	// no JSON escaping, so it is written straight in (the bytes json.Marshal
+	// would write).
+	pre, err := c.jsonBefore()
+	if err != nil {
+		return "", err
 	}
-	var buf bytes.Buffer
-	buf.WriteByte('{')
+	var post bytes.Buffer
+	post.WriteByte('"')
+	for _, key := range Keys[slices.Index(Keys, "serialize_ir_string")+1:] {
+		post.WriteByte(',')
+		if err := writeKey(&post, key, c.value(key)); err != nil {
+			return "", err
+		}
+	}
+	post.WriteByte('}')
+	enc := base64.StdEncoding
+	out := make([]byte, 0, enc.EncodedLen(len(pre)+len(irB64)+post.Len()))
+	if pre64 == nil || len(pre)%3 != pre64.r {
+		out = enc.AppendEncode(out, slices.Concat(pre, irB64, post.Bytes()))
+		return string(out), nil
+	}
+	// pre and irB64's first o bytes make whole 3-byte groups; then the
+	// aligned part's base64, made ahead; then the rest with post.
+	o := (3 - pre64.r) % 3
+	n := len(pre64.b64) / 4 * 3
+	out = enc.AppendEncode(out, slices.Concat(pre, irB64[:o]))
+	out = append(out, pre64.b64...)
+	out = enc.AppendEncode(out, slices.Concat(irB64[o+n:], post.Bytes()))
+	return string(out), nil
+}
+
+// aligned64 is the base64 of irB64[o : o+n] for a config whose JSON before
+// the IR is r bytes long mod 3: o = (3-r)%3, n the largest multiple of 3
+// that fits. The config's base64 is then made of the base64 of that JSON
+// and irB64[:o], this, and the base64 of the rest.
+type aligned64 struct {
+	r   int
+	b64 []byte
+}
+
+func alignedFor(irB64 []byte, r int) *aligned64 {
+	o := (3 - r) % 3
+	if len(irB64) < o {
+		return nil
+	}
+	n := (len(irB64) - o) / 3 * 3
+	return &aligned64{r: r, b64: base64.StdEncoding.AppendEncode(nil, irB64[o:o+n])}
+}
+
+// jsonBefore is the config's JSON up to the opening quote of
+// serialize_ir_string's value.
+func (c Config) jsonBefore() ([]byte, error) {
+	if c.Grid == nil {
+		c.Grid = []int64{}
+	}
+	if c.Opts == nil {
+		c.Opts = map[string]string{}
+	}
+	if c.SerializeDims == nil {
+		c.SerializeDims = [][]int64{}
+	}
+	var pre bytes.Buffer
+	pre.WriteByte('{')
 	for i, key := range Keys {
 		if i > 0 {
-			buf.WriteByte(',')
+			pre.WriteByte(',')
 		}
-		kb, _ := json.Marshal(key)
-		buf.Write(kb)
-		buf.WriteByte(':')
 		if key == "serialize_ir_string" {
-			// The bulk of the config: base64 needs no JSON escaping, so it is
-			// written straight in (the bytes json.Marshal would write).
-			buf.WriteByte('"')
-			buf.Write(irB64)
-			buf.WriteByte('"')
-			continue
+			kb, _ := json.Marshal(key)
+			pre.Write(kb)
+			pre.WriteString(`:"`)
+			break
 		}
-		vb, err := json.Marshal(values[key])
-		if err != nil {
-			return "", &Error{Kind: ErrValue, Key: key, Msg: err.Error(), Err: err}
+		if err := writeKey(&pre, key, c.value(key)); err != nil {
+			return nil, err
 		}
-		buf.Write(vb)
 	}
-	buf.WriteByte('}')
-	return base64.StdEncoding.EncodeToString(buf.Bytes()), nil
+	return pre.Bytes(), nil
+}
+
+// value is key's value in c (serialize_ir_string aside).
+func (c *Config) value(key string) any {
+	switch key {
+	case "kernel_version":
+		return c.KernelVersion
+	case "func_name":
+		return c.FuncName
+	case "grid":
+		return c.Grid
+	case "has_collectives":
+		return c.HasCollectives
+	case "matmul_mac_count":
+		return c.MatmulMACCount
+	case "platform_target":
+		return c.PlatformTarget
+	case "platform_target_is_fallback":
+		return c.PlatformTargetIsFallback
+	case "opts":
+		return c.Opts
+	case "serialize_dims":
+		return c.SerializeDims
+	case "tiled":
+		return c.Tiled
+	case "constant_values":
+		return c.ConstantValues
+	case "kernel_return":
+		return c.KernelReturn
+	case "result_is_sequence":
+		return c.ResultIsSequence
+	}
+	return nil
+}
+
+// writeKey writes "key":value.
+func writeKey(b *bytes.Buffer, key string, v any) error {
+	kb, _ := json.Marshal(key)
+	b.Write(kb)
+	b.WriteByte(':')
+	vb, err := json.Marshal(v)
+	if err != nil {
+		return &Error{Kind: ErrValue, Key: key, Msg: err.Error(), Err: err}
+	}
+	b.Write(vb)
+	return nil
 }
 
 // check validates the values and their agreement with the IR.

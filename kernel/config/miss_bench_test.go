@@ -106,7 +106,7 @@ func BenchmarkMissGoSide(b *testing.B) {
 				if err != nil {
 					b.Error(err)
 				}
-				ready <- Precompute(k, data)
+				ready <- Precompute(k, data, func(*Config) {})
 			}); err != nil {
 				b.Fatal(err)
 			}
@@ -126,7 +126,7 @@ func BenchmarkMissGoSide(b *testing.B) {
 				if err != nil {
 					b.Error(err)
 				}
-				ready <- Precompute(k, data)
+				ready <- Precompute(k, data, func(*Config) {})
 			}); err != nil {
 				b.Fatal(err)
 			}
