@@ -106,6 +106,10 @@ func evalFFT(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
 		defer pool.Put(p)
 		for row := int64(lo); row < int64(hi); row += fftBatchWidth {
 			cnt := min(fftBatchWidth, int64(hi)-row)
+			if typ != "IRFFT" && cnt == fftBatchWidth && p.batch != nil &&
+				p.batch.directRows(x, buf, row*lineLen, out, row*keep, keep, inverse, scale) {
+				continue
+			}
 			lines := p.line[:cnt*n]
 			clear(lines)
 			for c := int64(0); c < cnt; c++ {
@@ -346,6 +350,15 @@ func transformAxis(buf []complex128, dims []int64, ax int, inverse bool) {
 			base := u / groups * outer
 			i0 := u % groups * group
 			g := min(group, stride-i0)
+			// Four columns at a time straight through the batched passes;
+			// what is left (or not finite) through lines.
+			for p.batch != nil && g >= fftBatchWidth && p.batch.columns(buf, base, stride, i0, inverse, scale) {
+				i0 += fftBatchWidth
+				g -= fftBatchWidth
+			}
+			if g == 0 {
+				continue
+			}
 			for j := int64(0); j < n; j++ {
 				row := buf[base+j*stride+i0 : base+j*stride+i0+g]
 				for c, v := range row {

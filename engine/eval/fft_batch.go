@@ -1,6 +1,11 @@
 package eval
 
-import "math"
+import (
+	"math"
+
+	"goldtrace/engine/dtype"
+	"goldtrace/engine/tensor"
+)
 
 // FFTPACK's complex transform, four lines at a time. fftBatchPasses (the
 // simd build, AVX2) runs gonum's FFTPACK radix-2 and radix-4 passes on four
@@ -141,6 +146,122 @@ func finiteFloats(xs []float64) bool {
 	for _, v := range xs {
 		if v-v != 0 {
 			return false
+		}
+	}
+	return true
+}
+
+// directRows is transform for four consecutive rows of x (n values each,
+// from element off) written straight into out (keep values a row, from
+// element ooff), scaled by s for an inverse and rounded once to out's
+// type, without the complex128 lines in between. It reports false (out's
+// rows then partly written) when a kept value is not finite or the types
+// are not ones it reads and writes; the caller redoes the rows. A
+// non-finite value never turns finite again through the passes' adds,
+// subtracts and multiplies, and the first value of each line (the sum of
+// the line) is kept, so finite kept values were computed from finite
+// values only: gonum's bits.
+//
+// With src set, the rows come from src (a complex128 buffer) instead of x.
+func (b *fftBatchPlan) directRows(x *tensor.Tensor, src []complex128, off int64, out *tensor.Tensor, ooff, keep int64, inverse bool, s float64) bool {
+	n, c := b.n, b.c
+	if out.Type != dtype.C64 && out.Type != dtype.C128 {
+		return false
+	}
+	for l := 0; l < fftBatchWidth; l++ {
+		o := off + int64(l*n)
+		if src != nil {
+			for j, v := range src[o : o+int64(n)] {
+				c[8*j+l], c[8*j+4+l] = real(v), imag(v)
+			}
+			continue
+		}
+		switch x.Type {
+		case dtype.C64:
+			for j, v := range x.C64()[o : o+int64(n)] {
+				c[8*j+l], c[8*j+4+l] = float64(real(v)), float64(imag(v))
+			}
+		case dtype.C128:
+			for j, v := range x.C128()[o : o+int64(n)] {
+				c[8*j+l], c[8*j+4+l] = real(v), imag(v)
+			}
+		case dtype.F32:
+			for j, v := range x.F32()[o : o+int64(n)] {
+				c[8*j+l], c[8*j+4+l] = float64(v), 0
+			}
+		case dtype.F64:
+			for j, v := range x.F64()[o : o+int64(n)] {
+				c[8*j+l], c[8*j+4+l] = v, 0
+			}
+		default:
+			return false
+		}
+	}
+	sign, wa := -1.0, b.waF
+	if inverse {
+		sign, wa = 1, b.wa
+	}
+	fftBatchPasses(n, c, b.ch, wa, b.factors, sign)
+	for l := 0; l < fftBatchWidth; l++ {
+		o := ooff + int64(l)*keep
+		if out.Type == dtype.C64 {
+			d := out.C64()[o : o+keep]
+			for j := range d {
+				v := complex(c[8*j+l], c[8*j+4+l])
+				if inverse {
+					v = fftScale(v, s)
+				}
+				if real(v)-real(v) != 0 || imag(v)-imag(v) != 0 {
+					return false
+				}
+				d[j] = complex64(v)
+			}
+			continue
+		}
+		d := out.C128()[o : o+keep]
+		for j := range d {
+			v := complex(c[8*j+l], c[8*j+4+l])
+			if inverse {
+				v = fftScale(v, s)
+			}
+			if real(v)-real(v) != 0 || imag(v)-imag(v) != 0 {
+				return false
+			}
+			d[j] = v
+		}
+	}
+	return true
+}
+
+// columns transforms, in place, the four lines of buf at positions
+// base + j*stride + i0 + l (lane l, value j): four neighbouring columns of
+// a strided axis, read and written a cache line at a time, scaled by s for
+// an inverse. It reports false, buf untouched, when a value is not finite
+// (the caller redoes the columns through gonum).
+func (b *fftBatchPlan) columns(buf []complex128, base, stride, i0 int64, inverse bool, s float64) bool {
+	n, c := b.n, b.c
+	for j := 0; j < n; j++ {
+		row := buf[base+int64(j)*stride+i0 : base+int64(j)*stride+i0+fftBatchWidth]
+		for l, v := range row {
+			c[8*j+l], c[8*j+4+l] = real(v), imag(v)
+		}
+	}
+	sign, wa := -1.0, b.waF
+	if inverse {
+		sign, wa = 1, b.wa
+	}
+	fftBatchPasses(n, c, b.ch, wa, b.factors, sign)
+	if !finiteFloats(c) {
+		return false
+	}
+	for j := 0; j < n; j++ {
+		row := buf[base+int64(j)*stride+i0 : base+int64(j)*stride+i0+fftBatchWidth]
+		for l := range row {
+			v := complex(c[8*j+l], c[8*j+4+l])
+			if inverse {
+				v = fftScale(v, s)
+			}
+			row[l] = v
 		}
 	}
 	return true
