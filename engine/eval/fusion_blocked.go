@@ -103,6 +103,12 @@ type fusedGroup struct {
 	// splat marks broadcasts of one element: their block is the same in
 	// every block, so a worker fills its buffer once per run.
 	splat []bool
+	// slot is each member's block buffer (the root has none): a buffer is
+	// reused once the last member reading its value has run, so a long
+	// chain keeps a few blocks in cache rather than one per member; a splat
+	// keeps its own. nSlots counts them.
+	slot   []int
+	nSlots int
 }
 
 // fuseInputs are a group's outside operand values for one run: per member,
@@ -476,6 +482,42 @@ func mergeGroups(groups []*fusedGroup, users map[*hlo.Instruction][]*hlo.Instruc
 	return live
 }
 
+// assignSlots gives each member but the root a block buffer: a member's
+// buffer is taken before the buffers of the operands it reads last are
+// given back, so no member writes a buffer it reads.
+func (g *fusedGroup) assignSlots() {
+	n := len(g.members)
+	last := make([]int, n)
+	for j := range last {
+		last[j] = j
+	}
+	for j, m := range g.members {
+		for _, op := range m.Operands {
+			if q, ok := g.pos[op]; ok && !g.kinds[j].gathers() {
+				last[q] = max(last[q], j)
+			}
+		}
+	}
+	g.slot = make([]int, n)
+	g.nSlots = 0
+	var free []int
+	for j := range n {
+		if j == n-1 {
+			g.slot[j] = -1
+		} else if len(free) > 0 && !g.splat[j] {
+			g.slot[j], free = free[len(free)-1], free[:len(free)-1]
+		} else {
+			g.slot[j] = g.nSlots
+			g.nSlots++
+		}
+		for q := range j + 1 {
+			if last[q] == j && q < n-1 && !g.splat[q] {
+				free = append(free, g.slot[q])
+			}
+		}
+	}
+}
+
 // kindOf is member m's kind.
 func (g *fusedGroup) kindOf(m *hlo.Instruction) fuseKind {
 	for j, x := range g.members {
@@ -702,6 +744,7 @@ func planFusion(c *hlo.Computation) *fusionPlan {
 			}
 		}
 		g.nExt = len(ids)
+		g.assignSlots()
 		for _, m := range g.members {
 			p.interior[m] = true
 		}
@@ -944,19 +987,20 @@ func getFuseWorker(g *fusedGroup, blk int) *fuseWorker {
 	if w == nil {
 		w = &fuseWorker{}
 	}
-	n := len(g.members)
-	if need := (n + 3) * blk; cap(w.slab) < need {
+	n, ns := len(g.members), g.nSlots
+	if need := (ns + 4) * blk; cap(w.slab) < need {
 		w.slab = make([]float32, need)
 	}
 	w.bufs = w.bufs[:0]
 	for j := 0; j < n-1; j++ {
-		w.bufs = append(w.bufs, w.slab[j*blk:(j+1)*blk])
+		k := g.slot[j]
+		w.bufs = append(w.bufs, w.slab[k*blk:(k+1)*blk:(k+1)*blk])
 	}
 	w.bufs = append(w.bufs, nil)
 	for i := range w.tmp {
-		w.tmp[i] = w.slab[(n-1+i)*blk : (n+i)*blk]
+		w.tmp[i] = w.slab[(ns+i)*blk : (ns+i+1)*blk]
 	}
-	w.out = w.slab[(n+2)*blk : (n+3)*blk]
+	w.out = w.slab[(ns+3)*blk : (ns+4)*blk]
 	if cap(w.idx) < len(g.dims) {
 		w.idx = make([]int64, len(g.dims))
 	}
