@@ -78,6 +78,9 @@ func lapackSyevd(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error
 		work := gonumWork(func(wk []float64) { impl.Dsyev(jobz, uplo, n, a, n, w, wk, -1) })
 		for b := 0; b < batch; b++ {
 			mat, wb := a[b*n*n:(b+1)*n*n], w[b*n:(b+1)*n]
+			if jobz == lapack.EVNone && n > eighFollowMax && syevRealValues(ev.parallelism(), uplo, n, mat, wb) {
+				continue
+			}
 			if jobz == lapack.EVCompute && n > eighFollowMax {
 				orig := append([]float64(nil), mat...)
 				if syevRealVectors(ev.parallelism(), uplo, n, mat, wb) {

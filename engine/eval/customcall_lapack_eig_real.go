@@ -14,8 +14,8 @@ import (
 // matrix in one pass: each goroutine takes a strip of its rows and runs every
 // rotation over them in order, the strip staying in cache (gonum's Dsteqr
 // applies each sweep over the whole matrix, a column pair at a time). The
-// reduction to tridiagonal form and Q are gonum's (Dsytrd, Dorgtr), in float64
-// as for the smaller sizes.
+// reduction to tridiagonal form and Q are linalg_tridiag.go's (parallel,
+// vectorized Householder steps), in float64 as for the smaller sizes.
 
 // eighFollowMax is the largest order for which dstedc hands the problem to
 // dsteqr (gonum's Dsyev follows that algorithm, signs included).
@@ -28,12 +28,9 @@ type qlSweep struct {
 	cs     []float64
 }
 
-// syevRealVectors replaces the n x n row-major symmetric matrix a (uplo
-// triangle read) by its eigenvectors (columns) and sets w to the eigenvalues
-// in ascending order. It reports false when the matrix is outside the range
-// this path takes (non-finite, or needing LAPACK's scaling) or QL does not
-// converge; a is then unspecified and the caller uses Dsyev.
-func syevRealVectors(par int, uplo blas.Uplo, n int, a, w []float64) bool {
+// syevFastRange reports whether the uplo triangle of a is finite and within
+// the range Dsyev takes without scaling, [sqrt(tiny/eps), sqrt(eps/tiny)].
+func syevFastRange(a []float64, n int, uplo blas.Uplo) bool {
 	anorm := 0.0
 	for i := 0; i < n; i++ {
 		lo, hi := 0, i+1
@@ -46,24 +43,36 @@ func syevRealVectors(par int, uplo blas.Uplo, n int, a, w []float64) bool {
 			}
 		}
 	}
-	// Dsyev scales outside [sqrt(tiny/eps), sqrt(1/(tiny/eps))].
-	eps := 0x1p-53
-	rmin := math.Sqrt(0x1p-1022 / eps)
-	if math.IsNaN(anorm) || math.IsInf(anorm, 0) || (anorm > 0 && anorm < rmin) || anorm > 1/rmin {
+	rmin := math.Sqrt(0x1p-1022 / 0x1p-53)
+	return !(math.IsNaN(anorm) || math.IsInf(anorm, 0) || (anorm > 0 && anorm < rmin) || anorm > 1/rmin)
+}
+
+// syevRealValues sets w to the eigenvalues (ascending) of the symmetric
+// matrix in the uplo triangle of a (left as it is), through tridiagonalize
+// and gonum's Dsterf; false when outside syevFastRange or not converged.
+func syevRealValues(par int, uplo blas.Uplo, n int, a, w []float64) bool {
+	if !syevFastRange(a, n, uplo) {
 		return false
 	}
-	impl := gonum.Implementation{}
-	d, e, tau := w, make([]float64, n), make([]float64, n)
-	work := []float64{0}
-	impl.Dsytrd(uplo, n, a, n, d, e, tau, work, -1)
-	work = make([]float64, max(1, int(work[0])))
-	impl.Dsytrd(uplo, n, a, n, d, e, tau, work, len(work))
-	impl.Dorgtr(uplo, n, a, n, tau, work, -1)
-	if need := int(work[0]); need > len(work) {
-		work = make([]float64, need)
+	d, e, _, _ := tridiagonalize(par, fullSymmetric(a, n, uplo), n)
+	if !lapackAttempt(func() bool { return gonum.Implementation{}.Dsterf(n, d, e) }) {
+		return false
 	}
-	impl.Dorgtr(uplo, n, a, n, tau, work, len(work))
-	e[n-1] = 0
+	copy(w, d)
+	return true
+}
+
+// syevRealVectors replaces the n x n row-major symmetric matrix a (uplo
+// triangle read) by its eigenvectors (columns) and sets w to the eigenvalues
+// in ascending order. It reports false when the matrix is outside the range
+// this path takes (non-finite, or needing LAPACK's scaling) or QL does not
+// converge; a is then unspecified and the caller uses Dsyev.
+func syevRealVectors(par int, uplo blas.Uplo, n int, a, w []float64) bool {
+	if !syevFastRange(a, n, uplo) {
+		return false
+	}
+	d, e, vs, taus := tridiagonalize(par, fullSymmetric(a, n, uplo), n)
+	q := formQ(par, n, vs, taus)
 	sweeps, ok := tridiagonalQL(d, e)
 	if !ok {
 		return false
@@ -72,7 +81,7 @@ func syevRealVectors(par int, uplo blas.Uplo, n int, a, w []float64) bool {
 	zt := make([]float64, n*n)
 	for i := 0; i < n; i++ {
 		for j := 0; j < n; j++ {
-			zt[j*n+i] = a[i*n+j]
+			zt[j*n+i] = q[i*n+j]
 		}
 	}
 	applyQLSweeps(par, zt, n, sweeps)

@@ -132,3 +132,67 @@ func TestRotateRowsVector(t *testing.T) {
 		}
 	}
 }
+
+// TestSyevRealValues checks the eigenvalue-only path against Dsyev's.
+func TestSyevRealValues(t *testing.T) {
+	r := rand.New(rand.NewSource(6))
+	impl := gonum.Implementation{}
+	for _, n := range []int{26, 97, 180} {
+		for _, uplo := range []blas.Uplo{blas.Lower, blas.Upper} {
+			a := randSym(r, n)
+			w := make([]float64, n)
+			if !syevRealValues(2, uplo, n, a, w) {
+				t.Fatalf("n=%d: not converged", n)
+			}
+			ref, wref := append([]float64(nil), a...), make([]float64, n)
+			work := gonumWork(func(wk []float64) { impl.Dsyev(lapack.EVNone, uplo, n, ref, n, wref, wk, -1) })
+			impl.Dsyev(lapack.EVNone, uplo, n, ref, n, wref, work, len(work))
+			tol := 64 * float64(n) * 0x1p-52 * math.Max(-wref[0], wref[n-1])
+			for k := range w {
+				if math.Abs(w[k]-wref[k]) > tol {
+					t.Fatalf("n=%d %c: eigenvalue %d = %v, Dsyev %v", n, uplo, k, w[k], wref[k])
+				}
+			}
+		}
+	}
+}
+
+// TestTridiagKernelsVector checks dotF64, axpyF64 and rank2F64 against their
+// scalar loops bit for bit, on lengths with ragged tails.
+func TestTridiagKernelsVector(t *testing.T) {
+	r := rand.New(rand.NewSource(10))
+	vec := func(n int) []float64 {
+		x := make([]float64, n)
+		for i := range x {
+			x[i] = r.NormFloat64()
+		}
+		return x
+	}
+	same := func(a, b []float64) bool {
+		for i := range a {
+			if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	for _, n := range []int{0, 1, 5, 8, 9, 16, 31, 100} {
+		x, y := vec(n), vec(n)
+		if g, w := dotF64(x, y), dotF64Go(x, y); math.Float64bits(g) != math.Float64bits(w) {
+			t.Fatalf("n=%d: dot %v, scalar loop %v", n, g, w)
+		}
+		y1, y2 := append([]float64(nil), y...), append([]float64(nil), y...)
+		axpyF64(y1, x, 0.3)
+		axpyF64Go(y2, x, 0.3)
+		if !same(y1, y2) {
+			t.Fatalf("n=%d: axpy differs", n)
+		}
+		w := vec(n)
+		y1, y2 = append([]float64(nil), y...), append([]float64(nil), y...)
+		rank2F64(y1, x, w, 0.7, -1.3)
+		rank2F64Go(y2, x, w, 0.7, -1.3)
+		if !same(y1, y2) {
+			t.Fatalf("n=%d: rank-2 update differs", n)
+		}
+	}
+}
