@@ -132,6 +132,9 @@ func subnormalPath(op string, a, b float64, f32 bool) (float64, bool) {
 		if sub(b) {
 			return math.NaN(), true
 		}
+		if f32 {
+			return fmodF32(a, b), true
+		}
 		return math.Mod(a, b), true // exact, so exact in f32 too
 	}
 	if !sub(a) && !sub(b) {
@@ -187,4 +190,33 @@ func fixCbrtSubnormals(x, o []float32) {
 			o[i] = math.Float32frombits(cbrtOfSubnormalF32)
 		}
 	}
+}
+
+// fmodF32 is math.Mod(a, b) for f32 values a and b (held in float64), bit
+// for bit, without math.Mod's bit-at-a-time loop: for finite a and finite
+// nonzero b, |a| is reduced by multiples q*y of |b| scaled by a power of two
+// y, with q < 2^28, so q*y (24+28 bits) and |a| - q*y (a multiple of y's last
+// bit, below 2y) are exact in float64; a quotient rounded up to the next
+// integer leaves a negative remainder, which one y puts back. The result
+// takes a's sign, as math.Mod's does. Other operands go to math.Mod.
+func fmodF32(a, b float64) float64 {
+	x, y := math.Abs(a), math.Abs(b)
+	if y == 0 || math.IsInf(x, 0) || x != x || y != y || math.IsInf(y, 0) {
+		return math.Mod(a, b)
+	}
+	for x >= y {
+		ys := y
+		if e := math.Ilogb(x) - math.Ilogb(y); e > 27 {
+			ys = math.Ldexp(y, e-27)
+		}
+		q := math.Trunc(x / ys)
+		r := x - q*ys
+		if r < 0 {
+			r += ys
+		} else if r >= ys {
+			r -= ys
+		}
+		x = r
+	}
+	return math.Copysign(x, a)
 }

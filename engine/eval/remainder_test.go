@@ -60,3 +60,45 @@ func TestRemainderMatchesOldPath(t *testing.T) {
 		}
 	}
 }
+
+// fmodF32 against math.Mod, bit for bit, over f32 pairs of every magnitude
+// (subnormal to max, so exponent differences up to 276), equal and
+// near-equal magnitudes, exact multiples, both signs, zeros, infinities and
+// NaNs.
+func TestFmodF32MatchesMathMod(t *testing.T) {
+	rng := rand.New(rand.NewSource(21))
+	specials := []float32{0, float32(math.Copysign(0, -1)), 1, -1, 3, 0.1, math.MaxFloat32, -math.MaxFloat32,
+		math.SmallestNonzeroFloat32, 0x1p-126, float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 1e-40}
+	val := func() float32 {
+		switch rng.Intn(5) {
+		case 0:
+			return specials[rng.Intn(len(specials))]
+		case 1:
+			return float32(rng.Intn(200) - 100)
+		case 2:
+			return float32(rng.NormFloat64())
+		}
+		for {
+			if v := math.Float32frombits(rng.Uint32()); !math.IsNaN(float64(v)) {
+				return v
+			}
+		}
+	}
+	for i := 0; i < 2000000; i++ {
+		a, b := val(), val()
+		switch rng.Intn(6) {
+		case 0:
+			b = a * float32(rng.Intn(5)+1) / float32(rng.Intn(7)+1)
+		case 1:
+			a = b * float32(rng.Intn(1<<20))
+		case 2:
+			b = math.Nextafter32(a, 0)
+		}
+		got := float32(fmodF32(float64(a), float64(b)))
+		want := float32(math.Mod(float64(a), float64(b)))
+		if math.Float32bits(got) != math.Float32bits(want) {
+			t.Fatalf("fmod(%v (%#x), %v (%#x)) = %v (%#x), math.Mod %v (%#x)", a, math.Float32bits(a), b,
+				math.Float32bits(b), got, math.Float32bits(got), want, math.Float32bits(want))
+		}
+	}
+}
