@@ -49,6 +49,7 @@ gotest:
 	$(REF_ENV) GOEXPERIMENT=simd $(GO) test -timeout 25m -count=1 $(SIMD_PKGS)
 	$(REF_ENV) $(GO) test -timeout 25m -count=1 -race $(RACE_ARGS) $(RACE_PKGS)
 	$(REF_ENV) $(GO) test -timeout 25m -count=1 -race $(KERNEL_RACE_PKGS)
+	$(REF_ENV) $(GO) test -timeout 25m -count=1 -race -run 'ValidateMarshal|CheckAhead|FinishThenEncode' ./kernel/ir/ ./capi/
 
 pytest:
 	$(REF_ENV) $(PYTHON) -m pytest -q tests

@@ -157,3 +157,16 @@ func TestCheckAheadAgrees(t *testing.T) {
 		checkAheadAgrees(t, b, built)
 	}
 }
+
+// FuzzCheckAhead: a generated kernel (every opcode, mostly broken) replayed
+// through the builder in random batches: ValidateMarshal after CheckAhead is
+// Validate and Marshal.
+func FuzzCheckAhead(f *testing.F) {
+	f.Add([]byte{}, uint64(1))
+	f.Add([]byte("matmul transposes masks loops and grids"), uint64(2))
+	f.Fuzz(func(t *testing.T, data []byte, seed uint64) {
+		r := rand.New(rand.NewPCG(seed, 9))
+		b, built := replay(t, r, genKernel(&byteSource{b: data}))
+		checkAheadAgrees(t, b, built)
+	})
+}

@@ -313,11 +313,8 @@ func (v *validator) stmts(body []*irpb.Stmt, dead bool) {
 var srcDomain = setOf("tensor_reduce", "tensor_partition_reduce", "bn_stats", "bn_aggr", "max8",
 	"nc_find_index8", "nc_match_replace8")
 
-// domain is the instruction's iteration space: dst[0]'s tile unless the
-// opcode says otherwise.
-func domain(in *irpb.Instruction) []int64 { return domainOf(in, srcDomain[in.Op]) }
-
-// domainOf is domain for an opcode whose srcDomain entry is srcDom.
+// domainOf is the instruction's iteration space: dst[0]'s tile unless the
+// opcode says otherwise (srcDom: its srcDomain entry, from opTable).
 func domainOf(in *irpb.Instruction, srcDom bool) []int64 {
 	switch {
 	case srcDom && len(in.Src) > 0:
