@@ -227,11 +227,11 @@ func contractAs(class computeClass, lhs, rhs *tensor.Tensor, typ dtype.Type, dim
 		if kc := exactF32Slice(lhs.Type, rhs.Type); exact != classF32 && k.f32Slices != nil && kc >= 256 {
 			// Deeper than f32 holds exactly: f32 slices of the depth cost
 			// the f32 GEMM's time, half the f64 GEMM's.
-			return newFromI64(typ, dims, k.f32Slices(toF32s(lhs), toF32s(rhs), int(kc)))
+			return exactToInts(typ, dims, k.f32Slices(toF32s(lhs), toF32s(rhs), int(kc)))
 		}
 		switch exact {
 		case classF32:
-			return newFromI64(typ, dims, floatsToI64(k.f32(toF32s(lhs), toF32s(rhs))))
+			return exactToInts(typ, dims, k.f32(toF32s(lhs), toF32s(rhs)))
 		case classF64:
 			return newFromI64(typ, dims, floatsToI64(k.f64(toF64s(lhs), toF64s(rhs))))
 		}
@@ -376,6 +376,30 @@ func exactMagnitude(t dtype.Type) float64 {
 		return math.Ldexp(1, t.Bits()) - 1
 	}
 	return math.Inf(1)
+}
+
+// exactToInts stores the exact integer sums vals (int64s, or integral
+// floats) as a typ tensor, wrapping as newFromI64 does; 32-bit results on
+// all cores without an int64 copy.
+func exactToInts[T int64 | float32](typ dtype.Type, dims []int64, vals []T) *tensor.Tensor {
+	if typ == dtype.S32 || typ == dtype.U32 {
+		out := tensor.New(typ, dims)
+		d := out.I32()
+		parallelFor(len(vals), func(lo, hi int) {
+			for i, v := range vals[lo:hi] {
+				d[lo+i] = int32(int64(v))
+			}
+		})
+		return out
+	}
+	iv, ok := any(vals).([]int64)
+	if !ok {
+		iv = make([]int64, len(vals))
+		for i, v := range vals {
+			iv[i] = int64(v)
+		}
+	}
+	return newFromI64(typ, dims, iv)
 }
 
 func floatsToI64[T float32 | float64](vals []T) []int64 {
