@@ -92,6 +92,12 @@ def _programs():
     def gelu_exact(x):
         return jax.nn.gelu(x, approximate=False) + jax.nn.softplus(x)
 
+    def conv_transpose(x, k):
+        return jax.lax.conv_transpose(x, k, (2, 2), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))
+
+    def rfft_rows(x):
+        return jnp.fft.rfft(x)
+
     d, t, bsz = 768, 256, 4
     gpt_flops = 2 * bsz * t * (d * 3 * d + d * d + 2 * d * 4 * d) + 2 * 2 * bsz * t * t * d
     conv_flops = 2 * 2 * 8 * 56 * 56 * 64 * 64 * 9
@@ -115,6 +121,8 @@ def _programs():
         ("argmax_topk", argmax_topk, lambda: (f32(4096, 1024),), 0),
         ("cumsum_rows", cumsum_rows, lambda: (f32(1024, 4096),), 0),
         ("gelu_exact", gelu_exact, lambda: (f32(2048, 4096),), 0),
+        ("conv_transpose", conv_transpose, lambda: (f32(8, 56, 56, 64), f32(4, 4, 64, 64) * 0.05), 0),
+        ("rfft_rows", rfft_rows, lambda: (f32(2048, 4096),), 0),
         ("embedding_ln", embedding_ln, lambda: (f32(32000, 768), rng.integers(0, 32000, (8, 512)).astype(np.int32),
                                                 f32(768), f32(768)), 0),
     ]
