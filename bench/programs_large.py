@@ -98,6 +98,9 @@ def _programs():
     def rfft_rows(x):
         return jnp.fft.rfft(x)
 
+    def round_fmod(x, y):
+        return jnp.round(x * 3) + jnp.floor(x * 7) - jnp.ceil(x * 5) + jnp.fmod(x * 10, y)
+
     d, t, bsz = 768, 256, 4
     gpt_flops = 2 * bsz * t * (d * 3 * d + d * d + 2 * d * 4 * d) + 2 * 2 * bsz * t * t * d
     conv_flops = 2 * 2 * 8 * 56 * 56 * 64 * 64 * 9
@@ -123,6 +126,7 @@ def _programs():
         ("gelu_exact", gelu_exact, lambda: (f32(2048, 4096),), 0),
         ("conv_transpose", conv_transpose, lambda: (f32(8, 56, 56, 64), f32(4, 4, 64, 64) * 0.05), 0),
         ("rfft_rows", rfft_rows, lambda: (f32(2048, 4096),), 0),
+        ("round_fmod", round_fmod, lambda: (f32(2048, 4096), f32(2048, 4096) + 3), 0),
         ("embedding_ln", embedding_ln, lambda: (f32(32000, 768), rng.integers(0, 32000, (8, 512)).astype(np.int32),
                                                 f32(768), f32(768)), 0),
     ]
