@@ -138,13 +138,57 @@ func svdDirect(par int, impl gonum.Implementation, m, n int, a, s, u []float64, 
 			ut[c*m+r] = v
 		}
 	}
-	ok := bdsqrStrips(par, impl, uplo, k, s, e, vt, ncvt, ldvt, ut, m)
+	var ok bool
+	if uplo == blas.Upper && k > eighFollowMax && ldvt == ncvt {
+		ok = bidiagSVD(par, k, s, e, vt, ncvt, ut, m)
+	}
+	if !ok {
+		ok = bdsqrStrips(par, impl, uplo, k, s, e, vt, ncvt, ldvt, ut, m)
+	}
 	for r := 0; r < m; r++ {
 		for c := range u[r*ldu : r*ldu+k] {
 			u[r*ldu+c] = ut[c*m+r]
 		}
 	}
 	return ok
+}
+
+// bidiagSVD finishes svdDirect past dstedc's dsteqr range (k > 25, where
+// dgesdd's divide and conquer fixes signs no other algorithm follows) with
+// bidiagQR: s, e (upper bidiagonal), the rows of vt (k x n) and of ut (U^T,
+// k x m) become the singular values (descending) and vectors. It reports
+// false, touching nothing, when bidiagQR declines.
+func bidiagSVD(par, k int, s, e, vt []float64, n int, ut []float64, m int) bool {
+	d, ee := append([]float64(nil), s...), append([]float64(nil), e...)
+	right, left, ok := bidiagQR(d, ee)
+	if !ok {
+		return false
+	}
+	applyBidiagSweeps(par, []bidiagJob{{vt[:k*n], n, right}, {ut, m, left}})
+	for i, v := range d {
+		if v < 0 {
+			d[i] = -v
+			for j := range vt[i*n : (i+1)*n] {
+				vt[i*n+j] = -vt[i*n+j]
+			}
+		}
+	}
+	perm := make([]int, k)
+	for i := range perm {
+		perm[i] = i
+	}
+	for i := 1; i < k; i++ {
+		for j := i; j > 0 && d[perm[j]] > d[perm[j-1]]; j-- {
+			perm[j], perm[j-1] = perm[j-1], perm[j]
+		}
+	}
+	v2, u2 := append([]float64(nil), vt[:k*n]...), append([]float64(nil), ut...)
+	for i, p := range perm {
+		s[i] = d[p]
+		copy(vt[i*n:(i+1)*n], v2[p*n:(p+1)*n])
+		copy(ut[i*m:(i+1)*m], u2[p*m:(p+1)*m])
+	}
+	return true
 }
 
 // bdsqrStrips is Dbdsqr(uplo, k, ncvt, 0, ncc, s, e, vt, ldvt, nil, 1, c,

@@ -187,6 +187,10 @@ case("lstsq_d", lambda a, b: jnp.linalg.lstsq(a, b)[0], [randm((6, 3)), randm((6
 case("eigh_s_ql", jnp.linalg.eigh, [sym(100, (), np.float32)], signs=EIG, **F32)
 case("eigh_d_ql_upper", lambda a: jnp.linalg.eigh(a, UPLO="U"), [sym(130)], 1e-9, 1e-11, signs=EIG)
 case("eigh_d_ql_batch", jnp.linalg.eigh, [sym(60, (2,))], 1e-9, 1e-11, signs=EIG)
+# Past k = 25 on gesdd's direct path: recorded-rotation bidiagonal QR
+# (linalg_bidiag_qr.go); pair signs aligned.
+case("svd_s_bidiag_qr", jnp.linalg.svd, [randm((100, 80), np.float32)], signs=SVD, **F32)
+case("svd_d_bidiag_qr_square", lambda a: jnp.linalg.svd(a, full_matrices=False), [randm((130, 130))], 1e-9, 1e-11, signs=SVD)
 
 if __name__ == "__main__":
     jaxcases.main(CASES)
