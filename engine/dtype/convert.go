@@ -266,6 +266,11 @@ func DecodeF64(t Type, src []byte, dst []float64) {
 		for i := range dst {
 			dst[i] = math.Float64frombits(binary.LittleEndian.Uint64(src[8*i:]))
 		}
+	case F16:
+		src = src[:2*len(dst)]
+		for i := range dst {
+			dst[i] = f16ToF64(binary.LittleEndian.Uint16(src[2*i:]))
+		}
 	default:
 		if lut := luts().f64[t]; lut != nil {
 			src = src[:len(dst)]
@@ -346,6 +351,13 @@ func EncodeF32(t Type, src []float32, dst []byte) {
 // EncodeF64 encodes src into len(src) elements of real type t stored
 // little-endian in dst, with FromF64's rounding.
 func EncodeF64(t Type, src []float64, dst []byte) {
+	if t == F16 {
+		dst = dst[:2*len(src)]
+		for i, x := range src {
+			binary.LittleEndian.PutUint16(dst[2*i:], f64ToF16(x))
+		}
+		return
+	}
 	if sf := smallFormat(t); sf != nil {
 		dst = dst[:len(src)]
 		for i, x := range src {

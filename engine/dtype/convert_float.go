@@ -395,5 +395,16 @@ func f64ToF16(x float64) uint16 {
 	if b&(1<<63-1) > 0x7ff0000000000000 {
 		return f16NaN(b>>63 != 0, (b&(1<<52-1))>>42)
 	}
-	return uint16(fmtF16.fromF64(x))
+	// Rounding to f32 to odd (toward zero, the last bit set when inexact)
+	// keeps enough of x that f32ToF16's rounding to nearest even is x's own:
+	// f32 has 13 more bits than f16, two are enough.
+	r := float32(x)
+	if float64(r) != x && b&(1<<63-1) != 0x7ff0000000000000 {
+		rb := math.Float32bits(r)
+		if math.Abs(float64(r)) > math.Abs(x) {
+			rb-- // the f32 next toward zero (sign-magnitude bits)
+		}
+		r = math.Float32frombits(rb | 1)
+	}
+	return f32ToF16(r)
 }

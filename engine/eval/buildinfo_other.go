@@ -5,3 +5,6 @@ package eval
 const simdExperiment = false
 
 func vectorMathName() string { return "scalar" }
+
+// sseAfterAVX is a no-op without the archsimd kernels.
+func sseAfterAVX() {}

@@ -192,6 +192,7 @@ func parallelFor(n int, body func(lo, hi int)) { parallelForWork(n, n, body) }
 // each: work estimates the whole loop's cost in elementwise-op units.
 func parallelForWork(n, work int, body func(lo, hi int)) {
 	workers := min(runtime.GOMAXPROCS(0), n)
+	sseAfterAVX()
 	if work < parallelThreshold || workers < 2 {
 		body(0, n)
 		return
@@ -214,6 +215,7 @@ func parallelForWork(n, work int, body func(lo, hi int)) {
 					mu.Unlock()
 				}
 			}()
+			sseAfterAVX() // a goroutine may land on a thread whose last AVX code left the upper halves dirty
 			body(lo, hi)
 		}(lo, hi)
 	}

@@ -16,7 +16,24 @@ import (
 
 type float interface{ ~float32 | ~float64 }
 
+// sseBlock is how many elements the scalar kernels below run between two
+// sseAfterAVX calls: their math is legacy-SSE code, which a signal's return
+// or earlier AVX code on the same thread can leave paying a merge penalty on
+// every instruction (pow over 1M f32: 8x the CPU time) until the next
+// VZEROUPPER.
+const sseBlock = 4096
+
 func unaryFloat[F float](op string, x, o []F) bool {
+	if len(o) > sseBlock {
+		for lo := 0; lo < len(o); lo += sseBlock {
+			hi := min(lo+sseBlock, len(o))
+			if !unaryFloat(op, x[lo:hi], o[lo:hi]) {
+				return false
+			}
+		}
+		return true
+	}
+	sseAfterAVX()
 	if xs, ok := any(x).([]float32); ok {
 		if f := xlaUnaryF32(op); f != nil {
 			f(xs, any(o).([]float32))
@@ -165,6 +182,16 @@ func logistic(x float64) float64 {
 }
 
 func binaryFloat[F float](op string, a, b, o []F) bool {
+	if len(o) > sseBlock {
+		for lo := 0; lo < len(o); lo += sseBlock {
+			hi := min(lo+sseBlock, len(o))
+			if !binaryFloat(op, a[lo:hi], b[lo:hi], o[lo:hi]) {
+				return false
+			}
+		}
+		return true
+	}
+	sseAfterAVX()
 	if xs, ok := any(a).([]float32); ok && len(o) > 0 {
 		// The whole vectors first (binary_simd_amd64.go), then the tail below.
 		k := binaryF32Vector(op, xs, any(b).([]float32), any(o).([]float32))
@@ -443,6 +470,16 @@ func mulhi(a, b uint64, width int, signed bool) uint64 {
 type cplx interface{ ~complex64 | ~complex128 }
 
 func unaryCplx[C cplx](op string, x, o []C) bool {
+	if len(o) > sseBlock {
+		for lo := 0; lo < len(o); lo += sseBlock {
+			hi := min(lo+sseBlock, len(o))
+			if !unaryCplx(op, x[lo:hi], o[lo:hi]) {
+				return false
+			}
+		}
+		return true
+	}
+	sseAfterAVX()
 	switch op {
 	case "negate":
 		for i, v := range x {
@@ -571,6 +608,16 @@ func complexPart[C cplx, F float](op string, x []C, o []F) {
 }
 
 func binaryCplx[C cplx](op string, a, b, o []C) bool {
+	if len(o) > sseBlock {
+		for lo := 0; lo < len(o); lo += sseBlock {
+			hi := min(lo+sseBlock, len(o))
+			if !binaryCplx(op, a[lo:hi], b[lo:hi], o[lo:hi]) {
+				return false
+			}
+		}
+		return true
+	}
+	sseAfterAVX()
 	switch op {
 	case "add":
 		for i := range o {

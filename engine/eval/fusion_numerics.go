@@ -33,29 +33,43 @@ func evalFMA(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
 		}
 	}
 	out := tensor.New(in.Shape.Elem, in.Shape.Dims)
+	n := int(tensor.NumElements(in.Shape.Dims))
 	switch in.Shape.Elem {
 	case dtype.F32:
 		o, x, y, z := out.F32(), a.F32(), b.F32(), c.F32()
-		for i := fmaF32Vector(x, y, z, o); i < len(o); i++ {
-			o[i] = fma32(x[i], y[i], z[i])
-		}
+		parallelForWork(n, 4*n, func(lo, hi int) {
+			o, x, y, z := o[lo:hi], x[lo:hi], y[lo:hi], z[lo:hi]
+			for i := fmaF32Vector(x, y, z, o); i < len(o); i++ {
+				o[i] = fma32(x[i], y[i], z[i])
+			}
+		})
 	case dtype.F64:
 		o, x, y, z := out.F64(), a.F64(), b.F64(), c.F64()
-		for i := range o {
-			o[i] = math.FMA(x[i], y[i], z[i])
-		}
+		parallelForWork(n, 4*n, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				o[i] = math.FMA(x[i], y[i], z[i])
+			}
+		})
 	case dtype.F16:
 		// a*b is exact in f64 and so is a*b+c wherever the f16 result is
 		// finite (both within 2^16..2^-48): one f64 FMA, one rounding to f16.
-		n := len(out.Data) / 2
-		x, y, z := make([]float64, n), make([]float64, n), make([]float64, n)
-		dtype.DecodeF64(dtype.F16, a.Data, x)
-		dtype.DecodeF64(dtype.F16, b.Data, y)
-		dtype.DecodeF64(dtype.F16, c.Data, z)
-		for i := range x {
-			x[i] = math.FMA(x[i], y[i], z[i])
-		}
-		dtype.EncodeF64(dtype.F16, x, out.Data)
+		// Decoded a block at a time: no full-size f64 copies.
+		const block = 4096
+		parallelForWork(n, 8*n, func(lo, hi int) {
+			var x, y, z [block]float64
+			for s := lo; s < hi; s += block {
+				e := min(s+block, hi)
+				m := e - s
+				dtype.DecodeF64(dtype.F16, a.Data[2*s:2*e], x[:m])
+				dtype.DecodeF64(dtype.F16, b.Data[2*s:2*e], y[:m])
+				dtype.DecodeF64(dtype.F16, c.Data[2*s:2*e], z[:m])
+				for i := range m {
+					x[i] = math.FMA(x[i], y[i], z[i])
+				}
+				dtype.EncodeF64(dtype.F16, x[:m], out.Data[2*s:2*e])
+				sseAfterAVX()
+			}
+		})
 	default:
 		return Value{}, fmt.Errorf("element type %v is not f16, f32 or f64", in.Shape.Elem)
 	}
