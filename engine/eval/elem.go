@@ -431,9 +431,27 @@ func complexClean[C cplx](xs []C) bool {
 	return firstSubnormal(unsafe.Slice((*float64)(unsafe.Pointer(&xs[0])), 2*len(xs))) < 0
 }
 
+// complexCleanAll is complexClean over xs in chunks on all cores (a whole
+// operand's scan otherwise runs on one while the op itself uses them all).
+func complexCleanAll[C cplx](xs []C) bool {
+	const chunk = 1 << 17
+	if len(xs) <= chunk {
+		return complexClean(xs)
+	}
+	var dirty atomic.Bool
+	parallelForWork((len(xs)+chunk-1)/chunk, len(xs), func(lo, hi int) {
+		for c := lo; c < hi && !dirty.Load(); c++ {
+			if !complexClean(xs[c*chunk : min((c+1)*chunk, len(xs))]) {
+				dirty.Store(true)
+			}
+		}
+	})
+	return !dirty.Load()
+}
+
 // dazComplex is daz for complex elements, flushing each part.
 func dazComplex[C cplx](xs []C) []C {
-	if complexClean(xs) {
+	if complexCleanAll(xs) {
 		return xs
 	}
 	var out []C

@@ -128,7 +128,9 @@ func anySubnormal[F float](xs []F) bool {
 		return firstSubnormal(xs) >= 0
 	}
 	var found atomic.Bool
-	parallelFor((len(xs)+chunk-1)/chunk, func(lo, hi int) {
+	// The work is the elements, not the chunks: parallelFor would count 32
+	// chunks of a 4M-element operand as too little to split.
+	parallelForWork((len(xs)+chunk-1)/chunk, len(xs), func(lo, hi int) {
 		for c := lo; c < hi && !found.Load(); c++ {
 			if firstSubnormal(xs[c*chunk:min((c+1)*chunk, len(xs))]) >= 0 {
 				found.Store(true)
