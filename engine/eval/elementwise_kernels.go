@@ -46,8 +46,13 @@ func unaryFloat[F float](op string, x, o []F) bool {
 	}
 	switch op {
 	case "abs":
+		// The sign bit cleared, NaN payloads kept (XLA's and-mask; a round trip
+		// through float64 would quiet a signaling NaN).
 		for i, v := range x {
-			o[i] = F(math.Abs(float64(v)))
+			if math.Signbit(float64(v)) {
+				v = -v
+			}
+			o[i] = v
 		}
 	case "negate":
 		for i, v := range x {

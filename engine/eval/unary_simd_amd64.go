@@ -19,7 +19,7 @@ func unaryF32Vector(op string, x, o []float32) int {
 	n := len(o)
 	x = x[:n]
 	switch op {
-	case "sqrt", "floor", "ceil", "round-nearest-even", "round-nearest-afz":
+	case "sqrt", "floor", "ceil", "round-nearest-even", "round-nearest-afz", "abs", "negate", "sign":
 	default:
 		return 0
 	}
@@ -30,6 +30,7 @@ func unaryF32Vector(op string, x, o []float32) int {
 		abs := archsimd.LoadUint32x16(&unaryK16[1])
 		sign := archsimd.LoadUint32x16(&unaryK16[2])
 		one := archsimd.LoadUint32x16(&unaryK16[3])
+		var zero16 archsimd.Float32x16
 		for i := 0; i < n; i += 16 {
 			v := archsimd.LoadFloat32x16((*[16]float32)(x[i:]))
 			var r archsimd.Float32x16
@@ -38,6 +39,13 @@ func unaryF32Vector(op string, x, o []float32) int {
 				r = v.Sqrt()
 			case "floor":
 				r = v.FloorScaled(0)
+			case "abs": // the sign bit cleared (a NaN keeps its payload, as XLA's vandps does)
+				r = v.AsUint32x16().And(abs).AsFloat32x16()
+			case "negate":
+				r = v.AsUint32x16().Xor(sign).AsFloat32x16()
+			case "sign": // ±1 with v's sign; NaN and ±0 as they are
+				r = v.AsUint32x16().And(sign).Or(one).AsFloat32x16()
+				r = v.Merge(r, v.IsNaN().Or(v.Equal(zero16)))
 			case "ceil":
 				r = v.CeilScaled(0)
 			case "round-nearest-even":
@@ -56,6 +64,7 @@ func unaryF32Vector(op string, x, o []float32) int {
 		abs := archsimd.LoadUint32x8(&unaryK8[1])
 		sign := archsimd.LoadUint32x8(&unaryK8[2])
 		one := archsimd.LoadUint32x8(&unaryK8[3])
+		var zero8 archsimd.Float32x8
 		for i := 0; i < n; i += 8 {
 			v := archsimd.LoadFloat32x8((*[8]float32)(x[i:]))
 			var r archsimd.Float32x8
@@ -64,6 +73,13 @@ func unaryF32Vector(op string, x, o []float32) int {
 				r = v.Sqrt()
 			case "floor":
 				r = v.Floor()
+			case "abs": // the sign bit cleared (a NaN keeps its payload, as XLA's vandps does)
+				r = v.AsUint32x8().And(abs).AsFloat32x8()
+			case "negate":
+				r = v.AsUint32x8().Xor(sign).AsFloat32x8()
+			case "sign": // ±1 with v's sign; NaN and ±0 as they are
+				r = v.AsUint32x8().And(sign).Or(one).AsFloat32x8()
+				r = v.Merge(r, v.IsNaN().Or(v.Equal(zero8)))
 			case "ceil":
 				r = v.Ceil()
 			case "round-nearest-even":

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// unaryFloat's f32 sqrt, floor, ceil and roundings with the vector forms
+// unaryFloat's f32 sqrt, floor, ceil, roundings, abs, negate and sign with the vector forms
 // (every width this CPU runs) against its loop alone (binaryLanes 0), over
 // NaNs (quiet, signaling, either sign, with payloads), infinities, signed
 // zeros, subnormals, halfway cases (k + 1/2 near 0, near 2^23 and beyond,
@@ -34,7 +34,7 @@ func TestUnaryF32VectorMatchesScalar(t *testing.T) {
 		}
 		return math.Float32frombits(rng.Uint32())
 	}
-	ops := []string{"sqrt", "floor", "ceil", "round-nearest-even", "round-nearest-afz"}
+	ops := []string{"sqrt", "floor", "ceil", "round-nearest-even", "round-nearest-afz", "abs", "negate", "sign"}
 	for _, lanes := range binaryLaneWidths() {
 		for n := 0; n < 80; n++ {
 			x := make([]float32, n)
