@@ -49,9 +49,12 @@ import (
 //     hosts with AVX512-FP16, see contractF16), directly or
 //     through reshape, transpose, slice, bitcast or copy, is contracted into
 //     a fused multiply-add (eval.FMATarget), rounding once: XLA:CPU compiles
-//     fusions with fp-contract=fast on an FMA host. When both operands are
-//     such multiplies, the left one is fused (LLVM's DAG combiner tries
-//     operand 0 first). Not contracted, as measured: a multiply reaching the
+//     fusions with fp-contract=fast on an FMA host. When both operands of an add
+//     are such multiplies, the one LLVM's Reassociate pass ranks lower is
+//     fused, the left one on a tie (see contractRanks): Reassociate puts
+//     the lower-ranked operand of every commutative instruction first, and
+//     the DAG combiner fuses operand 0's multiply first. A subtract keeps
+//     its order (left first). Not contracted, as measured: a multiply reaching the
 //     add through a broadcast, a multiply with several uses in one
 //     expression or also returned as an output (counting identical
 //     multiplies as one, as XLA's CSE does), f16 arithmetic on hosts
@@ -719,7 +722,11 @@ func (r *xlaRewriter) contract(in *hlo.Instruction) (*hlo.Instruction, error) {
 	if (in.Opcode != "add" && in.Opcode != "subtract") || !in.Shape.IsArray() || (t != dtype.F32 && t != dtype.F64 && (t != dtype.F16 || !contractF16)) {
 		return nil, nil
 	}
-	for slot := range 2 {
+	slots := [2]int{0, 1}
+	if r0, r1 := contractRanks(in); in.Opcode == "add" && r1 < r0 {
+		slots = [2]int{1, 0} // LLVM's Reassociate puts the lower rank first
+	}
+	for _, slot := range slots {
 		x := in.Operands[slot]
 		var chain []*hlo.Instruction
 		for contractOps[x.Opcode] && len(x.Operands) == 1 && r.oneUse(x) {
@@ -766,4 +773,63 @@ func productCounts(c *hlo.Computation) map[string]int {
 		}
 	}
 	return n
+}
+
+// contractRank models the rank LLVM's Reassociate pass gives an add operand
+// in XLA:CPU's fused loop body: every pass runs canonicalizeOperands on a
+// commutative instruction, even without fast-math flags, swapping the
+// operands when the right one has the lower rank, and the DAG combiner then
+// fuses operand 0's multiply first. A load (a parameter or anything computed
+// outside the fusion, a broadcast of one) ranks by the order the loads were
+// emitted, modelled as the order a depth-first walk from the add (operand 0
+// first) reaches them; a constant ranks 0; every other instruction ranks one
+// more than its highest operand (negate and index remapping add nothing).
+func contractRanks(add *hlo.Instruction) (int, int) {
+	loads := map[*hlo.Instruction]int{}
+	memo := map[*hlo.Instruction]int{}
+	var rank func(x *hlo.Instruction) int
+	rank = func(x *hlo.Instruction) int {
+		if v, ok := memo[x]; ok {
+			return v
+		}
+		v := 0
+		switch {
+		case x.Opcode == "constant" || (x.Opcode == "broadcast" && len(x.Operands) == 1 && isConstantTree(x.Operands[0])):
+		case !rankedElementwise[x.Opcode] && !contractOps[x.Opcode] && x.Opcode != "negate":
+			if _, ok := loads[x]; !ok {
+				loads[x] = len(loads) + 1
+			}
+			v = loads[x]
+		default:
+			for _, o := range x.Operands {
+				v = max(v, rank(o))
+			}
+			if rankedElementwise[x.Opcode] {
+				v++
+			}
+		}
+		memo[x] = v
+		return v
+	}
+	r0 := rank(add.Operands[0])
+	return r0, rank(add.Operands[1])
+}
+
+// rankedElementwise are the elementwise opcodes fused into XLA:CPU's loop
+// body, each counted as one LLVM instruction for contractRanks.
+var rankedElementwise = map[string]bool{
+	"add": true, "subtract": true, "multiply": true, "divide": true, "abs": true, "sqrt": true,
+	"rsqrt": true, "maximum": true, "minimum": true, "exponential": true, "log": true,
+	"tanh": true, "logistic": true, "power": true, "select": true, "compare": true,
+	"convert": true, "floor": true, "ceil": true, "sign": true, "clamp": true,
+}
+
+func isConstantTree(x *hlo.Instruction) bool {
+	for x.Opcode == "broadcast" || x.Opcode == "reshape" {
+		if len(x.Operands) != 1 {
+			return false
+		}
+		x = x.Operands[0]
+	}
+	return x.Opcode == "constant"
 }

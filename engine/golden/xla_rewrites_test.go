@@ -128,6 +128,24 @@ contraction = {
     "not_through_broadcast": (lambda x, s: x - (s * 0.3)[:, None], x, s),
     "not_shared_in_one_fusion": (shared, x, y, z, w),
     "not_when_also_output": (lambda x, y, z: (x * y, x * y + z), x, y, z),
+    # Both operands products: LLVM's Reassociate orders the add's operands
+    # by rank (loads in first-use order, +1 per op) and the lower-ranked
+    # product is fused (ties: the left one).
+    "rank_sqrt_left": (lambda x: jnp.sqrt(jnp.abs(x)) * x + x * x, x),
+    "rank_sqrt_right": (lambda x: x * x + jnp.sqrt(jnp.abs(x)) * x, x),
+    "rank_sqrt_y": (lambda x, y: jnp.sqrt(jnp.abs(x)) * x + y * y, x, y),
+    "rank_sqrt_xy": (lambda x, y: jnp.sqrt(jnp.abs(x)) * y + x * y, x, y),
+    "rank_inc": (lambda x: (x + 1) * x + x * x, x),
+    "rank_inc2": (lambda x, y: (x + 1) * (y - 1) + x * y, x, y),
+    "rank_inc2_swapped": (lambda x, y: x * y + (x + 1) * (y - 1), x, y),
+    "rank_tie": (lambda x, y: (x + 1) * (y - 1) + (x - 1) * (y + 1), x, y),
+    "rank_loads": (lambda x, y: y * y + x * x, x, y),
+    "rank_mixed": (lambda x, y: x * (y - 1) + (x + 1) * y, x, y),
+    "rank_mixed_swapped": (lambda x, y: (x + 1) * y + x * (y - 1), x, y),
+    "rank_bcast": (lambda x, y, s: s[:, None] * (x + 1) + x * y, x, y, s),
+    "rank_three": (lambda x, y, z: (x + z) * z + (y + y) * y, x, y, z),
+    "rank_three_right": (lambda x, y, z: y * ((x + 1.5) - jnp.sqrt(jnp.abs(x))) + z * y, x, y, z),
+    "rank_three_x": (lambda x, z: x * z + x * x, x, z),
     "not_through_concatenate": (lambda x, y, z, w: jnp.concatenate([x * y, z], 1)[:, 100:300] + w[:, :200], x, y, z, w),
 }
 for name, prog in contraction.items():
