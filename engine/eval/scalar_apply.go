@@ -162,7 +162,7 @@ func scalarMap(p *scalarProgram, ts []*tensor.Tensor, out *tensor.Tensor) (bool,
 // of its work reads one side only (jnp.sort canonicalizes NaN and -0 of each
 // side before comparing). Those steps run once per element up front; each
 // comparison then loads the precomputed side values and runs the rest.
-func scalarSortLess(p *scalarProgram, root *hlo.Instruction, ts []*tensor.Tensor) (func() (func(a, b int64) bool, func() error), bool) {
+func scalarSortLess(p *scalarProgram, root *hlo.Instruction, ts []*tensor.Tensor, radix **radixOrder) (func() (func(a, b int64) bool, func() error), bool) {
 	var types []dtype.Type
 	for _, t := range ts {
 		types = append(types, t.Type, t.Type)
@@ -201,7 +201,7 @@ func scalarSortLess(p *scalarProgram, root *hlo.Instruction, ts []*tensor.Tensor
 			return func(a, b int64) bool { return false }, func() error { return err }
 		}, true
 	}
-	if kl := keyedSortLess(root, p, &plan, tab); kl != nil {
+	if kl := keyedSortLess(root, p, &plan, tab, radix); kl != nil {
 		return func() (func(a, b int64) bool, func() error) { return kl, func() error { return nil } }, true
 	}
 	res := p.results[0].reg
@@ -378,7 +378,7 @@ var keyedSortDisabled = os.Getenv("GOLDTRACE_NO_KEYED_SORT") == "1"
 // subnormals, f32 TOTALORDER orders the bits as they are, f64 TOTALORDER
 // flushes first), so less returns the step's answer for every pair and the
 // sort makes the same moves. nil when the comparator has another form.
-func keyedSortLess(root *hlo.Instruction, p *scalarProgram, plan *sidePlan, tab [2][]uint64) func(a, b int64) bool {
+func keyedSortLess(root *hlo.Instruction, p *scalarProgram, plan *sidePlan, tab [2][]uint64, radix **radixOrder) func(a, b int64) bool {
 	if keyedSortDisabled || root == nil || root.Opcode != "compare" || len(plan.mixed) != 1 ||
 		len(plan.regs[0]) != 1 || len(plan.regs[1]) != 1 || len(p.results) != 1 {
 		return nil
@@ -412,15 +412,21 @@ func keyedSortLess(root *hlo.Instruction, p *scalarProgram, plan *sidePlan, tab 
 	}
 	switch {
 	case typ == dtype.F32 && ctype == "TOTALORDER":
-		return keyLess(sortKeyArrays(tab, func(r uint64) int32 { return totalOrderKey32(f32of(r)) }), gt, swap)
+		ks := sortKeyArrays(tab, func(r uint64) int32 { return totalOrderKey32(f32of(r)) })
+		*radix = newRadixOrder(ks, 32, gt != swap)
+		return keyLess(ks, gt, swap)
 	case typ == dtype.F32 && ctype == "FLOAT":
 		return keyLess(sortKeyArrays(tab, func(r uint64) float32 { return flush(f32of(r)) }), gt, swap)
 	case typ == dtype.F64 && ctype == "TOTALORDER":
-		return keyLess(sortKeyArrays(tab, func(r uint64) int64 { return totalOrderKey(flush(math.Float64frombits(r))) }), gt, swap)
+		ks := sortKeyArrays(tab, func(r uint64) int64 { return totalOrderKey(flush(math.Float64frombits(r))) })
+		*radix = newRadixOrder(ks, 64, gt != swap)
+		return keyLess(ks, gt, swap)
 	case typ == dtype.F64 && ctype == "FLOAT":
 		return keyLess(sortKeyArrays(tab, func(r uint64) float64 { return flush(math.Float64frombits(r)) }), gt, swap)
 	case classOf(typ) == classSigned && ctype == "SIGNED":
-		return keyLess(sortKeyArrays(tab, func(r uint64) int64 { return int64(r) }), gt, swap)
+		ks := sortKeyArrays(tab, func(r uint64) int64 { return int64(r) })
+		*radix = newRadixOrder(ks, 64, gt != swap)
+		return keyLess(ks, gt, swap)
 	}
 	return nil
 }

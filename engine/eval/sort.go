@@ -127,6 +127,7 @@ func evalSort(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
 	// concurrently (a key order, a compiled program); the interpreter's
 	// comparator shares state and sorts every line itself.
 	var newLess func() (func(a, b int64) bool, func() error)
+	var radix *radixOrder // the comparator as one integer key per element, when it is that
 	var less func(a, b int64) bool
 	var callErr error
 	ts := make([]*tensor.Tensor, len(args))
@@ -141,7 +142,7 @@ func evalSort(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
 		}
 		newLess = func() (func(a, b int64) bool, func() error) { return l, func() error { return nil } }
 	} else if prog := compileScalar(cmp); prog != nil {
-		newLess, _ = scalarSortLess(prog, cmp.Root, ts)
+		newLess, _ = scalarSortLess(prog, cmp.Root, ts, &radix)
 	}
 	if newLess == nil {
 		// The comparator is called as (k0[a], k0[b], k1[a], k1[b], ...).
@@ -187,7 +188,11 @@ func evalSort(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
 			for i := range line {
 				line[i] = start + int64(i)*stride
 			}
-			stableSort(line, buf, less)
+			if radix != nil && n >= radixSortMin && !radixSortDisabled {
+				radix.sort(line, buf)
+			} else {
+				stableSort(line, buf, less)
+			}
 			for i, src := range line {
 				perm[start+int64(i)*stride] = src
 			}
