@@ -118,6 +118,9 @@ type fuseInputs struct {
 	f    [][][]float32
 	pred [][]byte
 	out  [][]float32 // per member, an extra's whole output (else nil)
+	// outN is out for a narrow group: the extra's bytes, stored from the
+	// member's block exactly (storeNarrow).
+	outN [][]byte
 }
 
 // Per-block knowledge of whether a member's (or outside operand's) block
@@ -172,9 +175,14 @@ func isF32Array(s hlo.Shape) bool { return s.IsArray() && s.Elem == dtype.F32 }
 // evaluation runs (its storage is the f32 blocks' four bytes an element).
 func isInt32Elem(t dtype.Type) bool { return t == dtype.S32 || t == dtype.U32 }
 
+// isNarrowElem reports whether t is a float type blocks hold widened to f32
+// (bf16, f16): a member's block holds its values exactly, each unary or
+// binary op's result rounded to t as the op-by-op evaluation rounds it.
+func isNarrowElem(t dtype.Type) bool { return t == dtype.BF16 || t == dtype.F16 }
+
 // isFusedArray reports whether s is an array of a type blocks hold.
 func isFusedArray(s hlo.Shape) bool {
-	return s.IsArray() && (s.Elem == dtype.F32 || isInt32Elem(s.Elem))
+	return s.IsArray() && (s.Elem == dtype.F32 || isInt32Elem(s.Elem) || isNarrowElem(s.Elem))
 }
 
 // memberElem is the type of the group a member belongs to: its own, or a
@@ -246,6 +254,9 @@ func fusibleKind(in *hlo.Instruction) fuseKind {
 			}
 			return fuseNone
 		}
+		if isNarrowElem(et) && in.Opcode == "logistic" {
+			return fuseNone // unaryNarrowLogistic rounds inside the op
+		}
 		if fusibleUnary[in.Opcode] && registeredAs(in.Opcode, evalUnary) && unaryFloat[float32](in.Opcode, nil, nil) {
 			return fuseUnary
 		}
@@ -256,11 +267,14 @@ func fusibleKind(in *hlo.Instruction) fuseKind {
 			}
 			return fuseNone
 		}
+		if bf16NativeMinMax(in.Opcode, et) {
+			return fuseNone // computed without flushing (binary)
+		}
 		if fusibleBinary[in.Opcode] && registeredAs(in.Opcode, evalBinary) && binaryFloat[float32](in.Opcode, nil, nil, nil) {
 			return fuseBinary
 		}
 	case 3:
-		if et == dtype.F32 && in.Opcode == "custom-call" && in.CustomCallTarget == FMATarget {
+		if (et == dtype.F32 || et == dtype.F16) && in.Opcode == "custom-call" && in.CustomCallTarget == FMATarget {
 			return fuseFMA
 		}
 	}
@@ -780,7 +794,7 @@ func planFusion(c *hlo.Computation) *fusionPlan {
 // large enough that the op-by-op reduce folds each run left to right
 // (reduce_order.go's tree order applies to small operands only).
 func fusibleReduce(r, x *hlo.Instruction) bool {
-	if r.Opcode != "reduce" || len(r.Operands) != 2 || r.Operands[0] != x || !isF32Array(r.Shape) {
+	if r.Opcode != "reduce" || len(r.Operands) != 2 || r.Operands[0] != x || !isF32Array(r.Shape) || !isF32Array(x.Shape) {
 		return false
 	}
 	if init := r.Operands[1]; !isF32Array(init.Shape) || len(init.Shape.Dims) != 0 {
@@ -807,9 +821,14 @@ func (g *fusedGroup) eval(ev *Evaluator, vals func(*hlo.Instruction) (Value, boo
 	var extras []Value
 	if len(g.extras) > 0 {
 		ext.out = make([][]float32, n)
+		ext.outN = make([][]byte, n)
 		for _, j := range g.extraPos {
 			t := ev.newTensor(g.elem, g.dims, false) // every block is written
-			ext.out[j] = rawView[float32](t.Data)
+			if isNarrowElem(g.elem) {
+				ext.outN[j] = t.Data
+			} else {
+				ext.out[j] = rawView[float32](t.Data)
+			}
 			extras = append(extras, ArrayValue(t))
 		}
 	}
@@ -818,6 +837,8 @@ func (g *fusedGroup) eval(ev *Evaluator, vals func(*hlo.Instruction) (Value, boo
 		slots += len(m.Operands)
 	}
 	flat := make([][]float32, slots) // every member's operand slots, one allocation
+	narrow := isNarrowElem(g.elem)
+	var decoded map[*hlo.Instruction][]float32 // a narrow group's outside operands, widened once
 	for j, m := range g.members {
 		ext.f[j], flat = flat[:len(m.Operands):len(m.Operands)], flat[len(m.Operands):]
 		for k, op := range m.Operands {
@@ -835,15 +856,39 @@ func (g *fusedGroup) eval(ev *Evaluator, vals func(*hlo.Instruction) (Value, boo
 			if !ok || v.T == nil || v.T.Type != g.elem {
 				return Value{}, nil, errMissing(op)
 			}
+			if narrow {
+				f, ok := decoded[op]
+				if !ok {
+					if decoded == nil {
+						decoded = map[*hlo.Instruction][]float32{}
+					}
+					f = widenNarrow(v.T)
+					decoded[op] = f
+				}
+				ext.f[j][k] = f
+				continue
+			}
 			ext.f[j][k] = rawView[float32](v.T.Data) // an s32/u32 operand's bits too
 		}
 	}
 	total := int(tensor.NumElements(g.dims))
 	if g.reduce == nil {
 		out := ev.newTensor(g.elem, g.dims, false) // every block is written
-		o := rawView[float32](out.Data)
 		blocks := (total + fuseBlock - 1) / fuseBlock
 		blk := min(fuseBlock, total)
+		if narrow {
+			parallelPull(blocks, total*n, func(lo, hi int) {
+				w := getFuseWorker(g, blk)
+				defer putFuseWorker(w)
+				for b := lo; b < hi; b++ {
+					s, e := b*fuseBlock, min((b+1)*fuseBlock, total)
+					w.block(g, ext, s, e, w.out[:e-s])
+					storeNarrow(g.elem, w.out[:e-s], out.Data[2*s:2*e])
+				}
+			})
+			return ArrayValue(out), extras, nil
+		}
+		o := rawView[float32](out.Data)
 		parallelPull(blocks, total*n, func(lo, hi int) {
 			w := getFuseWorker(g, blk)
 			defer putFuseWorker(w)
@@ -1119,6 +1164,10 @@ func (w *fuseWorker) block(g *fusedGroup, ext fuseInputs, s, e int, o []float32)
 			}
 		case fuseFMA:
 			a, b, c := arg(0), arg(1), arg(2)
+			if g.elem == dtype.F16 {
+				fmaF16Block(a, b, c, dst)
+				break
+			}
 			for i := fmaF32Vector(a, b, c, dst); i < len(dst); i++ {
 				dst[i] = fma32(a[i], b[i], c[i])
 			}
@@ -1176,11 +1225,21 @@ func (w *fuseWorker) block(g *fusedGroup, ext fuseInputs, s, e int, o []float32)
 			}
 			selectBits(p, f32Bits(arg(1)), f32Bits(arg(2)), f32Bits(dst))
 		}
+		if isNarrowElem(g.elem) && (g.kinds[j] == fuseUnary || g.kinds[j] == fuseBinary) {
+			// The op's f32 result rounded to the group's type, as
+			// newFromF32 stores it: a flushed result stays free of f32
+			// subnormals (bf16 keeps f32's exponent range; every f16
+			// value is an f32 normal or zero).
+			roundNarrow(g.elem, dst)
+		}
 		if g.flushed[j] {
 			w.states[j] = blockClean
 		}
 		if ext.out != nil && ext.out[j] != nil {
 			copy(ext.out[j][s:e], dst)
+		}
+		if ext.outN != nil && ext.outN[j] != nil {
+			storeNarrow(g.elem, dst, ext.outN[j][2*s:2*e])
 		}
 	}
 }
@@ -1331,5 +1390,74 @@ func selectBitsLoop(p []byte, a, b, o []uint32) {
 			m = ^uint32(0)
 		}
 		o[i] = b[i] ^ (a[i]^b[i])&m
+	}
+}
+
+// widenNarrow decodes a bf16 or f16 tensor to f32 (exactly), on all cores.
+func widenNarrow(t *tensor.Tensor) []float32 {
+	o := make([]float32, t.NumElements())
+	parallelForWork(len(o), 4*len(o), func(lo, hi int) {
+		dtype.DecodeF32(t.Type, t.Data[2*lo:2*hi], o[lo:hi])
+	})
+	return o
+}
+
+// roundNarrow rounds each of xs to type t (bf16, f16) and back, as
+// newFromF32 and asF32 do to an op's result (buf holds 2*len(xs) bytes).
+func roundNarrow(t dtype.Type, xs []float32) {
+	if t == dtype.BF16 {
+		roundBF16Bits(f32Bits(xs))
+	} else {
+		roundF16Bits(f32Bits(xs))
+	}
+}
+
+// storeNarrow stores values of type t (bf16, f16) held exactly as f32 into
+// dst: bf16 as the top half of the f32 bits (a NaN passed through by
+// negate, select or a broadcast keeps its payload, as the op-by-op bf16
+// value does), f16 with EncodeF32, exact on f16 values, NaN payloads
+// included.
+func storeNarrow(t dtype.Type, xs []float32, dst []byte) {
+	dst = dst[:2*len(xs)]
+	if t == dtype.BF16 {
+		for i, v := range xs {
+			b := math.Float32bits(v)
+			dst[2*i], dst[2*i+1] = byte(b>>16), byte(b>>24)
+		}
+		return
+	}
+	dtype.EncodeF32(t, xs, dst)
+}
+
+// fmaF16Block is evalFMA's f16 multiply-add on a block of f16 values held
+// as f32: each operand's f16 bits widened to f64, one f64 FMA (exact
+// wherever the f16 result is finite), one rounding to f16 (dtype.FromF64).
+// Without NaNs that rounding is done through f32 rounded to odd (toward
+// zero, the last bit set when inexact): f32's 13 extra bits keep the f16
+// rounding of the f64 value, to nearest even, exactly (roundF16One); a NaN
+// operand or result takes the converters.
+func fmaF16Block(a, b, c, o []float32) {
+	a, b, c = a[:len(o)], b[:len(o)], c[:len(o)]
+	w := func(v float32) float64 { return dtype.ToF64(dtype.F16, dtype.FromF32(dtype.F16, v)) }
+	for i := range o {
+		x, y, z := a[i], b[i], c[i]
+		if x != x || y != y || z != z {
+			o[i] = dtype.ToF32(dtype.F16, dtype.FromF64(dtype.F16, math.FMA(w(x), w(y), w(z))))
+			continue
+		}
+		r := math.FMA(float64(x), float64(y), float64(z))
+		if r != r { // Inf times 0, Inf minus Inf
+			o[i] = dtype.ToF32(dtype.F16, dtype.FromF64(dtype.F16, r))
+			continue
+		}
+		f := float32(r)
+		if float64(f) != r && !math.IsInf(r, 0) {
+			fb := math.Float32bits(f)
+			if math.Abs(float64(f)) > math.Abs(r) {
+				fb-- // the f32 next toward zero
+			}
+			f = math.Float32frombits(fb | 1)
+		}
+		o[i] = math.Float32frombits(roundF16One(math.Float32bits(f)))
 	}
 }

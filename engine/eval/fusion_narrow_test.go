@@ -1,0 +1,85 @@
+package eval
+
+import (
+	"fmt"
+	"math/rand"
+	"strings"
+	"testing"
+
+	"goldtrace/engine/dtype"
+	"goldtrace/engine/tensor"
+)
+
+// randomNarrow fills a bf16 or f16 tensor: mostly values of a few
+// magnitudes rounded from f32, and random bit patterns (subnormals, NaNs
+// with payloads of either sign, infinities).
+func randomNarrow(rng *rand.Rand, t dtype.Type, dims []int64) *tensor.Tensor {
+	f := randomF32(rng, dims).F32()
+	out := tensor.New(t, dims)
+	dtype.EncodeF32(t, f, out.Data)
+	for i := 0; i < len(f); i++ {
+		if rng.Intn(6) == 0 {
+			b := uint16(rng.Intn(1 << 16))
+			out.Data[2*i], out.Data[2*i+1] = byte(b), byte(b>>8)
+		}
+	}
+	return out
+}
+
+// Random DAGs of bf16 and f16 elementwise ops (with broadcasts of a row and
+// a scalar, selects, values used twice, an outside use of an inner value),
+// fused against op by op: every member's block holds its narrow values as
+// f32, each op rounded to the narrow type as the op-by-op evaluation does.
+func TestFusionBlockedNarrowMatchesOpByOp(t *testing.T) {
+	rng := rand.New(rand.NewSource(16))
+	shapes := [][]int64{{3000}, {37, 129}, {5, 7, 300}, {64, 64}, {2, 4100}, {7, 33}}
+	fused := 0
+	const trials = 80
+	for trial := 0; trial < trials; trial++ {
+		et := []string{"bf16", "f16"}[trial%2]
+		typ := map[string]dtype.Type{"bf16": dtype.BF16, "f16": dtype.F16}[et]
+		dims := shapes[trial%len(shapes)]
+		r := len(dims)
+		sh := et + strings.ReplaceAll(fmt.Sprint(dims), " ", ",")
+		psh := "pred" + strings.ReplaceAll(fmt.Sprint(dims), " ", ",")
+		row := fmt.Sprintf("%s[%d]", et, dims[r-1])
+		var b strings.Builder
+		b.WriteString("HloModule m\nENTRY e {\n")
+		fmt.Fprintf(&b, "  p0 = %s parameter(0)\n  p1 = %s parameter(1)\n  p2 = %s parameter(2)\n  s0 = %s[] parameter(3)\n  pr = %s parameter(4)\n", sh, sh, row, et, psh)
+		fmt.Fprintf(&b, "  v0 = %s broadcast(p2), dimensions={%d}\n  v1 = %s broadcast(s0), dimensions={}\n", sh, r-1, sh)
+		names := []string{"p0", "p1", "v0", "v1"}
+		steps := 3 + rng.Intn(10)
+		for i := 0; i < steps; i++ {
+			name := fmt.Sprintf("x%d", i)
+			pick := func() string { return names[len(names)-1-rng.Intn(min(len(names), 4))] }
+			switch k := rng.Intn(12); {
+			case k < 4:
+				fmt.Fprintf(&b, "  %s = %s %s(%s)\n", name, sh, fuseUnaryOps[rng.Intn(len(fuseUnaryOps))], pick())
+			case k < 9:
+				fmt.Fprintf(&b, "  %s = %s %s(%s, %s)\n", name, sh, fuseBinaryOps[rng.Intn(len(fuseBinaryOps))], pick(), pick())
+			case k < 10:
+				fmt.Fprintf(&b, "  %s = %s select(pr, %s, %s)\n", name, sh, pick(), pick())
+			case k == 11 && typ == dtype.F16:
+				fmt.Fprintf(&b, "  %s = %s custom-call(%s, %s, %s), custom_call_target=\"%s\"\n", name, sh, pick(), pick(), pick(), FMATarget)
+			default:
+				c := fmt.Sprintf("c%d", i)
+				fmt.Fprintf(&b, "  %s = %s compare(%s, %s), direction=LT\n  %s = %s select(%s, %s, %s)\n", c, psh, pick(), pick(), name, sh, c, pick(), pick())
+			}
+			names = append(names, name)
+		}
+		last := names[len(names)-1]
+		side := names[4+rng.Intn(len(names)-4)]
+		fmt.Fprintf(&b, "  ROOT t = (%s, %s) tuple(%s, %s)\n}\n", sh, sh, last, side)
+		pred := tensor.New(dtype.Pred, dims)
+		for i := range pred.Data {
+			pred.Data[i] = byte(rng.Intn(2))
+		}
+		if fusedVsOpByOp(t, b.String(), randomNarrow(rng, typ, dims), randomNarrow(rng, typ, dims),
+			randomNarrow(rng, typ, dims[r-1:]), randomNarrow(rng, typ, nil), pred) {
+			fused++
+		}
+	}
+	if fused < trials/2 {
+		t.Errorf("only %d of %d modules had a fused group", fused, trials)
+	}
+}

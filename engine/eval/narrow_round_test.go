@@ -1,0 +1,119 @@
+package eval
+
+import (
+	"math"
+	"math/rand"
+	"testing"
+
+	"goldtrace/engine/dtype"
+)
+
+// roundCases are f32 bit patterns around every bf16 and f16 rounding
+// boundary: each 16-bit top half with low halves at and around the bf16
+// midpoint, each f16 pattern widened with low bits at and around the f16
+// midpoint, and random patterns.
+func roundCases(rng *rand.Rand) []uint32 {
+	var xs []uint32
+	for hi := range uint32(1 << 16) {
+		for _, lo := range []uint32{0, 1, 0x7fff, 0x8000, 0x8001, 0xffff, uint32(rng.Intn(1 << 16))} {
+			xs = append(xs, hi<<16|lo)
+		}
+	}
+	for h := range uint16(0xffff) {
+		b := math.Float32bits(dtype.ToF32(dtype.F16, uint64(h)))
+		for _, d := range []int32{0, 1, -1, 0xfff, 0x1000, 0x1001, -0x1000, -0xfff, -0x1001} {
+			xs = append(xs, uint32(int32(b)+d))
+		}
+	}
+	// Below the f16 normals (f16 subnormals, f32 subnormals, 2^-25).
+	for range 1 << 20 {
+		xs = append(xs, uint32(rng.Intn(0x38800000))|uint32(rng.Intn(2))<<31)
+	}
+	for range 1 << 21 {
+		xs = append(xs, rng.Uint32())
+	}
+	return xs
+}
+
+// The in-place roundings to bf16 and f16, scalar and at every vector width
+// the CPU runs, against dtype's converters (FromF32 then ToF32), bit for bit.
+func TestRoundNarrowMatchesConverters(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	xs := roundCases(rng)
+	defer func(l int) { subnormalLanes = l }(subnormalLanes)
+	for _, typ := range []dtype.Type{dtype.BF16, dtype.F16} {
+		want := make([]uint32, len(xs))
+		for i, b := range xs {
+			want[i] = math.Float32bits(dtype.ToF32(typ, dtype.FromF32(typ, math.Float32frombits(b))))
+		}
+		for _, lanes := range subnormalLaneWidths() {
+			subnormalLanes = lanes
+			got := append([]uint32(nil), xs...)
+			// odd lengths, so the scalar tails run too
+			for lo := 0; lo < len(got); lo += 1001 {
+				part := got[lo:min(lo+1001, len(got))]
+				if typ == dtype.BF16 {
+					roundBF16Bits(part)
+				} else {
+					roundF16Bits(part)
+				}
+			}
+			bad := 0
+			for i := range got {
+				if got[i] != want[i] {
+					if bad < 5 {
+						t.Errorf("%v lanes %d: %#08x rounds to %#08x, want %#08x", typ, lanes, xs[i], got[i], want[i])
+					}
+					bad++
+				}
+			}
+			if bad > 0 {
+				t.Errorf("%v lanes %d: %d of %d differ", typ, lanes, bad, len(xs))
+			}
+		}
+	}
+}
+
+// fmaF16Block against evalFMA's f16 arithmetic (dtype's widening to f64,
+// math.FMA, dtype.FromF64), over random f16 triples with NaNs, infinities,
+// zeros and subnormals, and triples whose sum sits on an f16 midpoint.
+func TestFMAF16BlockMatchesConverters(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	const n = 1 << 20
+	a, b, c, got := make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n)
+	h := func() uint16 {
+		switch rng.Intn(4) {
+		case 0:
+			return uint16(rng.Intn(1 << 16))
+		case 1:
+			return uint16(rng.Intn(0x800)) | uint16(rng.Intn(2))<<15 // subnormal or small
+		}
+		return uint16(0x3000+rng.Intn(0x1800)) | uint16(rng.Intn(2))<<15 // near 1
+	}
+	bits := make([][3]uint16, n)
+	for i := range n {
+		bits[i] = [3]uint16{h(), h(), h()}
+		if i%4 == 0 {
+			// x*1 + z: the sum of two f16 values, often a tie
+			bits[i][1] = 0x3c00
+		}
+		a[i] = dtype.ToF32(dtype.F16, uint64(bits[i][0]))
+		b[i] = dtype.ToF32(dtype.F16, uint64(bits[i][1]))
+		c[i] = dtype.ToF32(dtype.F16, uint64(bits[i][2]))
+	}
+	fmaF16Block(a, b, c, got)
+	bad := 0
+	for i := range n {
+		w := func(k int) float64 { return dtype.ToF64(dtype.F16, uint64(bits[i][k])) }
+		want := dtype.FromF64(dtype.F16, math.FMA(w(0), w(1), w(2)))
+		if g := dtype.FromF32(dtype.F16, got[i]); g != want {
+			if bad < 5 {
+				t.Errorf("fma(%#04x, %#04x, %#04x) = %#04x, want %#04x", bits[i][0], bits[i][1], bits[i][2], g, want)
+			}
+			bad++
+		}
+	}
+	if bad > 0 {
+		t.Errorf("%d of %d differ", bad, n)
+	}
+}
