@@ -158,7 +158,7 @@ func storeInts[I int64 | uint64](out *tensor.Tensor, vals []I, wrap func(dtype.T
 // storeF32 writes exact-in-f32 values into out's type (any type), rounding once.
 func storeF32(out *tensor.Tensor, f []float32) {
 	if !storeWide(out, f) && !storeF32Int(out, f) {
-		dtype.EncodeF32(out.Type, f, out.Data)
+		encodeF32(out.Type, f, out.Data)
 	}
 }
 

@@ -53,6 +53,9 @@ func asF32(t *tensor.Tensor) []float32 {
 	if t.Type == dtype.F32 {
 		return t.F32()
 	}
+	if isNarrowElem(t.Type) {
+		return widenNarrow(t) // on all cores
+	}
 	out := make([]float32, t.NumElements())
 	dtype.DecodeF32(t.Type, t.Data, out)
 	return out
@@ -73,7 +76,7 @@ func newFromF32(typ dtype.Type, dims []int64, vals []float32) *tensor.Tensor {
 		copy(out.F32(), vals)
 		return out
 	}
-	dtype.EncodeF32(typ, vals, out.Data)
+	encodeF32(typ, vals, out.Data)
 	return out
 }
 

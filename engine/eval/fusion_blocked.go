@@ -1402,6 +1402,30 @@ func widenNarrow(t *tensor.Tensor) []float32 {
 	return o
 }
 
+// encodeF32 is dtype.EncodeF32, bf16 and f16 on all cores, bf16 rounded a
+// vector at a time (roundBF16Bits, then the top halves stored).
+func encodeF32(t dtype.Type, src []float32, dst []byte) {
+	if !isNarrowElem(t) {
+		dtype.EncodeF32(t, src, dst)
+		return
+	}
+	dst = dst[:2*len(src)]
+	parallelForWork(len(src), 4*len(src), func(lo, hi int) {
+		if t == dtype.F16 {
+			dtype.EncodeF32(t, src[lo:hi], dst[2*lo:2*hi])
+			return
+		}
+		var buf [fuseBlock]float32
+		for s := lo; s < hi; s += fuseBlock {
+			e := min(s+fuseBlock, hi)
+			b := buf[:e-s]
+			copy(b, src[s:e])
+			roundBF16Bits(f32Bits(b))
+			storeNarrow(t, b, dst[2*s:2*e])
+		}
+	})
+}
+
 // roundNarrow rounds each of xs to type t (bf16, f16) and back, as
 // newFromF32 and asF32 do to an op's result (buf holds 2*len(xs) bytes).
 func roundNarrow(t dtype.Type, xs []float32) {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"goldtrace/engine/dtype"
+	"goldtrace/engine/tensor"
 )
 
 // roundCases are f32 bit patterns around every bf16 and f16 rounding
@@ -115,5 +116,31 @@ func TestFMAF16BlockMatchesConverters(t *testing.T) {
 	}
 	if bad > 0 {
 		t.Errorf("%d of %d differ", bad, n)
+	}
+}
+
+// encodeF32 and asF32 (on all cores, vector rounding) against dtype's
+// EncodeF32 and DecodeF32 on the round cases, both narrow types.
+func TestEncodeNarrowMatchesDtype(t *testing.T) {
+	xs := roundCases(rand.New(rand.NewSource(2)))
+	f := make([]float32, len(xs))
+	for i, b := range xs {
+		f[i] = math.Float32frombits(b)
+	}
+	for _, typ := range []dtype.Type{dtype.BF16, dtype.F16} {
+		want, got := make([]byte, 2*len(f)), make([]byte, 2*len(f))
+		dtype.EncodeF32(typ, f, want)
+		encodeF32(typ, f, got)
+		if string(got) != string(want) {
+			t.Fatalf("%v: encodeF32 differs from dtype.EncodeF32", typ)
+		}
+		tt := &tensor.Tensor{Type: typ, Dims: []int64{int64(len(f))}, Data: want}
+		w := make([]float32, len(f))
+		dtype.DecodeF32(typ, want, w)
+		for i, v := range asF32(tt) {
+			if math.Float32bits(v) != math.Float32bits(w[i]) {
+				t.Fatalf("%v: asF32 element %d = %#x, want %#x", typ, i, math.Float32bits(v), math.Float32bits(w[i]))
+			}
+		}
 	}
 }
