@@ -44,3 +44,5 @@ func selectBitsVector(p []byte, a, b, o []uint32) int { return 0 }
 
 // unaryF32Vector has no vector form in the portable build.
 func unaryF32Vector(op string, x, o []float32) int { return 0 }
+
+func sinCosF32Vector(op string, x, o []float32) int { return 0 }

@@ -42,6 +42,8 @@ func unaryFloat[F float](op string, x, o []F) bool {
 		// sqrt and the roundings: whole vectors first, the loop below the rest.
 		if k := unaryF32Vector(op, xs, any(o).([]float32)[:len(xs)]); k > 0 {
 			x, o = x[k:], o[k:]
+		} else if k := sinCosF32Vector(op, xs, any(o).([]float32)[:len(xs)]); k > 0 {
+			x, o = x[k:], o[k:]
 		}
 	}
 	switch op {

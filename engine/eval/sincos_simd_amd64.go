@@ -1,0 +1,121 @@
+//go:build goexperiment.simd && amd64
+
+package eval
+
+import (
+	"math"
+	"simd/archsimd"
+)
+
+// f32 sine and cosine in float64 lanes: x reduced by π/2 (k = x·2/π rounded
+// to even, r = x - k·π/2 with π/2 in three parts and FMAs, exact enough for
+// every f32 below 2^20), then fdlibm's kernel polynomials on [-π/4, π/4] and
+// the quadrant k mod 4. The float64 result is within about an ulp of
+// math.Sin's, so the f32 results are math.Sin's rounded except in the rare
+// case of an f64 value next to an f32 rounding boundary; lanes with |x| ≥
+// 2^20, infinities and NaNs take math.Sin/math.Cos. XLA:CPU calls glibc's
+// sinf/cosf here, which goldtrace matches within a few ulp either way.
+const sinCosFastLimit = 0x1p20
+
+var (
+	sinCosK8 = [...][8]float64{
+		splatF64x8(2 / math.Pi),
+		splatF64x8(1.5707963267948966),     // π/2, three parts
+		splatF64x8(6.123233995736766e-17),
+		splatF64x8(-1.4973849048591698e-33),
+		splatF64x8(0x1.8p52), // k's low bits into the mantissa
+		splatF64x8(-1.66666666666666324348e-01), // fdlibm k_sin S1..S6
+		splatF64x8(8.33333333332248946124e-03),
+		splatF64x8(-1.98412698298579493134e-04),
+		splatF64x8(2.75573137070700676789e-06),
+		splatF64x8(-2.50507602534068634195e-08),
+		splatF64x8(1.58969099521155010221e-10),
+		splatF64x8(4.16666666666666019037e-02), // fdlibm k_cos C1..C6
+		splatF64x8(-1.38888888888741095749e-03),
+		splatF64x8(2.48015872894767294178e-05),
+		splatF64x8(-2.75573143513906633035e-07),
+		splatF64x8(2.08757232129817482790e-09),
+		splatF64x8(-1.13596475577881948265e-11),
+		splatF64x8(0.5),
+		splatF64x8(1),
+		splatF64x8(sinCosFastLimit),
+	}
+	sinCosBits8 = [...][8]uint64{splatU64x8(1), splatU64x8(2), splatU64x8(1 << 63), splatU64x8(1<<63 - 1)}
+)
+
+func splatF64x8(v float64) (o [8]float64) {
+	for i := range o {
+		o[i] = v
+	}
+	return
+}
+
+func splatU64x8(v uint64) (o [8]uint64) {
+	for i := range o {
+		o[i] = v
+	}
+	return
+}
+
+// sinCosF32Vector computes op ("sine" or "cosine") of whole 8-element
+// groups of x into o and returns how many it did (0 without AVX-512).
+func sinCosF32Vector(op string, x, o []float32) int {
+	if binaryLanes != 16 || (op != "sine" && op != "cosine") {
+		return 0
+	}
+	cosine := op == "cosine"
+	k := &sinCosK8
+	twoOverPi := archsimd.LoadFloat64x8(&k[0])
+	p1, p2, p3 := archsimd.LoadFloat64x8(&k[1]), archsimd.LoadFloat64x8(&k[2]), archsimd.LoadFloat64x8(&k[3])
+	magic := archsimd.LoadFloat64x8(&k[4])
+	s1, s2, s3 := archsimd.LoadFloat64x8(&k[5]), archsimd.LoadFloat64x8(&k[6]), archsimd.LoadFloat64x8(&k[7])
+	s4, s5, s6 := archsimd.LoadFloat64x8(&k[8]), archsimd.LoadFloat64x8(&k[9]), archsimd.LoadFloat64x8(&k[10])
+	c1, c2, c3 := archsimd.LoadFloat64x8(&k[11]), archsimd.LoadFloat64x8(&k[12]), archsimd.LoadFloat64x8(&k[13])
+	c4, c5, c6 := archsimd.LoadFloat64x8(&k[14]), archsimd.LoadFloat64x8(&k[15]), archsimd.LoadFloat64x8(&k[16])
+	half, one, limit := archsimd.LoadFloat64x8(&k[17]), archsimd.LoadFloat64x8(&k[18]), archsimd.LoadFloat64x8(&k[19])
+	bit1, bit2 := archsimd.LoadUint64x8(&sinCosBits8[0]), archsimd.LoadUint64x8(&sinCosBits8[1])
+	signBit, absMask := archsimd.LoadUint64x8(&sinCosBits8[2]), archsimd.LoadUint64x8(&sinCosBits8[3])
+	var zeroU archsimd.Uint64x8
+	var zeroF archsimd.Float64x8
+	n := len(o) &^ 7
+	x = x[:n]
+	for i := 0; i < n; i += 8 {
+		xv := archsimd.LoadFloat32x8((*[8]float32)(x[i:])).ConvertToFloat64()
+		kf := xv.Mul(twoOverPi).RoundToEvenScaled(0)
+		// r = x - k·p1 - k·p2 - k·p3 with FMAs: fma(-k, p, r).
+		nk := kf.AsUint64x8().Xor(signBit).AsFloat64x8()
+		rr := nk.MulAdd(p1, xv)
+		rr = nk.MulAdd(p2, rr)
+		rr = nk.MulAdd(p3, rr)
+		z := rr.Mul(rr)
+		sp := s6.MulAdd(z, s5).MulAdd(z, s4).MulAdd(z, s3).MulAdd(z, s2).MulAdd(z, s1)
+		sinR := sp.Mul(z).MulAdd(rr, rr) // r + r·z·poly
+		cp := c6.MulAdd(z, c5).MulAdd(z, c4).MulAdd(z, c3).MulAdd(z, c2).MulAdd(z, c1)
+		cosR := cp.Mul(z).Mul(z).Add(one.Sub(z.Mul(half))) // 1 - z/2 + z²·poly
+		q := kf.Add(magic).AsUint64x8() // k mod 4 in the low bits
+		if cosine {
+			q = q.Add(bit1) // cos(x) = sin(x + π/2)
+		}
+		swap := q.And(bit1).NotEqual(zeroU)
+		neg := q.And(bit2).NotEqual(zeroU)
+		res := cosR.Merge(sinR, swap)
+		res = res.AsUint64x8().Xor(signBit).AsFloat64x8().Merge(res, neg)
+		if !cosine {
+			res = xv.Merge(res, xv.Equal(zeroF)) // sin(±0) is ±0
+		}
+		res.ConvertToFloat32().Store((*[8]float32)(o[i:]))
+		if xv.AsUint64x8().And(absMask).AsFloat64x8().Less(limit).ToBits() != 0xff {
+			for j := i; j < i+8; j++ {
+				if v := float64(x[j]); !(math.Abs(v) < sinCosFastLimit) {
+					if cosine {
+						o[j] = float32(math.Cos(v))
+					} else {
+						o[j] = float32(math.Sin(v))
+					}
+				}
+			}
+		}
+	}
+	archsimd.ClearAVXUpperBits()
+	return n
+}
