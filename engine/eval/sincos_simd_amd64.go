@@ -57,12 +57,22 @@ func splatU64x8(v uint64) (o [8]uint64) {
 	return
 }
 
-// sinCosF32Vector computes op ("sine" or "cosine") of whole 8-element
-// groups of x into o and returns how many it did (0 without AVX-512).
+// sinCosF32Vector computes op ("sine" or "cosine") of whole groups of 8
+// (AVX-512) or 4 (AVX2) elements of x into o and returns how many it did.
 func sinCosF32Vector(op string, x, o []float32) int {
-	if binaryLanes != 16 || (op != "sine" && op != "cosine") {
+	if op != "sine" && op != "cosine" {
 		return 0
 	}
+	switch binaryLanes {
+	case 16:
+		return sinCosF32x8(op, x, o)
+	case 8:
+		return sinCosF32x4(op, x, o)
+	}
+	return 0
+}
+
+func sinCosF32x8(op string, x, o []float32) int {
 	cosine := op == "cosine"
 	k := &sinCosK8
 	twoOverPi := archsimd.LoadFloat64x8(&k[0])
@@ -106,6 +116,64 @@ func sinCosF32Vector(op string, x, o []float32) int {
 		res.ConvertToFloat32().Store((*[8]float32)(o[i:]))
 		if xv.AsUint64x8().And(absMask).AsFloat64x8().Less(limit).ToBits() != 0xff {
 			for j := i; j < i+8; j++ {
+				if v := float64(x[j]); !(math.Abs(v) < sinCosFastLimit) {
+					if cosine {
+						o[j] = float32(math.Cos(v))
+					} else {
+						o[j] = float32(math.Sin(v))
+					}
+				}
+			}
+		}
+	}
+	archsimd.ClearAVXUpperBits()
+	return n
+}
+
+func sinCosF32x4(op string, x, o []float32) int {
+	cosine := op == "cosine"
+	k := &sinCosK8
+	twoOverPi := archsimd.LoadFloat64x4((*[4]float64)(k[0][:4]))
+	p1, p2, p3 := archsimd.LoadFloat64x4((*[4]float64)(k[1][:4])), archsimd.LoadFloat64x4((*[4]float64)(k[2][:4])), archsimd.LoadFloat64x4((*[4]float64)(k[3][:4]))
+	magic := archsimd.LoadFloat64x4((*[4]float64)(k[4][:4]))
+	s1, s2, s3 := archsimd.LoadFloat64x4((*[4]float64)(k[5][:4])), archsimd.LoadFloat64x4((*[4]float64)(k[6][:4])), archsimd.LoadFloat64x4((*[4]float64)(k[7][:4]))
+	s4, s5, s6 := archsimd.LoadFloat64x4((*[4]float64)(k[8][:4])), archsimd.LoadFloat64x4((*[4]float64)(k[9][:4])), archsimd.LoadFloat64x4((*[4]float64)(k[10][:4]))
+	c1, c2, c3 := archsimd.LoadFloat64x4((*[4]float64)(k[11][:4])), archsimd.LoadFloat64x4((*[4]float64)(k[12][:4])), archsimd.LoadFloat64x4((*[4]float64)(k[13][:4]))
+	c4, c5, c6 := archsimd.LoadFloat64x4((*[4]float64)(k[14][:4])), archsimd.LoadFloat64x4((*[4]float64)(k[15][:4])), archsimd.LoadFloat64x4((*[4]float64)(k[16][:4]))
+	half, one, limit := archsimd.LoadFloat64x4((*[4]float64)(k[17][:4])), archsimd.LoadFloat64x4((*[4]float64)(k[18][:4])), archsimd.LoadFloat64x4((*[4]float64)(k[19][:4]))
+	bit1, bit2 := archsimd.LoadUint64x4((*[4]uint64)(sinCosBits8[0][:4])), archsimd.LoadUint64x4((*[4]uint64)(sinCosBits8[1][:4]))
+	signBit, absMask := archsimd.LoadUint64x4((*[4]uint64)(sinCosBits8[2][:4])), archsimd.LoadUint64x4((*[4]uint64)(sinCosBits8[3][:4]))
+	var zeroU archsimd.Uint64x4
+	var zeroF archsimd.Float64x4
+	n := len(o) &^ 3
+	x = x[:n]
+	for i := 0; i < n; i += 4 {
+		xv := archsimd.LoadFloat32x4((*[4]float32)(x[i:])).ConvertToFloat64()
+		kf := xv.Mul(twoOverPi).RoundToEvenScaled(0)
+		// r = x - k·p1 - k·p2 - k·p3 with FMAs: fma(-k, p, r).
+		nk := kf.AsUint64x4().Xor(signBit).AsFloat64x4()
+		rr := nk.MulAdd(p1, xv)
+		rr = nk.MulAdd(p2, rr)
+		rr = nk.MulAdd(p3, rr)
+		z := rr.Mul(rr)
+		sp := s6.MulAdd(z, s5).MulAdd(z, s4).MulAdd(z, s3).MulAdd(z, s2).MulAdd(z, s1)
+		sinR := sp.Mul(z).MulAdd(rr, rr) // r + r·z·poly
+		cp := c6.MulAdd(z, c5).MulAdd(z, c4).MulAdd(z, c3).MulAdd(z, c2).MulAdd(z, c1)
+		cosR := cp.Mul(z).Mul(z).Add(one.Sub(z.Mul(half))) // 1 - z/2 + z²·poly
+		q := kf.Add(magic).AsUint64x4() // k mod 4 in the low bits
+		if cosine {
+			q = q.Add(bit1) // cos(x) = sin(x + π/2)
+		}
+		swap := q.And(bit1).NotEqual(zeroU)
+		neg := q.And(bit2).NotEqual(zeroU)
+		res := cosR.Merge(sinR, swap)
+		res = res.AsUint64x4().Xor(signBit).AsFloat64x4().Merge(res, neg)
+		if !cosine {
+			res = xv.Merge(res, xv.Equal(zeroF)) // sin(±0) is ±0
+		}
+		res.ConvertToFloat32().Store((*[4]float32)(o[i:]))
+		if xv.AsUint64x4().And(absMask).AsFloat64x4().Less(limit).ToBits() != 0xf {
+			for j := i; j < i+4; j++ {
 				if v := float64(x[j]); !(math.Abs(v) < sinCosFastLimit) {
 					if cosine {
 						o[j] = float32(math.Cos(v))
