@@ -1397,7 +1397,12 @@ func selectBitsLoop(p []byte, a, b, o []uint32) {
 func widenNarrow(t *tensor.Tensor) []float32 {
 	o := make([]float32, t.NumElements())
 	parallelForWork(len(o), 4*len(o), func(lo, hi int) {
-		dtype.DecodeF32(t.Type, t.Data[2*lo:2*hi], o[lo:hi])
+		src, dst := t.Data[2*lo:2*hi], o[lo:hi]
+		if t.Type == dtype.BF16 {
+			k := widenBF16Vector(u16View(src), f32Bits(dst))
+			src, dst = src[2*k:], dst[k:]
+		}
+		dtype.DecodeF32(t.Type, src, dst)
 	})
 	return o
 }
@@ -1444,6 +1449,8 @@ func roundNarrow(t dtype.Type, xs []float32) {
 func storeNarrow(t dtype.Type, xs []float32, dst []byte) {
 	dst = dst[:2*len(xs)]
 	if t == dtype.BF16 {
+		k := narrowBF16Vector(f32Bits(xs), u16View(dst))
+		xs, dst = xs[k:], dst[2*k:]
 		for i, v := range xs {
 			b := math.Float32bits(v)
 			dst[2*i], dst[2*i+1] = byte(b>>16), byte(b>>24)
@@ -1484,4 +1491,13 @@ func fmaF16Block(a, b, c, o []float32) {
 		}
 		o[i] = math.Float32frombits(roundF16One(math.Float32bits(f)))
 	}
+}
+
+// u16View is b (of even length, little-endian on the hosts the vector
+// loops run on) seen as 16-bit elements.
+func u16View(b []byte) []uint16 {
+	if len(b) < 2 {
+		return nil
+	}
+	return unsafe.Slice((*uint16)(unsafe.Pointer(&b[0])), len(b)/2)
 }

@@ -4,3 +4,6 @@ package eval
 
 func roundBF16Vector(xs []uint32) int { return 0 }
 func roundF16Vector(xs []uint32) int  { return 0 }
+
+func widenBF16Vector(src []uint16, dst []uint32) int  { return 0 }
+func narrowBF16Vector(src []uint32, dst []uint16) int { return 0 }

@@ -126,3 +126,40 @@ func roundF16X8(xs []int32) int {
 	archsimd.ClearAVXUpperBits()
 	return i
 }
+
+// widenBF16Vector sets dst[i] to the f32 bits of bf16 src[i] (src[i]<<16)
+// for the whole vectors of dst; it returns how many it did.
+func widenBF16Vector(src []uint16, dst []uint32) int {
+	src = src[:len(dst)]
+	i := 0
+	switch subnormalLanes {
+	case 16:
+		for ; i+16 <= len(dst); i += 16 {
+			archsimd.LoadUint16x16((*[16]uint16)(src[i:])).ExtendToUint32().ShiftAllLeft(16).Store((*[16]uint32)(dst[i:]))
+		}
+	case 8:
+		for ; i+8 <= len(dst); i += 8 {
+			archsimd.LoadUint16x8((*[8]uint16)(src[i:])).ExtendToUint32().ShiftAllLeft(16).Store((*[8]uint32)(dst[i:]))
+		}
+	default:
+		return 0
+	}
+	archsimd.ClearAVXUpperBits()
+	return i
+}
+
+// narrowBF16Vector sets dst[i] to the top half of src[i] for the whole
+// vectors of src (AVX-512 only: AVX2 has no 32-to-16-bit narrowing); it
+// returns how many it did.
+func narrowBF16Vector(src []uint32, dst []uint16) int {
+	if subnormalLanes != 16 {
+		return 0
+	}
+	dst = dst[:len(src)]
+	i := 0
+	for ; i+16 <= len(src); i += 16 {
+		archsimd.LoadUint32x16((*[16]uint32)(src[i:])).ShiftAllRight(16).TruncateToUint16().Store((*[16]uint16)(dst[i:]))
+	}
+	archsimd.ClearAVXUpperBits()
+	return i
+}
