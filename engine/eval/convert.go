@@ -51,6 +51,12 @@ func convert(x *tensor.Tensor, to dtype.Type) (*tensor.Tensor, error) {
 		return x, nil
 	}
 	out := tensor.New(to, x.Dims)
+	if isNarrowElem(x.Type) && to == dtype.F32 {
+		// Exact (bit arithmetic in XLA:CPU, subnormals kept): widened
+		// straight into the result, on all cores.
+		widenNarrowInto(x, out.F32())
+		return out, nil
+	}
 	switch classOf(x.Type) {
 	case classF32:
 		f := asF32(x)

@@ -1396,6 +1396,12 @@ func selectBitsLoop(p []byte, a, b, o []uint32) {
 // widenNarrow decodes a bf16 or f16 tensor to f32 (exactly), on all cores.
 func widenNarrow(t *tensor.Tensor) []float32 {
 	o := make([]float32, t.NumElements())
+	widenNarrowInto(t, o)
+	return o
+}
+
+// widenNarrowInto is widenNarrow into o (of t's length).
+func widenNarrowInto(t *tensor.Tensor, o []float32) {
 	parallelForWork(len(o), 4*len(o), func(lo, hi int) {
 		src, dst := t.Data[2*lo:2*hi], o[lo:hi]
 		if t.Type == dtype.BF16 {
@@ -1404,7 +1410,6 @@ func widenNarrow(t *tensor.Tensor) []float32 {
 		}
 		dtype.DecodeF32(t.Type, src, dst)
 	})
-	return o
 }
 
 // encodeF32 is dtype.EncodeF32, bf16 and f16 on all cores, bf16 rounded a
