@@ -54,6 +54,9 @@ const (
 	// whole array (integer ops know no subnormals).
 	fuseIntUnary
 	fuseIntBinary
+	// fuseWiden is a convert of an outside bf16 or f16 array to f32 (exact,
+	// subnormals kept), widened a block at a time.
+	fuseWiden
 )
 
 // gathers reports whether k reads its outside operand at positions of its
@@ -121,6 +124,8 @@ type fuseInputs struct {
 	// outN is out for a narrow group: the extra's bytes, stored from the
 	// member's block exactly (storeNarrow).
 	outN [][]byte
+	// raw is, per fuseWiden member, its narrow operand's bytes.
+	raw [][]byte
 }
 
 // Per-block knowledge of whether a member's (or outside operand's) block
@@ -204,6 +209,12 @@ func fusibleKind(in *hlo.Instruction) fuseKind {
 	}
 	et := in.Shape.Elem
 	if !isFusedArray(in.Shape) || len(in.Shape.DynamicDims) > 0 {
+		return fuseNone
+	}
+	if in.Opcode == "convert" && et == dtype.F32 && len(in.Operands) == 1 && registeredAs("convert", evalConvert) {
+		if op := in.Operands[0]; op.Shape.IsArray() && isNarrowElem(op.Shape.Elem) && equalDims(op.Shape.Dims, in.Shape.Dims) {
+			return fuseWiden
+		}
 		return fuseNone
 	}
 	for _, op := range in.Operands {
@@ -817,7 +828,7 @@ func fusibleReduce(r, x *hlo.Instruction) bool {
 // eval computes the group's value from the values of its outside operands.
 func (g *fusedGroup) eval(ev *Evaluator, vals func(*hlo.Instruction) (Value, bool)) (Value, []Value, error) {
 	n := len(g.members)
-	ext := fuseInputs{f: make([][][]float32, n), pred: make([][]byte, n)}
+	ext := fuseInputs{f: make([][][]float32, n), pred: make([][]byte, n), raw: make([][]byte, n)}
 	var extras []Value
 	if len(g.extras) > 0 {
 		ext.out = make([][]float32, n)
@@ -846,6 +857,13 @@ func (g *fusedGroup) eval(ev *Evaluator, vals func(*hlo.Instruction) (Value, boo
 				continue
 			}
 			v, ok := vals(op)
+			if g.kinds[j] == fuseWiden {
+				if !ok || v.T == nil || v.T.Type != op.Shape.Elem || !equalDims(v.T.Dims, g.dims) {
+					return Value{}, nil, fmt.Errorf("operand %%%s has no %v array value", op.Name, op.Shape.Elem)
+				}
+				ext.raw[j] = v.T.Data
+				continue
+			}
 			if g.kinds[j] == fuseSelect && k == 0 {
 				if !ok || v.T == nil || v.T.Type != dtype.Pred || !equalDims(v.T.Dims, g.dims) {
 					return Value{}, nil, fmt.Errorf("operand %%%s has no pred array value", op.Name)
@@ -1208,6 +1226,13 @@ func (w *fuseWorker) block(g *fusedGroup, ext fuseInputs, s, e int, o []float32)
 				k := compareF32Vector(m.ComparisonDirection, a, b, pb)
 				compareKernel(m.ComparisonDirection, a[k:], b[k:], pb[k:])
 			}
+		case fuseWiden:
+			src := ext.raw[j][2*s : 2*e]
+			k := 0
+			if m.Operands[0].Shape.Elem == dtype.BF16 {
+				k = widenBF16Vector(u16View(src), f32Bits(dst))
+			}
+			dtype.DecodeF32(m.Operands[0].Shape.Elem, src[2*k:], dst[k:])
 		case fuseIntUnary:
 			if g.elem == dtype.S32 {
 				unaryInt(m.Opcode, asSigned32(f32Bits(arg(0))), asSigned32(f32Bits(dst)), 32)

@@ -44,7 +44,7 @@ func TestFusionBlockedNarrowMatchesOpByOp(t *testing.T) {
 		psh := "pred" + strings.ReplaceAll(fmt.Sprint(dims), " ", ",")
 		row := fmt.Sprintf("%s[%d]", et, dims[r-1])
 		var b strings.Builder
-		b.WriteString("HloModule m\nENTRY e {\n")
+		b.WriteString("HloModule m\nsum {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\nENTRY e {\n")
 		fmt.Fprintf(&b, "  p0 = %s parameter(0)\n  p1 = %s parameter(1)\n  p2 = %s parameter(2)\n  s0 = %s[] parameter(3)\n  pr = %s parameter(4)\n", sh, sh, row, et, psh)
 		fmt.Fprintf(&b, "  v0 = %s broadcast(p2), dimensions={%d}\n  v1 = %s broadcast(s0), dimensions={}\n", sh, r-1, sh)
 		names := []string{"p0", "p1", "v0", "v1"}
@@ -69,7 +69,13 @@ func TestFusionBlockedNarrowMatchesOpByOp(t *testing.T) {
 		}
 		last := names[len(names)-1]
 		side := names[4+rng.Intn(len(names)-4)]
-		fmt.Fprintf(&b, "  ROOT t = (%s, %s) tuple(%s, %s)\n}\n", sh, sh, last, side)
+		// Widened to f32 in f32 groups: one with a trailing add reduce,
+		// one with a multiply.
+		fsh := "f32" + strings.ReplaceAll(fmt.Sprint(dims), " ", ",")
+		rsh := "f32" + strings.ReplaceAll(fmt.Sprint(dims[:r-1]), " ", ",")
+		fmt.Fprintf(&b, "  w0 = %s convert(%s)\n  w1 = %s convert(%s)\n  w2 = %s multiply(w1, w1)\n", fsh, last, fsh, side, fsh)
+		fmt.Fprintf(&b, "  z = f32[] constant(0)\n  red = %s reduce(w0, z), dimensions={%d}, to_apply=sum\n", rsh, r-1)
+		fmt.Fprintf(&b, "  ROOT t = (%s, %s, %s, %s) tuple(%s, %s, red, w2)\n}\n", sh, sh, rsh, fsh, last, side)
 		pred := tensor.New(dtype.Pred, dims)
 		for i := range pred.Data {
 			pred.Data[i] = byte(rng.Intn(2))
