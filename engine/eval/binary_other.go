@@ -46,3 +46,5 @@ func selectBitsVector(p []byte, a, b, o []uint32) int { return 0 }
 func unaryF32Vector(op string, x, o []float32) int { return 0 }
 
 func sinCosF32Vector(op string, x, o []float32) int { return 0 }
+
+func powF32Vector(x, y, o []float32) int { return 0 }

@@ -202,6 +202,9 @@ func binaryFloat[F float](op string, a, b, o []F) bool {
 	if xs, ok := any(a).([]float32); ok && len(o) > 0 {
 		// The whole vectors first (binary_simd_amd64.go), then the tail below.
 		k := binaryF32Vector(op, xs, any(b).([]float32), any(o).([]float32))
+		if op == "power" {
+			k = powF32Vector(xs, any(b).([]float32), any(o).([]float32))
+		}
 		a, b, o = a[k:], b[k:], o[k:]
 	}
 	switch op {
