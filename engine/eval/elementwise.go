@@ -352,7 +352,8 @@ func binaryFlushing(op string, a, b *tensor.Tensor, flush bool) (*tensor.Tensor,
 					ftz(o[lo:hi])
 				}
 			})
-			if glibcSubnormalOps[op] && flush {
+			// glibc's subnormal paths apply only where an operand is subnormal.
+			if glibcSubnormalOps[op] && flush && (anySubnormal(rawA) || anySubnormal(rawB)) {
 				parallelFor(n, func(lo, hi int) { fixSubnormalPaths(op, rawA[lo:hi], rawB[lo:hi], o[lo:hi]) })
 			}
 		}
@@ -372,7 +373,7 @@ func binaryFlushing(op string, a, b *tensor.Tensor, flush bool) (*tensor.Tensor,
 			return out, nil
 		}
 		out, err := binaryT(op, a, daz(a.F64()), daz(b.F64()), binaryFloat[float64], ftz[float64])
-		if err == nil && glibcSubnormalOps[op] && flush {
+		if err == nil && glibcSubnormalOps[op] && flush && (anySubnormal(a.F64()) || anySubnormal(b.F64())) {
 			ra, rb, o := a.F64(), b.F64(), out.F64()
 			parallelFor(n, func(lo, hi int) { fixSubnormalPaths(op, ra[lo:hi], rb[lo:hi], o[lo:hi]) })
 		}
