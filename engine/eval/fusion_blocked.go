@@ -126,6 +126,9 @@ type fuseInputs struct {
 	outN [][]byte
 	// raw is, per fuseWiden member, its narrow operand's bytes.
 	raw [][]byte
+	// nraw is, per outside operand (extID) of a narrow group read in
+	// place (not gathered), its bytes, widened a block at a time.
+	nraw [][]byte
 }
 
 // Per-block knowledge of whether a member's (or outside operand's) block
@@ -874,6 +877,13 @@ func (g *fusedGroup) eval(ev *Evaluator, vals func(*hlo.Instruction) (Value, boo
 			if !ok || v.T == nil || v.T.Type != g.elem {
 				return Value{}, nil, errMissing(op)
 			}
+			if narrow && !g.kinds[j].gathers() {
+				if ext.nraw == nil {
+					ext.nraw = make([][]byte, g.nExt)
+				}
+				ext.nraw[g.extID[j][k]] = v.T.Data
+				continue
+			}
 			if narrow {
 				f, ok := decoded[op]
 				if !ok {
@@ -1040,6 +1050,10 @@ type fuseWorker struct {
 	// filled marks the splat members whose whole buffer holds their value
 	// (in this group run).
 	filled []bool
+	// ebufs are a narrow group's outside operands' blocks widened to f32
+	// (by extID), edone which of them hold this block's.
+	ebufs [][]float32
+	edone []bool
 }
 
 var fuseWorkers sync.Pool // *fuseWorker
@@ -1080,6 +1094,18 @@ func getFuseWorker(g *fusedGroup, blk int) *fuseWorker {
 	}
 	w.filled = w.filled[:n]
 	clear(w.filled)
+	w.edone = w.edone[:0]
+	if isNarrowElem(g.elem) {
+		for len(w.ebufs) < g.nExt {
+			w.ebufs = append(w.ebufs, nil)
+		}
+		for i := range g.nExt {
+			if cap(w.ebufs[i]) < blk {
+				w.ebufs[i] = make([]float32, blk)
+			}
+		}
+		w.edone = make([]bool, g.nExt)
+	}
 	return w
 }
 
@@ -1102,6 +1128,7 @@ func (w *fuseWorker) block(g *fusedGroup, ext fuseInputs, s, e int, o []float32)
 	l := e - s
 	clear(w.states)
 	clear(w.estate)
+	clear(w.edone)
 	for j, m := range g.members {
 		dst := o
 		if j < n-1 {
@@ -1115,6 +1142,19 @@ func (w *fuseWorker) block(g *fusedGroup, ext fuseInputs, s, e int, o []float32)
 			return g.pos[m.Operands[k]]
 		}
 		arg := func(k int) []float32 {
+			if id := g.extID[j][k]; id >= 0 && ext.nraw != nil && ext.nraw[id] != nil && !g.kinds[j].gathers() {
+				b := w.ebufs[id][:l]
+				if !w.edone[id] {
+					src := ext.nraw[id][2*s : 2*e]
+					k := 0
+					if g.elem == dtype.BF16 {
+						k = widenBF16Vector(u16View(src), f32Bits(b))
+					}
+					dtype.DecodeF32(g.elem, src[2*k:], b[k:])
+					w.edone[id] = true
+				}
+				return b
+			}
 			if x := ext.f[j][k]; x != nil {
 				if g.kinds[j].gathers() {
 					return x
