@@ -7,3 +7,6 @@ func roundF16Vector(xs []uint32) int  { return 0 }
 
 func widenBF16Vector(src []uint16, dst []uint32) int  { return 0 }
 func narrowBF16Vector(src []uint32, dst []uint16) int { return 0 }
+
+// narrowBF16VectorOn has no vector form to turn on in the portable build.
+var narrowBF16VectorOn = false

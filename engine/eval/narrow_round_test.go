@@ -127,12 +127,17 @@ func TestEncodeNarrowMatchesDtype(t *testing.T) {
 	for i, b := range xs {
 		f[i] = math.Float32frombits(b)
 	}
+	defer func(on bool) { narrowBF16VectorOn = on }(narrowBF16VectorOn)
 	for _, typ := range []dtype.Type{dtype.BF16, dtype.F16} {
 		want, got := make([]byte, 2*len(f)), make([]byte, 2*len(f))
 		dtype.EncodeF32(typ, f, want)
-		encodeF32(typ, f, got)
-		if string(got) != string(want) {
-			t.Fatalf("%v: encodeF32 differs from dtype.EncodeF32", typ)
+		for _, on := range []bool{false, true} {
+			narrowBF16VectorOn = on
+			clear(got)
+			encodeF32(typ, f, got)
+			if string(got) != string(want) {
+				t.Fatalf("%v (vector narrowing %v): encodeF32 differs from dtype.EncodeF32", typ, on)
+			}
 		}
 		tt := &tensor.Tensor{Type: typ, Dims: []int64{int64(len(f))}, Data: want}
 		w := make([]float32, len(f))
