@@ -18,7 +18,7 @@ import (
 var (
 	powK8 = [...][8]float64{
 		splatF64x8(math.Sqrt2),
-		splatF64x8(0x1p52 + 1023), // 2^52 + the exponent bias: the exponent field as a float
+		splatF64x8(0x1p52 + 1023),              // 2^52 + the exponent bias: the exponent field as a float
 		splatF64x8(6.93147180369123816490e-01), // ln 2 high
 		splatF64x8(1.90821492927058770002e-10), // ln 2 low
 		splatF64x8(6.666666666666735130e-01),   // Lg1..Lg7

@@ -20,10 +20,10 @@ const sinCosFastLimit = 0x1p20
 var (
 	sinCosK8 = [...][8]float64{
 		splatF64x8(2 / math.Pi),
-		splatF64x8(1.5707963267948966),     // π/2, three parts
+		splatF64x8(1.5707963267948966), // π/2, three parts
 		splatF64x8(6.123233995736766e-17),
 		splatF64x8(-1.4973849048591698e-33),
-		splatF64x8(0x1.8p52), // k's low bits into the mantissa
+		splatF64x8(0x1.8p52),                    // k's low bits into the mantissa
 		splatF64x8(-1.66666666666666324348e-01), // fdlibm k_sin S1..S6
 		splatF64x8(8.33333333332248946124e-03),
 		splatF64x8(-1.98412698298579493134e-04),
@@ -102,7 +102,7 @@ func sinCosF32x8(op string, x, o []float32) int {
 		sinR := sp.Mul(z).MulAdd(rr, rr) // r + r·z·poly
 		cp := c6.MulAdd(z, c5).MulAdd(z, c4).MulAdd(z, c3).MulAdd(z, c2).MulAdd(z, c1)
 		cosR := cp.Mul(z).Mul(z).Add(one.Sub(z.Mul(half))) // 1 - z/2 + z²·poly
-		q := kf.Add(magic).AsUint64x8() // k mod 4 in the low bits
+		q := kf.Add(magic).AsUint64x8()                    // k mod 4 in the low bits
 		if cosine {
 			q = q.Add(bit1) // cos(x) = sin(x + π/2)
 		}
@@ -160,7 +160,7 @@ func sinCosF32x4(op string, x, o []float32) int {
 		sinR := sp.Mul(z).MulAdd(rr, rr) // r + r·z·poly
 		cp := c6.MulAdd(z, c5).MulAdd(z, c4).MulAdd(z, c3).MulAdd(z, c2).MulAdd(z, c1)
 		cosR := cp.Mul(z).Mul(z).Add(one.Sub(z.Mul(half))) // 1 - z/2 + z²·poly
-		q := kf.Add(magic).AsUint64x4() // k mod 4 in the low bits
+		q := kf.Add(magic).AsUint64x4()                    // k mod 4 in the low bits
 		if cosine {
 			q = q.Add(bit1) // cos(x) = sin(x + π/2)
 		}
