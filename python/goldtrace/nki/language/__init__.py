@@ -256,6 +256,22 @@ def _binary(op, x, y, dtype=None, mask=None, engine="", out=None):
             da, db = a.dtype, b.dtype
             dt = dtype or (da if da is db and da is not _dtypes.tfloat32 else _dtypes.promote(da, db))
             return tr.result_inst("tensor_tensor", a.shape, dt, (a, b), {"op": op})
+        sa, sb = a.shape, b.shape
+        if len(sa) == len(sb) and sa and sa[0] == sb[0] and out is None and mask is None and not engine:
+            # Free-axis broadcasting at equal rank and partition size (a row
+            # statistic against its rows): no alignment or partition replication.
+            shape = []
+            for m, n in zip(sa, sb):
+                if m == n or n == 1:
+                    shape.append(m)
+                elif m == 1:
+                    shape.append(n)
+                else:
+                    break  # the general path reports it
+            else:
+                da, db = a.dtype, b.dtype
+                dt = dtype or (da if da is db and da is not _dtypes.tfloat32 else _dtypes.promote(da, db))
+                return tr.result_inst("tensor_tensor", tuple(shape), dt, (a, b), {"op": op})
         a, b = _align_ranks(a, b)
         try:
             shape = broadcast_shapes(a.shape, b.shape)
