@@ -495,8 +495,7 @@ func evalScatter(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error
 	}
 	if n == 1 && len(s.InputBatchingDims) == 0 && scatterByRuns {
 		if kind := combinerKind(comb); kind != "" && upds[0].T.Type == op0.Type {
-			out := ops[0].T.Clone()
-			if scatterRuns(kind, out, upds[0].T, base, winSize, winOpDims, s.UpdateWindowDims, ib.dims) {
+			if out := scatterRuns(kind, ops[0].T, upds[0].T, base, winSize, winOpDims, s.UpdateWindowDims, ib.dims); out != nil {
 				return ArrayValue(out), nil
 			}
 		}

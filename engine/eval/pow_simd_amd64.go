@@ -110,9 +110,11 @@ func powF32x8(x, y, o []float32) int {
 		res.ConvertToFloat32().Store((*[8]float32)(o[i:]))
 		fast := xv.Greater(zero).And(xv.Less(inf)).And(yv.AsUint64x8().And(absMask).AsFloat64x8().Less(inf)).
 			And(t.AsUint64x8().And(absMask).AsFloat64x8().Less(limit))
-		if fast.ToBits() != 0xff {
-			for j := i; j < i+8; j++ {
-				o[j] = float32(math.Pow(float64(x[j]), float64(y[j])))
+		if bits := fast.ToBits(); bits != 0xff {
+			for j := range 8 {
+				if bits>>j&1 == 0 { // only the lanes outside the fast range
+					o[i+j] = float32(math.Pow(float64(x[i+j]), float64(y[i+j])))
+				}
 			}
 		}
 	}
@@ -173,9 +175,11 @@ func powF32x4(x, y, o []float32) int {
 		res.ConvertToFloat32().Store((*[4]float32)(o[i:]))
 		fast := xv.Greater(zero).And(xv.Less(inf)).And(yv.AsUint64x4().And(absMask).AsFloat64x4().Less(inf)).
 			And(t.AsUint64x4().And(absMask).AsFloat64x4().Less(limit))
-		if fast.ToBits() != 0xf {
-			for j := i; j < i+4; j++ {
-				o[j] = float32(math.Pow(float64(x[j]), float64(y[j])))
+		if bits := fast.ToBits(); bits != 0xf {
+			for j := range 4 {
+				if bits>>j&1 == 0 { // only the lanes outside the fast range
+					o[i+j] = float32(math.Pow(float64(x[i+j]), float64(y[i+j])))
+				}
 			}
 		}
 	}

@@ -23,48 +23,60 @@ var scatterByRuns = true
 // cores split the operand into ranges; each applies every run's part inside
 // its range, in batch order.
 //
-// It reports false (and does nothing) for other layouts and element types.
-func scatterRuns(kind string, out, upd *tensor.Tensor, base, winSize []int64, winOpDims, updWinDims, batchDims []int64) bool {
-	rank := len(out.Dims)
+// It returns the scattered copy of the operand, or nil (having copied
+// nothing) for other layouts, element types and combiners.
+func scatterRuns(kind string, operand, upd *tensor.Tensor, base, winSize []int64, winOpDims, updWinDims, batchDims []int64) *tensor.Tensor {
+	rank := len(operand.Dims)
 	nWin := len(updWinDims)
 	updRank := len(upd.Dims)
 	if nWin == 0 || winOpDims[nWin-1] != int64(rank-1) {
-		return false
+		return nil
 	}
 	for i, d := range updWinDims {
 		if d != int64(updRank-nWin+i) {
-			return false
+			return nil
 		}
 	}
 	// The update's leading dims are the indices' batch dims, in order (the
 	// general path reports a mismatch).
 	if !slices.Equal(upd.Dims[:updRank-nWin], batchDims) {
-		return false
+		return nil
 	}
-	strides := tensor.Strides(out.Dims)
+	strides := tensor.Strides(operand.Dims)
 	runLen := winSize[rank-1]
 	// The operand offset of each window row (all window dims but the last).
 	rowOff := rowMajorWindowRows(winOpDims, winSize, strides)
 	w := runLen * int64(len(rowOff))
 	if int64(len(base))*w != tensor.NumElements(upd.Dims) {
-		return false
+		return nil
 	}
 	g := runGeometry{base: base, rowOff: rowOff, runLen: runLen, window: w}
-	switch out.Type {
+	switch operand.Type {
 	case dtype.F32:
-		return applyRuns(kind, out.F32(), upd.F32(), g, floatRun[float32])
+		return runOn(operand, upd, (*tensor.Tensor).F32, floatRun[float32](kind), g)
 	case dtype.F64:
-		return applyRuns(kind, out.F64(), upd.F64(), g, floatRun[float64])
+		return runOn(operand, upd, (*tensor.Tensor).F64, floatRun[float64](kind), g)
 	case dtype.S32:
-		return applyRuns(kind, out.I32(), upd.I32(), g, intRun[int32])
+		return runOn(operand, upd, (*tensor.Tensor).I32, intRun[int32](kind), g)
 	case dtype.U32:
-		return applyRuns(kind, out.U32(), upd.U32(), g, intRun[uint32])
+		return runOn(operand, upd, (*tensor.Tensor).U32, intRun[uint32](kind), g)
 	case dtype.S64:
-		return applyRuns(kind, out.I64(), upd.I64(), g, intRun[int64])
+		return runOn(operand, upd, (*tensor.Tensor).I64, intRun[int64](kind), g)
 	case dtype.U64:
-		return applyRuns(kind, out.U64(), upd.U64(), g, intRun[uint64])
+		return runOn(operand, upd, (*tensor.Tensor).U64, intRun[uint64](kind), g)
 	}
-	return false
+	return nil
+}
+
+// runOn clones the operand and applies every run to the copy, or returns nil
+// (before copying anything) when the combiner has no run loop for the type.
+func runOn[T any](operand, upd *tensor.Tensor, view func(*tensor.Tensor) []T, apply func(dst, src []T), g runGeometry) *tensor.Tensor {
+	if apply == nil {
+		return nil
+	}
+	out := operand.Clone()
+	applyRuns(view(out), view(upd), g, apply)
+	return out
 }
 
 // rowMajorWindowRows lists the operand offsets of a window's rows (every
@@ -90,14 +102,8 @@ type runGeometry struct {
 	window int64   // elements per batch's window
 }
 
-// runFunc returns the loop applying a combiner kind to dst from src, or nil.
-type runFunc[T any] func(kind string) func(dst, src []T)
-
-func applyRuns[T any](kind string, o, u []T, g runGeometry, pick runFunc[T]) bool {
-	apply := pick(kind)
-	if apply == nil {
-		return false
-	}
+// applyRuns applies every run of updates u to o, the cores splitting o.
+func applyRuns[T any](o, u []T, g runGeometry, apply func(dst, src []T)) {
 	n := len(o)
 	work := len(u)
 	parallelForWork(n, work, func(lo, hi int) {
@@ -123,7 +129,6 @@ func applyRuns[T any](kind string, o, u []T, g runGeometry, pick runFunc[T]) boo
 			}
 		}
 	})
-	return true
 }
 
 // arithRun is the part of floatRun and intRun that does not depend on the
