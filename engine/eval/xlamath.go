@@ -93,6 +93,12 @@ var (
 	tanhNum = [...]float32{-0x1.3e4b8p-52, 0x1.c266fcp-43, -0x1.7a6ffep-34, 0x1.b80082p-25,
 		0x1.f28694p-17, 0x1.4e1bdap-11, 0x1.40b3b8p-8}
 	tanhDen = [...]float32{0x1.41a7bp-20, 0x1.f12bacp-14, 0x1.29540ap-9, 0x1.40b3bap-8}
+	// erf's odd numerator (x^9 down to x^1, the x itself applied last) and
+	// even denominator (x^12 down to 1), as decimal float32 literals in XLA.
+	erfNum = [...]float32{0.00022905065861350646, 0.0034082910107109506, 0.050955695062380861,
+		0.18520832239976145, 1.128379143519084}
+	erfDen = [...]float32{-1.1791602954361697e-7, 0.000023547966471313185, 0.0010179625278914885,
+		0.014070470171167667, 0.11098505178285362, 0.49746925110067538, 1}
 	expPoly = [...]float32{0x1.a0d2cep-13, 0x1.6e879cp-10, 0x1.11121p-7, 0x1.555382p-5,
 		0x1.555554p-3, 0.5}
 	logPoly0 = [...]float32{0x1.204376p-4, -0x1.d7a37p-4, 0x1.de4a34p-4}
@@ -126,6 +132,32 @@ func tanhLanes(x, o []float32) {
 			o[i] = v
 		default:
 			o[i] = float32(c[i]*p[i]) / q[i]
+		}
+	}
+}
+
+// erfClamp is where XLA:CPU's f32 erf returns ±1: the rational function
+// below is within half an ulp of 1 from there on.
+const erfClamp = float32(3.832506856900711)
+
+// erfLanes is XLA:CPU's f32 erf (the rational interpolant Eigen uses too):
+// ±1 for |x| >= erfClamp, else x*P(x²)/Q(x²), both polynomials by FMA
+// Horner steps and nothing clamped first. NaN fails the |x| test and stays
+// NaN through the division. bf16 and f16 compute through it in f32.
+func erfLanes(x, o []float32) {
+	var x2, p, q [xlaLanes]float32
+	n := len(x)
+	for i, v := range x {
+		x2[i] = float32(v * v)
+	}
+	hornerLanes(x2[:n], p[:n], erfNum[:])
+	hornerLanes(x2[:n], q[:n], erfDen[:])
+	o = o[:n]
+	for i, v := range x {
+		if float32(math.Abs(float64(v))) >= erfClamp {
+			o[i] = float32(math.Copysign(1, float64(v)))
+		} else {
+			o[i] = float32(v*p[i]) / q[i]
 		}
 	}
 }
@@ -285,6 +317,8 @@ func xlaScalarF32(op string) func(x, o []float32) {
 		return mapLanes(log1pLanes)
 	case "logistic":
 		return mapLanes(logisticLanes)
+	case "erf":
+		return mapLanes(erfLanes)
 	}
 	return nil
 }

@@ -161,6 +161,26 @@ var ops = []op{
 		res = sign1.Merge(res, ax.GreaterEqual(big))`,
 	},
 	{
+		name:   "erfXLA",
+		opcode: "erf",
+		doc:    "is erfLanes",
+		consts: `
+	clamp := {{bc "erfClamp"}}
+	absMask, signBit := {{bu "0x7FFFFFFF"}}, {{bu "0x80000000"}}
+	oneBits := {{bu "0x3F800000"}}
+	{{poly "en" "erfNum" 5}}
+	{{poly "ed" "erfDen" 7}}`,
+		body: `
+		x2 := v.Mul(v)
+		{{horner "p" "x2" "en" 5}}
+		{{horner "q" "x2" "ed" 7}}
+		res := v.Mul(p).Div(q)
+		vb := v.As{{.U}}()
+		ax := vb.And(absMask).As{{.F}}()
+		sign1 := vb.And(signBit).Or(oneBits).As{{.F}}()
+		res = sign1.Merge(res, ax.GreaterEqual(clamp))`,
+	},
+	{
 		name:   "logXLA",
 		opcode: "log",
 		doc:    "is logLanes",
@@ -252,6 +272,8 @@ var (
 	_ = [1]int{}[len(logPoly2)-3]
 	_ = [1]int{}[len(log1pNum)-7]
 	_ = [1]int{}[len(log1pDen)-7]
+	_ = [1]int{}[len(erfNum)-5]
+	_ = [1]int{}[len(erfDen)-7]
 )
 `)
 	loopT := template.Must(template.New("loop").Funcs(template.FuncMap{

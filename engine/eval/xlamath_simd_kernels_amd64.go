@@ -19,6 +19,8 @@ var (
 	_ = [1]int{}[len(logPoly2)-3]
 	_ = [1]int{}[len(log1pNum)-7]
 	_ = [1]int{}[len(log1pDen)-7]
+	_ = [1]int{}[len(erfNum)-5]
+	_ = [1]int{}[len(erfDen)-7]
 )
 
 // expXLAX16 is expXLALanes on 16 lanes at a time. It handles the whole
@@ -397,6 +399,136 @@ var tanhXLAX8K = [...][8]uint32{
 	splatX8(math.Float32bits(tanhDen[1])),
 	splatX8(math.Float32bits(tanhDen[2])),
 	splatX8(math.Float32bits(tanhDen[3])),
+}
+
+// erfXLAX16 is erfLanes on 16 lanes at a time. It handles the whole
+// vectors at the front of x and returns how many elements that was.
+func erfXLAX16(x, o []float32) int {
+	n := len(x) &^ 15
+	o = o[:len(x)]
+	clamp := archsimd.LoadUint32x16(&erfXLAX16K[0]).AsFloat32x16()
+	absMask, signBit := archsimd.LoadUint32x16(&erfXLAX16K[1]), archsimd.LoadUint32x16(&erfXLAX16K[2])
+	oneBits := archsimd.LoadUint32x16(&erfXLAX16K[3])
+
+	en0 := archsimd.LoadUint32x16(&erfXLAX16K[4]).AsFloat32x16()
+	en1 := archsimd.LoadUint32x16(&erfXLAX16K[5]).AsFloat32x16()
+	en2 := archsimd.LoadUint32x16(&erfXLAX16K[6]).AsFloat32x16()
+	en3 := archsimd.LoadUint32x16(&erfXLAX16K[7]).AsFloat32x16()
+	en4 := archsimd.LoadUint32x16(&erfXLAX16K[8]).AsFloat32x16()
+
+	ed0 := archsimd.LoadUint32x16(&erfXLAX16K[9]).AsFloat32x16()
+	ed1 := archsimd.LoadUint32x16(&erfXLAX16K[10]).AsFloat32x16()
+	ed2 := archsimd.LoadUint32x16(&erfXLAX16K[11]).AsFloat32x16()
+	ed3 := archsimd.LoadUint32x16(&erfXLAX16K[12]).AsFloat32x16()
+	ed4 := archsimd.LoadUint32x16(&erfXLAX16K[13]).AsFloat32x16()
+	ed5 := archsimd.LoadUint32x16(&erfXLAX16K[14]).AsFloat32x16()
+	ed6 := archsimd.LoadUint32x16(&erfXLAX16K[15]).AsFloat32x16()
+	for i := 0; i < n; i += 16 {
+		v := archsimd.LoadFloat32x16((*[16]float32)(x[i:]))
+		x2 := v.Mul(v)
+		p := en0.MulAdd(x2, en1)
+		p = p.MulAdd(x2, en2)
+		p = p.MulAdd(x2, en3)
+		p = p.MulAdd(x2, en4)
+		q := ed0.MulAdd(x2, ed1)
+		q = q.MulAdd(x2, ed2)
+		q = q.MulAdd(x2, ed3)
+		q = q.MulAdd(x2, ed4)
+		q = q.MulAdd(x2, ed5)
+		q = q.MulAdd(x2, ed6)
+		res := v.Mul(p).Div(q)
+		vb := v.AsUint32x16()
+		ax := vb.And(absMask).AsFloat32x16()
+		sign1 := vb.And(signBit).Or(oneBits).AsFloat32x16()
+		res = sign1.Merge(res, ax.GreaterEqual(clamp))
+		res.Store((*[16]float32)(o[i:]))
+	}
+	archsimd.ClearAVXUpperBits() // the caller's scalar SSE code runs next
+	return n
+}
+
+var erfXLAX16K = [...][16]uint32{
+	splatX16(math.Float32bits(erfClamp)),
+	splatX16(0x7FFFFFFF),
+	splatX16(0x80000000),
+	splatX16(0x3F800000),
+	splatX16(math.Float32bits(erfNum[0])),
+	splatX16(math.Float32bits(erfNum[1])),
+	splatX16(math.Float32bits(erfNum[2])),
+	splatX16(math.Float32bits(erfNum[3])),
+	splatX16(math.Float32bits(erfNum[4])),
+	splatX16(math.Float32bits(erfDen[0])),
+	splatX16(math.Float32bits(erfDen[1])),
+	splatX16(math.Float32bits(erfDen[2])),
+	splatX16(math.Float32bits(erfDen[3])),
+	splatX16(math.Float32bits(erfDen[4])),
+	splatX16(math.Float32bits(erfDen[5])),
+	splatX16(math.Float32bits(erfDen[6])),
+}
+
+// erfXLAX8 is erfLanes on 8 lanes at a time. It handles the whole
+// vectors at the front of x and returns how many elements that was.
+func erfXLAX8(x, o []float32) int {
+	n := len(x) &^ 7
+	o = o[:len(x)]
+	clamp := archsimd.LoadUint32x8(&erfXLAX8K[0]).AsFloat32x8()
+	absMask, signBit := archsimd.LoadUint32x8(&erfXLAX8K[1]), archsimd.LoadUint32x8(&erfXLAX8K[2])
+	oneBits := archsimd.LoadUint32x8(&erfXLAX8K[3])
+
+	en0 := archsimd.LoadUint32x8(&erfXLAX8K[4]).AsFloat32x8()
+	en1 := archsimd.LoadUint32x8(&erfXLAX8K[5]).AsFloat32x8()
+	en2 := archsimd.LoadUint32x8(&erfXLAX8K[6]).AsFloat32x8()
+	en3 := archsimd.LoadUint32x8(&erfXLAX8K[7]).AsFloat32x8()
+	en4 := archsimd.LoadUint32x8(&erfXLAX8K[8]).AsFloat32x8()
+
+	ed0 := archsimd.LoadUint32x8(&erfXLAX8K[9]).AsFloat32x8()
+	ed1 := archsimd.LoadUint32x8(&erfXLAX8K[10]).AsFloat32x8()
+	ed2 := archsimd.LoadUint32x8(&erfXLAX8K[11]).AsFloat32x8()
+	ed3 := archsimd.LoadUint32x8(&erfXLAX8K[12]).AsFloat32x8()
+	ed4 := archsimd.LoadUint32x8(&erfXLAX8K[13]).AsFloat32x8()
+	ed5 := archsimd.LoadUint32x8(&erfXLAX8K[14]).AsFloat32x8()
+	ed6 := archsimd.LoadUint32x8(&erfXLAX8K[15]).AsFloat32x8()
+	for i := 0; i < n; i += 8 {
+		v := archsimd.LoadFloat32x8((*[8]float32)(x[i:]))
+		x2 := v.Mul(v)
+		p := en0.MulAdd(x2, en1)
+		p = p.MulAdd(x2, en2)
+		p = p.MulAdd(x2, en3)
+		p = p.MulAdd(x2, en4)
+		q := ed0.MulAdd(x2, ed1)
+		q = q.MulAdd(x2, ed2)
+		q = q.MulAdd(x2, ed3)
+		q = q.MulAdd(x2, ed4)
+		q = q.MulAdd(x2, ed5)
+		q = q.MulAdd(x2, ed6)
+		res := v.Mul(p).Div(q)
+		vb := v.AsUint32x8()
+		ax := vb.And(absMask).AsFloat32x8()
+		sign1 := vb.And(signBit).Or(oneBits).AsFloat32x8()
+		res = sign1.Merge(res, ax.GreaterEqual(clamp))
+		res.Store((*[8]float32)(o[i:]))
+	}
+	archsimd.ClearAVXUpperBits() // the caller's scalar SSE code runs next
+	return n
+}
+
+var erfXLAX8K = [...][8]uint32{
+	splatX8(math.Float32bits(erfClamp)),
+	splatX8(0x7FFFFFFF),
+	splatX8(0x80000000),
+	splatX8(0x3F800000),
+	splatX8(math.Float32bits(erfNum[0])),
+	splatX8(math.Float32bits(erfNum[1])),
+	splatX8(math.Float32bits(erfNum[2])),
+	splatX8(math.Float32bits(erfNum[3])),
+	splatX8(math.Float32bits(erfNum[4])),
+	splatX8(math.Float32bits(erfDen[0])),
+	splatX8(math.Float32bits(erfDen[1])),
+	splatX8(math.Float32bits(erfDen[2])),
+	splatX8(math.Float32bits(erfDen[3])),
+	splatX8(math.Float32bits(erfDen[4])),
+	splatX8(math.Float32bits(erfDen[5])),
+	splatX8(math.Float32bits(erfDen[6])),
 }
 
 // logXLAX16 is logLanes on 16 lanes at a time. It handles the whole
@@ -898,6 +1030,7 @@ var xlaVectorOpsX16 = map[string]func(x, o []float32) int{
 	"exponential":  expXLAX16,
 	"logistic":     logisticXLAX16,
 	"tanh":         tanhXLAX16,
+	"erf":          erfXLAX16,
 	"log":          logXLAX16,
 	"log-plus-one": log1pXLAX16,
 }
@@ -907,6 +1040,7 @@ var xlaVectorOpsX8 = map[string]func(x, o []float32) int{
 	"exponential":  expXLAX8,
 	"logistic":     logisticXLAX8,
 	"tanh":         tanhXLAX8,
+	"erf":          erfXLAX8,
 	"log":          logXLAX8,
 	"log-plus-one": log1pXLAX8,
 }

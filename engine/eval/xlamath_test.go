@@ -17,7 +17,7 @@ import (
 )
 
 // xlaKernelOps are the ops with an XLA:CPU f32 kernel in xlamath.go.
-var xlaKernelOps = []string{"tanh", "exponential", "log", "log-plus-one", "logistic"}
+var xlaKernelOps = []string{"tanh", "exponential", "log", "log-plus-one", "logistic", "erf"}
 
 // xlaExactOps are the ops whose f32 (and bf16/f16) results must match
 // XLA:CPU bit for bit: the kernels, and sqrt (correctly rounded on both
@@ -213,6 +213,7 @@ func BenchmarkXLAMathF32(b *testing.B) {
 	goMath := map[string]func(float64) float64{
 		"tanh": math.Tanh, "exponential": math.Exp, "log": math.Log, "log-plus-one": math.Log1p,
 		"logistic": func(v float64) float64 { return 1 / (1 + math.Exp(-v)) },
+		"erf":      math.Erf,
 	}
 	for _, op := range xlaKernelOps {
 		b.Run(op+"/xla", func(b *testing.B) {
