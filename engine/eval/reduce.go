@@ -513,6 +513,9 @@ func evalSelectAndScatter(ev *Evaluator, in *hlo.Instruction, args []Value) (Val
 		return Value{}, fmt.Errorf("source %v does not match the window output dims %v", src, g.out)
 	}
 	out := broadcastScalar(init, x.Dims)
+	if !selectScatterFastDisabled && selectScatterFast(sel, scat, g, x, src, out) {
+		return ArrayValue(out), nil
+	}
 	if ps, pc := compileScalar(sel), compileScalar(scat); ps != nil && pc != nil {
 		if ok, err := scalarSelectAndScatter(ps, pc, g, x, src, out); ok {
 			if err != nil {
