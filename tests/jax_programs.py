@@ -261,6 +261,26 @@ for _name, _fn in INT_BINARY:
         prog(f"int-{_name}-{_dt}", _fn, lambda rng, dt=_dt: _pair_ints(rng, dt))
 
 
+def _divmod_args(rng, dt):
+    # jnp's floor_divide and remainder: division, remainder, sign and compare
+    # fix-ups (fused with pred logic), on the edge pairs of _pair_ints, small
+    # divisors near multiples and random bits, long enough for whole vectors.
+    ii = np.iinfo(DT[dt])
+    a, b = ints(rng, (8, 96), dt), ints(rng, (8, 96), dt)
+    e = _pair_ints(rng, dt)
+    a[:, :8], b[:, :8] = e[0], e[1]
+    small = ints(rng, (8, 32), dt, max(ii.min, -40), min(ii.max, 40), special=False)
+    a[:, 8:40] = (small.astype(np.int64) * ints(rng, (8, 32), dt, 0, min(ii.max, 1000), special=False)
+                  + rng.integers(-1, 2, (8, 32))).clip(ii.min, ii.max).astype(DT[dt])
+    b[:, 8:40] = small
+    return a, b
+
+
+for _dt in INTS:
+    prog(f"int-floordiv-mod-{_dt}", lambda a, b: (a // b, a % b, jnp.divmod(a, b)[1]),
+         lambda rng, dt=_dt: _divmod_args(rng, dt))
+
+
 def _shift_args(rng, dt):
     bits = np.iinfo(DT[dt]).bits
     a = ints(rng, (4, 2 * bits + 4), dt)

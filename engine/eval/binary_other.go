@@ -48,3 +48,9 @@ func unaryF32Vector(op string, x, o []float32) int { return 0 }
 func sinCosF32Vector(op string, x, o []float32) int { return 0 }
 
 func powF32Vector(x, y, o []float32) int { return 0 }
+
+// divInt32Vector has no vector form in the portable build.
+func divInt32Vector(op string, signed bool, a, b, o []uint32) int { return 0 }
+
+// unaryInt32Vector has no vector form in the portable build.
+func unaryInt32Vector(op string, signed bool, x, o []uint32) int { return 0 }

@@ -248,9 +248,27 @@ func unaryIntT[T integer](op string, x *tensor.Tensor) (*tensor.Tensor, error) {
 	}
 	out := tensor.New(x.Type, x.Dims)
 	o := rawView[T](out.Data)
+	if bits == 32 {
+		ux, uo := rawView[uint32](x.Data), rawView[uint32](out.Data)
+		parallelFor(len(o), func(lo, hi int) { unaryInt32(op, isSigned[T](), ux[lo:hi], uo[lo:hi]) })
+		return out, nil
+	}
 	parallelFor(len(o), func(lo, hi int) { unaryInt(op, xs[lo:hi], o[lo:hi], bits) })
 	maskStorage(out)
 	return out, nil
+}
+
+// unaryInt32 is unaryInt at width 32 on the bits of s32 (signed) or u32
+// elements: whole vectors where unaryInt32Vector has the op, unaryInt's
+// loop for the rest.
+func unaryInt32(op string, signed bool, x, o []uint32) {
+	k := unaryInt32Vector(op, signed, x, o)
+	x, o = x[k:], o[k:]
+	if signed {
+		unaryInt(op, asSigned32(x), asSigned32(o), 32)
+	} else {
+		unaryInt(op, x, o, 32)
+	}
 }
 
 func unaryComplex[C complex64 | complex128](op string, x *tensor.Tensor, xs []C, realType dtype.Type) (*tensor.Tensor, error) {
@@ -439,6 +457,9 @@ func binaryIntT[T integer](op string, a, b *tensor.Tensor) (*tensor.Tensor, erro
 // loop for the rest.
 func binaryInt32(op string, signed bool, a, b, o []uint32) {
 	k := binaryInt32Vector(op, a, b, o)
+	if k == 0 {
+		k = divInt32Vector(op, signed, a, b, o)
+	}
 	a, b, o = a[k:], b[k:], o[k:]
 	if signed {
 		binaryInt(op, asSigned32(a), asSigned32(b), asSigned32(o), 32)

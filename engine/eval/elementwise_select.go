@@ -167,13 +167,13 @@ func compare(dir, ctype string, a, b *tensor.Tensor, flushBF16 bool) (*tensor.Te
 	default:
 		switch {
 		case ctype == "SIGNED" && a.Type.IsSigned() && a.Type.Bits() == 32:
-			compareKernel(dir, a.I32(), b.I32(), o)
+			compareInt32(dir, true, a, b, o)
 		case ctype == "SIGNED" && a.Type.IsSigned() && a.Type.Bits() == 64:
 			compareKernel(dir, a.I64(), b.I64(), o)
 		case ctype == "SIGNED":
 			compareKernel(dir, asI64(a), asI64(b), o)
 		case a.Type.IsUnsigned() && a.Type.Bits() == 32:
-			compareKernel(dir, a.U32(), b.U32(), o)
+			compareInt32(dir, false, a, b, o)
 		case !a.Type.IsSubByte() && a.Type.Bits() == 8 && !a.Type.IsSigned():
 			compareKernel(dir, a.Data, b.Data, o)
 		default:
@@ -190,6 +190,22 @@ func compare(dir, ctype string, a, b *tensor.Tensor, flushBF16 bool) (*tensor.Te
 		}
 	}
 	return out, nil
+}
+
+// compareInt32 compares s32 (signed) or u32 a and b into o on all cores,
+// whole vectors where compareInt32Vector runs, compareKernel for the rest:
+// the fused compare's kernels.
+func compareInt32(dir string, signed bool, a, b *tensor.Tensor, o []byte) {
+	ua, ub := rawView[uint32](a.Data), rawView[uint32](b.Data)
+	parallelFor(len(o), func(lo, hi int) {
+		x, y, p := ua[lo:hi], ub[lo:hi], o[lo:hi]
+		k := compareInt32Vector(dir, signed, x, y, p)
+		if signed {
+			compareKernel(dir, asSigned32(x[k:]), asSigned32(y[k:]), p[k:])
+		} else {
+			compareKernel(dir, x[k:], y[k:], p[k:])
+		}
+	})
 }
 
 func compareKernel[T cmp.Ordered](dir string, a, b []T, o []byte) bool {

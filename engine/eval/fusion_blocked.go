@@ -16,6 +16,7 @@ package eval
 // are bit for bit those of the op-by-op evaluation.
 
 import (
+	bin "encoding/binary"
 	"fmt"
 	"math"
 	"os"
@@ -57,6 +58,12 @@ const (
 	// fuseWiden is a convert of an outside bf16 or f16 array to f32 (exact,
 	// subnormals kept), widened a block at a time.
 	fuseWiden
+	// fusePred is pred logic on pred blocks (and, or, xor, not, and
+	// compares of two preds), its operands compares or pred members of the
+	// group or outside pred arrays, read only by selects and pred members of
+	// the group (floor_divide's and remainder's sign fix-ups). Like a
+	// compare, it is never a group's root: its block is pred bytes.
+	fusePred
 )
 
 // gathers reports whether k reads its outside operand at positions of its
@@ -120,7 +127,10 @@ type fusedGroup struct {
 type fuseInputs struct {
 	f    [][][]float32
 	pred [][]byte
-	out  [][]float32 // per member, an extra's whole output (else nil)
+	// predArgs is, per fusePred member, per operand, an outside pred
+	// array's bytes (nil for members' blocks).
+	predArgs [][][]byte
+	out      [][]float32 // per member, an extra's whole output (else nil)
 	// outN is out for a narrow group: the extra's bytes, stored from the
 	// member's block exactly (storeNarrow).
 	outN [][]byte
@@ -202,8 +212,52 @@ func memberElem(in *hlo.Instruction) dtype.Type {
 	return in.Shape.Elem
 }
 
+// joinsElem reports whether member in may belong to a group of type elem:
+// a pred op (its bytes are the same in groups of every type) joins any.
+func joinsElem(in *hlo.Instruction, elem dtype.Type) bool {
+	return memberElem(in) == elem || fusiblePred(in) == fusePred
+}
+
+// fusiblePred classifies pred logic: and, or, xor and not of pred arrays
+// of its shape (as binaryInt and unaryInt compute them on uint8 at width 1,
+// the result masked to its low bit), and compares of two such arrays with
+// the default UNSIGNED comparison (compare() compares the stored bytes).
+func fusiblePred(in *hlo.Instruction) fuseKind {
+	if !in.Shape.IsArray() || in.Shape.Elem != dtype.Pred || len(in.Shape.DynamicDims) > 0 {
+		return fuseNone
+	}
+	for _, op := range in.Operands {
+		if !op.Shape.IsArray() || op.Shape.Elem != dtype.Pred || len(op.Shape.DynamicDims) > 0 || !equalDims(op.Shape.Dims, in.Shape.Dims) {
+			return fuseNone
+		}
+	}
+	switch in.Opcode {
+	case "and", "or", "xor":
+		if len(in.Operands) == 2 && registeredAs(in.Opcode, evalBinary) {
+			return fusePred
+		}
+	case "not":
+		if len(in.Operands) == 1 && registeredAs(in.Opcode, evalUnary) {
+			return fusePred
+		}
+	case "compare":
+		ct, err := in.EffectiveComparisonType()
+		if len(in.Operands) != 2 || err != nil || (ct != "" && ct != "UNSIGNED") || !registeredAs("compare", evalCompare) {
+			return fuseNone
+		}
+		switch in.ComparisonDirection {
+		case "EQ", "NE", "LT", "LE", "GT", "GE":
+			return fusePred
+		}
+	}
+	return fuseNone
+}
+
 // fusibleKind classifies an instruction for blocked evaluation.
 func fusibleKind(in *hlo.Instruction) fuseKind {
+	if k := fusiblePred(in); k != fuseNone {
+		return k
+	}
 	switch in.Opcode {
 	case "compare":
 		return fusibleCompare(in)
@@ -659,12 +713,12 @@ func planFusion(c *hlo.Computation) *fusionPlan {
 			if g != nil && g.reduce == users[in][0] {
 				g = nil // the reduce is not a member
 			}
-			if g != nil && (!equalDims(g.dims, in.Shape.Dims) || g.elem != memberElem(in)) {
+			if g != nil && (!equalDims(g.dims, in.Shape.Dims) || !joinsElem(in, g.elem)) {
 				g = nil
 			}
 		}
 		extra := false
-		if g == nil && k != fuseCompare && !k.gathers() && in != c.Root && !fusionNoExtras {
+		if g == nil && k != fuseCompare && k != fusePred && !k.gathers() && in != c.Root && !fusionNoExtras {
 			// Read by several groups, or by a group and by other
 			// instructions: computed in one of those groups and also
 			// written whole, for the others to read.
@@ -672,7 +726,7 @@ func planFusion(c *hlo.Computation) *fusionPlan {
 				extra = true
 			}
 		}
-		if g == nil && k == fuseCompare {
+		if g == nil && (k == fuseCompare || k == fusePred) {
 			continue // a pred value is never a group's own
 		}
 		if g == nil {
@@ -872,6 +926,19 @@ func (g *fusedGroup) eval(ev *Evaluator, vals func(*hlo.Instruction) (Value, boo
 					return Value{}, nil, fmt.Errorf("operand %%%s has no pred array value", op.Name)
 				}
 				ext.pred[j] = v.T.Data
+				continue
+			}
+			if g.kinds[j] == fusePred {
+				if !ok || v.T == nil || v.T.Type != dtype.Pred || !equalDims(v.T.Dims, g.dims) {
+					return Value{}, nil, fmt.Errorf("operand %%%s has no pred array value", op.Name)
+				}
+				if ext.predArgs == nil {
+					ext.predArgs = make([][][]byte, n)
+				}
+				if ext.predArgs[j] == nil {
+					ext.predArgs[j] = make([][]byte, len(m.Operands))
+				}
+				ext.predArgs[j][k] = v.T.Data
 				continue
 			}
 			if !ok || v.T == nil || v.T.Type != g.elem {
@@ -1274,13 +1341,26 @@ func (w *fuseWorker) block(g *fusedGroup, ext fuseInputs, s, e int, o []float32)
 			}
 			dtype.DecodeF32(m.Operands[0].Shape.Elem, src[2*k:], dst[k:])
 		case fuseIntUnary:
-			if g.elem == dtype.S32 {
-				unaryInt(m.Opcode, asSigned32(f32Bits(arg(0))), asSigned32(f32Bits(dst)), 32)
-			} else {
-				unaryInt(m.Opcode, f32Bits(arg(0)), f32Bits(dst), 32)
-			}
+			unaryInt32(m.Opcode, g.elem == dtype.S32, f32Bits(arg(0)), f32Bits(dst))
 		case fuseIntBinary:
 			binaryInt32(m.Opcode, g.elem == dtype.S32, f32Bits(arg(0)), f32Bits(arg(1)), f32Bits(dst))
+		case fusePred:
+			pa := func(k int) []byte {
+				if ext.predArgs != nil && ext.predArgs[j] != nil && ext.predArgs[j][k] != nil {
+					return ext.predArgs[j][k][s:e]
+				}
+				return predBlock(w.bufs[g.pos[m.Operands[k]]][:l])
+			}
+			pd := predBlock(dst)
+			if m.Opcode == "compare" {
+				compareKernel(m.ComparisonDirection, pa(0), pa(1), pd)
+				break
+			}
+			if m.Opcode == "not" {
+				predNot(pa(0), pd)
+				break
+			}
+			predLogic(m.Opcode, pa(0), pa(1), pd)
 		case fuseSelect:
 			p := ext.pred[j]
 			if p != nil {
@@ -1443,6 +1523,53 @@ func selectBits(p []byte, a, b, o []uint32) {
 	k := selectBitsVector(p, a, b, o)
 	p, a, b, o = p[k:], a[k:], b[k:], o[k:]
 	selectBitsLoop(p, a, b, o)
+}
+
+// predLogic is and, or or xor of pred bytes, masked to the low bit as
+// binaryInt and maskStorage compute them at width 1, eight bytes at a time.
+func predLogic(op string, a, b, o []byte) {
+	n := len(o)
+	a, b = a[:n], b[:n]
+	const low = 0x0101010101010101
+	w := n &^ 7
+	switch op {
+	case "and":
+		for i := 0; i < w; i += 8 {
+			bin.LittleEndian.PutUint64(o[i:], bin.LittleEndian.Uint64(a[i:])&bin.LittleEndian.Uint64(b[i:])&low)
+		}
+		for i := w; i < n; i++ {
+			o[i] = a[i] & b[i] & 1
+		}
+	case "or":
+		for i := 0; i < w; i += 8 {
+			bin.LittleEndian.PutUint64(o[i:], (bin.LittleEndian.Uint64(a[i:])|bin.LittleEndian.Uint64(b[i:]))&low)
+		}
+		for i := w; i < n; i++ {
+			o[i] = (a[i] | b[i]) & 1
+		}
+	default: // xor
+		for i := 0; i < w; i += 8 {
+			bin.LittleEndian.PutUint64(o[i:], (bin.LittleEndian.Uint64(a[i:])^bin.LittleEndian.Uint64(b[i:]))&low)
+		}
+		for i := w; i < n; i++ {
+			o[i] = (a[i] ^ b[i]) & 1
+		}
+	}
+}
+
+// predNot is not of pred bytes: the low bit flipped, the rest cleared, as
+// unaryInt and maskStorage compute it at width 1.
+func predNot(a, o []byte) {
+	n := len(o)
+	a = a[:n]
+	const low = 0x0101010101010101
+	i := 0
+	for ; i+8 <= n; i += 8 {
+		bin.LittleEndian.PutUint64(o[i:], ^bin.LittleEndian.Uint64(a[i:])&low)
+	}
+	for ; i < n; i++ {
+		o[i] = ^a[i] & 1
+	}
 }
 
 // selectBitsLoop is selectBits one element at a time.

@@ -1,12 +1,14 @@
 package golden
 
 import (
+	"fmt"
 	"math/rand"
 	"os"
 	"testing"
 
 	"goldtrace/engine/dtype"
 	"goldtrace/engine/hlo"
+	"goldtrace/engine/npy"
 	"goldtrace/engine/tensor"
 )
 
@@ -15,6 +17,9 @@ import (
 // f32 inputs (other types zero), for profiling real modules:
 //
 //	GOLDTRACE_BENCH_HLO=m.hlo go test -run '^$' -bench ModuleFile -cpuprofile cpu.prof ./engine/golden/
+//
+// With GOLDTRACE_BENCH_NPY=dir, parameter i is read from dir/in<i>.npy
+// instead (for integer modules, whose zero inputs would take other paths).
 func BenchmarkModuleFile(bm *testing.B) {
 	path := os.Getenv("GOLDTRACE_BENCH_HLO")
 	if path == "" {
@@ -30,7 +35,16 @@ func BenchmarkModuleFile(bm *testing.B) {
 	}
 	r := rand.New(rand.NewSource(1))
 	var args []*tensor.Tensor
-	for _, p := range m.Entry.Params {
+	npyDir := os.Getenv("GOLDTRACE_BENCH_NPY")
+	for i, p := range m.Entry.Params {
+		if npyDir != "" {
+			x, err := npy.ReadFile(fmt.Sprintf("%s/in%d.npy", npyDir, i))
+			if err != nil {
+				bm.Fatal(err)
+			}
+			args = append(args, x)
+			continue
+		}
 		x := tensor.New(p.Shape.Elem, p.Shape.Dims)
 		if p.Shape.Elem == dtype.F32 {
 			for i := range x.F32() {
