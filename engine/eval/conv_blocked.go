@@ -76,6 +76,11 @@ func convolveBlocked[T number](par int, p *convPlan, x, k []T) (out []T, ok bool
 		}
 	}
 	if p.groups > 1 && !p.batchGroups && p.cg == 1 && depthwiseIm2col {
+		if xs, ok := any(x).([]float32); ok && depthwiseDirect {
+			if out, ok := depthwiseDirectF32(par, p, xs, any(k).([]float32)); ok {
+				return any(out).([]T), true
+			}
+		}
 		return convolveDepthwise(par, p, x, k), true
 	}
 	rows, depth := p.nb*p.p, p.w*p.cg
@@ -121,8 +126,9 @@ func convolveBlocked[T number](par int, p *convPlan, x, k []T) (out []T, ok bool
 	return out, true
 }
 
-// depthwiseIm2col selects convolveDepthwise (tests turn it off to compare).
-var depthwiseIm2col = true
+// depthwiseIm2col selects convolveDepthwise, and depthwiseDirect its f32
+// lanes-as-channels form (tests turn them off to compare).
+var depthwiseIm2col, depthwiseDirect = true, true
 
 // convolveDepthwise is convolveBlocked for one input feature per group (a
 // depthwise convolution): instead of gathering each group's window values

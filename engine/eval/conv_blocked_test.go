@@ -118,6 +118,8 @@ func TestConvDepthwiseMatchesPerGroup(t *testing.T) {
 	cases := []tc{
 		{2, 30, 30, 32, 3, 1, 1, 1, 1}, {2, 17, 23, 8, 3, 2, 2, 1, 1}, {1, 28, 28, 128, 3, 1, 1, 1, 1},
 		{3, 15, 15, 12, 5, 1, 1, 2, 2}, {2, 20, 20, 6, 7, 2, 2, 3, 1},
+		// Channel counts with 16- and 8-lane tails for the direct f32 form.
+		{2, 9, 11, 29, 3, 1, 1, 1, 1}, {1, 7, 7, 5, 3, 1, 2, 0, 1},
 	}
 	for _, typ := range []dtype.Type{dtype.F32, dtype.F64} {
 		for ci, c := range cases {
@@ -151,6 +153,8 @@ ENTRY e {
 				if nonFinite {
 					if typ == dtype.F32 {
 						x.F32()[7], x.F32()[100] = float32(math.Inf(1)), float32(math.NaN())
+						// A kernel NaN with its own payload against the input's.
+						k.F32()[3] = math.Float32frombits(0x7fc0beef)
 					} else {
 						x.F64()[7] = math.NaN()
 					}
@@ -160,13 +164,19 @@ ENTRY e {
 				if err != nil {
 					t.Fatalf("case %d: %v", ci, err)
 				}
+				depthwiseDirect = false
+				viaGEMM, err := Evaluate(m, args, Options{})
+				depthwiseDirect = true
+				if err != nil {
+					t.Fatal(err)
+				}
 				depthwiseIm2col = false
 				want, err := Evaluate(m, args, Options{})
 				depthwiseIm2col = true
 				if err != nil {
 					t.Fatal(err)
 				}
-				if string(got.T.Data) != string(want.T.Data) {
+				if string(got.T.Data) != string(want.T.Data) || string(viaGEMM.T.Data) != string(want.T.Data) {
 					t.Fatalf("%v case %d (non-finite %v): depthwise and per-group results differ", typ, ci, nonFinite)
 				}
 			}
