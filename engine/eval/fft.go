@@ -5,8 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
-
-	"gonum.org/v1/gonum/dsp/fourier"
+	"unsafe"
 
 	"goldtrace/engine/dtype"
 	"goldtrace/engine/hlo"
@@ -19,12 +18,13 @@ func init() { Register("fft", evalFFT) }
 // to the result type. Inverse transforms scale by 1/N. Inputs whose
 // transformed dims differ from fft_length are zero-padded or truncated.
 //
-// Every line is an independent 1-D transform (gonum's FFTPACK in float64),
-// so lines run on all cores, each goroutine with its own plan; the last axis
-// reads its lines from the operand (when nothing is padded) and writes the
-// rounded result straight into the output, so a one-axis transform of a c64
-// or f32 array makes no full-size float64 copy. The arithmetic of each line
-// is the same whatever the split.
+// Lines are transformed a batch of fftLanes() at a time (fft_plan.go), the
+// batches on all cores. The last axis reads its lines from the operand
+// (when nothing is padded) and writes the rounded result straight into the
+// output. Multi-dimensional transforms run the last axis first into a
+// complex128 buffer (rfft: only the n/2+1 kept values), the other axes in
+// place there, then round once; irfft runs the other axes first and the
+// complex-to-real last axis into the output.
 func evalFFT(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
 	if len(args) != 1 || args[0].T == nil {
 		return Value{}, fmt.Errorf("fft takes one array operand")
@@ -56,9 +56,6 @@ func evalFFT(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
 	if typ == "RFFT" {
 		keep = n/2 + 1
 	}
-	if typ == "IRFFT" {
-		keep = n
-	}
 	rows := tensor.NumElements(work) / max(n, 1)
 	if n == 0 {
 		rows = tensor.NumElements(work[:r-1])
@@ -68,81 +65,356 @@ func evalFFT(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
 	}
 	inverse := typ == "IFFT" || typ == "IRFFT"
 	out := tensor.New(in.Shape.Elem, in.Shape.Dims)
-	if rows == 0 || keep == 0 {
+	if rows == 0 || keep == 0 || n == 0 {
 		return ArrayValue(out), nil
 	}
-	// The lines of the last axis come from the operand itself when the
-	// transform is one-dimensional and nothing is padded or cut; otherwise
-	// from a float64 buffer that the other axes were transformed in.
-	var buf []complex128
-	lineLen := inDims[r-1] // values of a last-axis line in the buffer/operand
-	direct := k == 1 && slices.Equal(x.Dims, inDims) && fftDirectType(x.Type)
-	if !direct {
-		buf = loadC128(x, inDims)
-		for ax := r - k; ax < r-1; ax++ {
-			transformAxis(buf, inDims, ax, inverse)
-		}
+	job := newFFTRowJob(typ, int(n), int(inDims[r-1]), int(keep))
+	// The last axis's lines come from the operand itself when nothing is
+	// padded or cut; otherwise from a complex128 copy of it.
+	if slices.Equal(x.Dims, inDims) && fftDirectType(x.Type) {
+		job.x = x
+	} else {
+		job.src = loadC128(x, inDims)
 	}
-	load := func(row int64, line []complex128) {
-		if direct {
-			loadLine(x, row*lineLen, line[:lineLen])
-		} else {
-			copy(line, buf[row*lineLen:(row+1)*lineLen])
-		}
-		if typ == "IRFFT" {
-			// Rebuild the Hermitian-symmetric line from its n/2+1 values.
-			h := lineLen
-			for j := h; j < n; j++ {
-				v := line[n-j]
-				line[j] = complex(real(v), -imag(v))
+	if typ == "IRFFT" {
+		if k > 1 {
+			if job.src == nil {
+				job.src = loadC128(x, inDims)
+				job.x = nil
+			}
+			for ax := r - k; ax < r-1; ax++ {
+				fftColumns(job.src, inDims, ax, true)
 			}
 		}
+		job.out = out
+		job.runRows(rows)
+		return ArrayValue(out), nil
 	}
-	store := fftStore(out, keep, typ == "IRFFT")
-	pool := fftPlans(n, fftBatchWidth)
-	scale := 1 / float64(n)
-	parallelPull(int(rows), int(rows*n*int64(max(1, log2ceil(n)))), func(lo, hi int) {
-		p := pool.Get().(*fftPlan)
-		defer pool.Put(p)
-		for row := int64(lo); row < int64(hi); row += fftBatchWidth {
-			cnt := min(fftBatchWidth, int64(hi)-row)
-			if typ != "IRFFT" && cnt == fftBatchWidth && p.batch != nil &&
-				p.batch.directRows(x, buf, row*lineLen, out, row*keep, keep, inverse, scale) {
-				continue
+	if k == 1 {
+		job.out = out
+		job.runRows(rows)
+		return ArrayValue(out), nil
+	}
+	outDims := slices.Clone(work)
+	outDims[r-1] = keep
+	if out.Type == dtype.C128 {
+		job.dst = out.C128()
+	} else {
+		job.dst = make([]complex128, rows*keep)
+	}
+	job.runRows(rows)
+	for ax := r - k; ax < r-1; ax++ {
+		fftColumns(job.dst, outDims, ax, inverse)
+	}
+	if out.Type != dtype.C128 {
+		store := fftStore(out, keep, false)
+		parallelFor(int(rows), func(lo, hi int) {
+			for row := int64(lo); row < int64(hi); row++ {
+				store(row, job.dst[row*keep:(row+1)*keep])
 			}
-			lines := p.line[:cnt*n]
-			clear(lines)
-			for c := int64(0); c < cnt; c++ {
-				load(row+c, lines[c*n:(c+1)*n])
-			}
-			if n > 1 {
-				p.transformLines(lines, int(cnt), inverse)
-				if inverse {
-					for j := range lines {
-						lines[j] = fftScale(lines[j], scale)
-					}
-				}
-			}
-			for c := int64(0); c < cnt; c++ {
-				store(row+c, lines[c*n:c*n+keep])
-			}
-		}
-	})
+		})
+	}
 	return ArrayValue(out), nil
 }
 
-// fftScale is v * complex(s, 0) as the evaluator's inverse transforms have
-// always computed it, NaN operands included: the real part vr*s - 0*vi
-// (its NaN vr's when vr is one), the imaginary part vi*s + 0*vr (its NaN
-// vi's when vi is one). Go's complex multiply leaves the order of that add,
-// and so which NaN it returns, to the compiler; here it is fixed.
-func fftScale(v complex128, s float64) complex128 {
-	re := real(v)*s - 0*imag(v)
-	im := imag(v) * s
-	if im == im {
-		im += 0 * real(v)
+// The ways a last-axis line is loaded into a batch and stored from it.
+const (
+	fftModeC      = iota // complex transform of length n
+	fftModeRPack         // rfft, n even: the n/2 packed pairs, then the twiddle pass
+	fftModeRFull         // rfft, n odd: complex transform of the real line
+	fftModeIRHalf        // irfft, n even: the twiddle pass, then n/2 packed pairs
+	fftModeIRFull        // irfft, n odd: complex transform of the Hermitian line
+)
+
+// fftRowJob transforms rows of the last axis from x (or src) into out
+// (rounded once to its type) or dst.
+type fftRowJob struct {
+	mode          int
+	n             int // logical length
+	inverse       bool
+	w             int
+	plan          *fftCPlan // the complex transform (n, or n/2 packed)
+	rt            []float64 // packing twiddles of the real modes
+	lineLen, keep int       // values per source row, per result row
+	x             *tensor.Tensor
+	src           []complex128
+	out           *tensor.Tensor
+	dst           []complex128
+}
+
+func newFFTRowJob(typ string, n, lineLen, keep int) *fftRowJob {
+	j := &fftRowJob{n: n, w: fftLanes(), lineLen: lineLen, keep: keep}
+	j.inverse = typ == "IFFT" || typ == "IRFFT"
+	lc := n
+	switch {
+	case typ == "RFFT" && n%2 == 0:
+		j.mode, lc = fftModeRPack, n/2
+	case typ == "RFFT":
+		j.mode = fftModeRFull
+	case typ == "IRFFT" && n%2 == 0:
+		j.mode, lc = fftModeIRHalf, n/2
+	case typ == "IRFFT":
+		j.mode = fftModeIRFull
 	}
-	return complex(re, im)
+	if j.mode == fftModeRPack || j.mode == fftModeIRHalf {
+		j.rt = fftRealTwiddles(n)
+	}
+	j.plan = fftCPlanFor(lc, j.w)
+	return j
+}
+
+// fftWork is one goroutine's batch buffers.
+type fftWork struct {
+	a, b, c []float64
+	line    []complex128
+}
+
+func (j *fftRowJob) newWork() *fftWork {
+	sz := 2 * j.w * (j.plan.n + 1)
+	return &fftWork{a: make([]float64, sz), b: make([]float64, sz), c: make([]float64, sz),
+		line: make([]complex128, max(j.lineLen, j.n, j.keep))}
+}
+
+func (j *fftRowJob) runRows(rows int64) {
+	w := int64(j.w)
+	batches := (rows + w - 1) / w
+	var pool sync.Pool
+	cost := int(rows) * j.n * max(1, log2ceil(int64(j.n)))
+	parallelPull(int(batches), cost, func(lo, hi int) {
+		wk, _ := pool.Get().(*fftWork)
+		if wk == nil {
+			wk = j.newWork()
+		}
+		defer pool.Put(wk)
+		for b := int64(lo); b < int64(hi); b++ {
+			r0 := b * w
+			j.batch(wk, r0, int(min(w, rows-r0)))
+		}
+	})
+}
+
+// srcLine is row row of the source as complex128 values.
+func (j *fftRowJob) srcLine(wk *fftWork, row int64) []complex128 {
+	ll := int64(j.lineLen)
+	if j.src != nil {
+		return j.src[row*ll : (row+1)*ll]
+	}
+	line := wk.line[:ll]
+	loadLine(j.x, row*ll, line)
+	return line
+}
+
+// f32View is the float32s of a c64 or f32 tensor's data.
+func f32View(t *tensor.Tensor) []float32 {
+	if len(t.Data) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*float32)(unsafe.Pointer(&t.Data[0])), len(t.Data)/4)
+}
+
+// elemAt is element i of x as complex128.
+func (j *fftRowJob) elemAt(i int64) complex128 {
+	if j.src != nil {
+		return j.src[i]
+	}
+	switch j.x.Type {
+	case dtype.C64:
+		return complex128(j.x.C64()[i])
+	case dtype.C128:
+		return j.x.C128()[i]
+	case dtype.F32:
+		return complex(float64(j.x.F32()[i]), 0)
+	default:
+		return complex(j.x.F64()[i], 0)
+	}
+}
+
+// fastLoad moves the leading positions of full batches of c64 / f32 rows
+// into the lanes with vector transposes; it returns how many it moved.
+func (j *fftRowJob) fastLoad(wk *fftWork, a []float64, r0 int64, cnt int) int {
+	if j.x == nil || cnt != j.w {
+		return 0
+	}
+	ll := j.lineLen
+	switch {
+	case j.mode == fftModeC && j.x.Type == dtype.C64 && ll == j.n:
+		return fftPairsInSIMD(j.w, f32View(j.x), 2*int(r0)*ll, 2*ll, j.n, j.inverse, a)
+	case j.mode == fftModeRPack && j.x.Type == dtype.F32 && ll == j.n:
+		return fftPairsInSIMD(j.w, f32View(j.x), int(r0)*ll, ll, j.n/2, false, a)
+	case j.mode == fftModeIRHalf && j.x.Type == dtype.C64 && ll == j.n/2+1:
+		return fftPairsInSIMD(j.w, f32View(j.x), 2*int(r0)*ll, 2*ll, ll, false, wk.c)
+	}
+	return 0
+}
+
+// fastStore is fastLoad's counterpart for the results.
+func (j *fftRowJob) fastStore(res []float64, r0 int64, cnt int) int {
+	if j.dst != nil || cnt != j.w {
+		return 0
+	}
+	kp, s := j.keep, 1/float64(j.n)
+	switch {
+	case j.mode == fftModeC && j.out.Type == dtype.C64:
+		return fftPairsOutSIMD(j.w, res, j.n, j.inverse, s, -s, f32View(j.out), 2*int(r0)*kp, 2*kp)
+	case j.mode == fftModeRPack && j.out.Type == dtype.C64:
+		return fftPairsOutSIMD(j.w, res, kp, false, 1, 1, f32View(j.out), 2*int(r0)*kp, 2*kp)
+	case j.mode == fftModeIRHalf && j.out.Type == dtype.F32:
+		return fftPairsOutSIMD(j.w, res, j.n/2, true, s, -s, f32View(j.out), int(r0)*kp, kp)
+	}
+	return 0
+}
+
+// batch transforms rows r0..r0+cnt-1 (cnt <= w; missing lanes are zero).
+func (j *fftRowJob) batch(wk *fftWork, r0 int64, cnt int) {
+	w, n := j.w, j.n
+	es := 2 * w
+	lc := j.plan.n
+	a := wk.a[:lc*es]
+	h := n / 2
+	e0 := j.fastLoad(wk, a, r0, cnt)
+	for l := 0; l < w; l++ {
+		if l >= cnt {
+			for e := 0; e < lc; e++ {
+				a[e*es+l], a[e*es+w+l] = 0, 0
+			}
+			if j.mode == fftModeIRHalf {
+				for e := 0; e <= h; e++ {
+					wk.c[e*es+l], wk.c[e*es+w+l] = 0, 0
+				}
+			}
+			continue
+		}
+		var at func(e int) complex128
+		if e0 > 0 {
+			// Only a tail is left: read it element by element.
+			base := (r0 + int64(l)) * int64(j.lineLen)
+			at = func(e int) complex128 { return j.elemAt(base + int64(e)) }
+		} else {
+			line := j.srcLine(wk, r0+int64(l))
+			at = func(e int) complex128 {
+				if e < len(line) {
+					return line[e]
+				}
+				return 0
+			}
+		}
+		switch j.mode {
+		case fftModeC:
+			sg := 1.0
+			if j.inverse {
+				sg = -1
+			}
+			for e := e0; e < n; e++ {
+				v := at(e)
+				a[e*es+l], a[e*es+w+l] = real(v), sg*imag(v)
+			}
+		case fftModeRPack:
+			for e := e0; e < h; e++ {
+				a[e*es+l], a[e*es+w+l] = real(at(2*e)), real(at(2*e+1))
+			}
+		case fftModeRFull:
+			for e := e0; e < n; e++ {
+				a[e*es+l], a[e*es+w+l] = real(at(e)), 0
+			}
+		case fftModeIRHalf:
+			c := wk.c
+			for e := e0; e <= h; e++ {
+				v := at(e)
+				c[e*es+l], c[e*es+w+l] = real(v), imag(v)
+			}
+		case fftModeIRFull:
+			for e := e0; e < n; e++ {
+				var v complex128
+				if e <= h {
+					v = at(e)
+					v = complex(real(v), -imag(v))
+				} else {
+					v = at(n - e)
+				}
+				a[e*es+l], a[e*es+w+l] = real(v), imag(v)
+			}
+		}
+	}
+	if j.mode == fftModeIRHalf {
+		for l := 0; l < w; l++ {
+			wk.c[w+l], wk.c[h*es+w+l] = 0, 0
+		}
+		fftRealPre(w, h, wk.c, a, j.rt)
+	}
+	res := j.plan.run(a, wk.b[:lc*es])
+	if j.mode == fftModeRPack {
+		fftRealPost(w, h, res, wk.c, j.rt)
+		res = wk.c
+	}
+	e0 = j.fastStore(res, r0, cnt)
+	sseAfterAVX()
+	s := 1 / float64(n)
+	realOut := j.mode == fftModeIRHalf || j.mode == fftModeIRFull
+	var store func(row int64, line []complex128)
+	if j.dst == nil && e0 == 0 {
+		store = fftStore(j.out, int64(j.keep), realOut)
+	}
+	for l := 0; l < cnt; l++ {
+		if e0 > 0 {
+			// The tail, value by value.
+			base := (r0 + int64(l)) * int64(j.keep)
+			switch j.mode {
+			case fftModeC:
+				o := j.out.C64()
+				for e := e0; e < n; e++ {
+					v := complex(res[e*es+l], res[e*es+w+l])
+					if j.inverse {
+						v = complex(real(v)*s, -imag(v)*s)
+					}
+					o[base+int64(e)] = complex64(v)
+				}
+			case fftModeRPack:
+				o := j.out.C64()
+				for e := e0; e <= h; e++ {
+					o[base+int64(e)] = complex64(complex(res[e*es+l], res[e*es+w+l]))
+				}
+			case fftModeIRHalf:
+				o := j.out.F32()
+				for e := e0; e < h; e++ {
+					o[base+int64(2*e)] = float32(res[e*es+l] * s)
+					o[base+int64(2*e+1)] = float32(-res[e*es+w+l] * s)
+				}
+			}
+			continue
+		}
+		line := wk.line[:j.keep]
+		switch j.mode {
+		case fftModeC:
+			if j.inverse {
+				for e := range line {
+					line[e] = complex(res[e*es+l]*s, -res[e*es+w+l]*s)
+				}
+			} else {
+				for e := range line {
+					line[e] = complex(res[e*es+l], res[e*es+w+l])
+				}
+			}
+		case fftModeRPack, fftModeRFull:
+			for e := range line {
+				line[e] = complex(res[e*es+l], res[e*es+w+l])
+			}
+		case fftModeIRHalf:
+			for e := 0; e < h; e++ {
+				line[2*e] = complex(res[e*es+l]*s, 0)
+				line[2*e+1] = complex(-res[e*es+w+l]*s, 0)
+			}
+		case fftModeIRFull:
+			for e := range line {
+				line[e] = complex(res[e*es+l]*s, 0)
+			}
+		}
+		row := r0 + int64(l)
+		if j.dst != nil {
+			copy(j.dst[row*int64(j.keep):], line)
+		} else {
+			store(row, line)
+		}
+	}
 }
 
 func log2ceil(n int64) int {
@@ -153,52 +425,61 @@ func log2ceil(n int64) int {
 	return b
 }
 
-// fftPlan is one goroutine's plans and line buffer for transforms of
-// length n: gonum's, and the batched passes' when they apply.
-type fftPlan struct {
-	plan  *fourier.CmplxFFT
-	batch *fftBatchPlan
-	line  []complex128
-}
-
-// fftPlans is a pool of plans for length n with room for lines lines.
-func fftPlans(n int64, lines int) *sync.Pool {
-	return &sync.Pool{New: func() any {
-		p := &fftPlan{line: make([]complex128, int64(lines)*n)}
-		if n > 1 {
-			p.plan = fourier.NewCmplxFFT(int(n))
-			p.batch = newFFTBatchPlan(int(n))
+// fftColumns runs an in-place 1-D DFT (inverse: scaled by 1/n) along axis
+// ax of buf, whose dims are dims, on all cores: w neighbouring columns at
+// a time, one per lane, read and written a cache line at a time.
+func fftColumns(buf []complex128, dims []int64, ax int, inverse bool) {
+	n := int(dims[ax])
+	if n <= 1 || len(buf) == 0 {
+		return
+	}
+	w := fftLanes()
+	plan := fftCPlanFor(n, w)
+	stride := int(tensor.Strides(dims)[ax])
+	outer := stride * n
+	groups := (stride + w - 1) / w
+	units := len(buf) / outer * groups
+	s := 1 / float64(n)
+	sg := 1.0
+	if inverse {
+		sg = -1
+	}
+	var pool sync.Pool
+	es := 2 * w
+	parallelPull(units, len(buf)*max(1, log2ceil(int64(n))), func(lo, hi int) {
+		wk, _ := pool.Get().(*fftWork)
+		if wk == nil {
+			wk = &fftWork{a: make([]float64, es*n), b: make([]float64, es*n)}
 		}
-		return p
-	}}
-}
-
-// transformLines runs the unscaled forward (inverse: backward) transform
-// of the cnt lines held one after another in buf, in place: four at a time
-// through the batched passes where they apply, the rest through gonum.
-func (p *fftPlan) transformLines(buf []complex128, cnt int, inverse bool) {
-	n := len(buf) / cnt
-	l := 0
-	if p.batch != nil {
-		for ; l+fftBatchWidth <= cnt; l += fftBatchWidth {
-			if !p.batch.transform(buf[l*n:(l+fftBatchWidth)*n], inverse) {
-				for c := l; c < l+fftBatchWidth; c++ {
-					p.gonumLine(buf[c*n:(c+1)*n], inverse)
+		defer pool.Put(wk)
+		for u := lo; u < hi; u++ {
+			base := u / groups * outer
+			i0 := u % groups * w
+			g := min(w, stride-i0)
+			a := wk.a
+			for e := 0; e < n; e++ {
+				row := buf[base+e*stride+i0 : base+e*stride+i0+g]
+				for l, v := range row {
+					a[e*es+l], a[e*es+w+l] = real(v), sg*imag(v)
+				}
+				for l := g; l < w; l++ {
+					a[e*es+l], a[e*es+w+l] = 0, 0
+				}
+			}
+			res := plan.run(a, wk.b)
+			sseAfterAVX()
+			for e := 0; e < n; e++ {
+				row := buf[base+e*stride+i0 : base+e*stride+i0+g]
+				for l := range row {
+					if inverse {
+						row[l] = complex(res[e*es+l]*s, -res[e*es+w+l]*s)
+					} else {
+						row[l] = complex(res[e*es+l], res[e*es+w+l])
+					}
 				}
 			}
 		}
-	}
-	for ; l < cnt; l++ {
-		p.gonumLine(buf[l*n:(l+1)*n], inverse)
-	}
-}
-
-func (p *fftPlan) gonumLine(line []complex128, inverse bool) {
-	if inverse {
-		p.plan.Sequence(line, line)
-	} else {
-		p.plan.Coefficients(line, line)
-	}
+	})
 }
 
 // fftDirectType reports whether loadLine reads lines of this type.
@@ -326,58 +607,4 @@ func loadC128(x *tensor.Tensor, to []int64) []complex128 {
 		}
 	})
 	return out
-}
-
-// transformAxis runs an in-place 1-D DFT (inverse: scaled by 1/n) along axis
-// ax of buf, whose dims are dims, on all cores. Strided lines are gathered a
-// few at a time, so each read of the array takes neighbouring columns.
-func transformAxis(buf []complex128, dims []int64, ax int, inverse bool) {
-	n := dims[ax]
-	if n <= 1 || len(buf) == 0 {
-		return
-	}
-	stride := tensor.Strides(dims)[ax]
-	outer := stride * n
-	const group = 8
-	groups := (stride + group - 1) / group
-	units := int64(len(buf)) / outer * groups
-	pool := fftPlans(n, group)
-	scale := 1 / float64(n)
-	parallelPull(int(units), len(buf)*max(1, log2ceil(n)), func(lo, hi int) {
-		p := pool.Get().(*fftPlan)
-		defer pool.Put(p)
-		for u := int64(lo); u < int64(hi); u++ {
-			base := u / groups * outer
-			i0 := u % groups * group
-			g := min(group, stride-i0)
-			// Four columns at a time straight through the batched passes;
-			// what is left (or not finite) through lines.
-			for p.batch != nil && g >= fftBatchWidth && p.batch.columns(buf, base, stride, i0, inverse, scale) {
-				i0 += fftBatchWidth
-				g -= fftBatchWidth
-			}
-			if g == 0 {
-				continue
-			}
-			for j := int64(0); j < n; j++ {
-				row := buf[base+j*stride+i0 : base+j*stride+i0+g]
-				for c, v := range row {
-					p.line[int64(c)*n+j] = v
-				}
-			}
-			lines := p.line[:g*n]
-			p.transformLines(lines, int(g), inverse)
-			if inverse {
-				for j := range lines {
-					lines[j] = fftScale(lines[j], scale)
-				}
-			}
-			for j := int64(0); j < n; j++ {
-				row := buf[base+j*stride+i0 : base+j*stride+i0+g]
-				for c := range row {
-					row[c] = p.line[int64(c)*n+j]
-				}
-			}
-		}
-	})
 }
