@@ -1212,12 +1212,7 @@ func (w *fuseWorker) block(g *fusedGroup, ext fuseInputs, s, e int, o []float32)
 			if id := g.extID[j][k]; id >= 0 && ext.nraw != nil && ext.nraw[id] != nil && !g.kinds[j].gathers() {
 				b := w.ebufs[id][:l]
 				if !w.edone[id] {
-					src := ext.nraw[id][2*s : 2*e]
-					k := 0
-					if g.elem == dtype.BF16 {
-						k = widenBF16Vector(u16View(src), f32Bits(b))
-					}
-					dtype.DecodeF32(g.elem, src[2*k:], b[k:])
+					widenNarrowBlock(g.elem, ext.nraw[id][2*s:2*e], b)
 					w.edone[id] = true
 				}
 				return b
@@ -1334,12 +1329,7 @@ func (w *fuseWorker) block(g *fusedGroup, ext fuseInputs, s, e int, o []float32)
 				compareKernel(m.ComparisonDirection, a[k:], b[k:], pb[k:])
 			}
 		case fuseWiden:
-			src := ext.raw[j][2*s : 2*e]
-			k := 0
-			if m.Operands[0].Shape.Elem == dtype.BF16 {
-				k = widenBF16Vector(u16View(src), f32Bits(dst))
-			}
-			dtype.DecodeF32(m.Operands[0].Shape.Elem, src[2*k:], dst[k:])
+			widenNarrowBlock(m.Operands[0].Shape.Elem, ext.raw[j][2*s:2*e], dst)
 		case fuseIntUnary:
 			unaryInt32(m.Opcode, g.elem == dtype.S32, f32Bits(arg(0)), f32Bits(dst))
 		case fuseIntBinary:
@@ -1595,17 +1585,26 @@ func widenNarrow(t *tensor.Tensor) []float32 {
 // widenNarrowInto is widenNarrow into o (of t's length).
 func widenNarrowInto(t *tensor.Tensor, o []float32) {
 	parallelForWork(len(o), 4*len(o), func(lo, hi int) {
-		src, dst := t.Data[2*lo:2*hi], o[lo:hi]
-		if t.Type == dtype.BF16 {
-			k := widenBF16Vector(u16View(src), f32Bits(dst))
-			src, dst = src[2*k:], dst[k:]
-		}
-		dtype.DecodeF32(t.Type, src, dst)
+		widenNarrowBlock(t.Type, t.Data[2*lo:2*hi], o[lo:hi])
 	})
 }
 
-// encodeF32 is dtype.EncodeF32, bf16 and f16 on all cores, bf16 rounded a
-// vector at a time (roundBF16Bits, then the top halves stored).
+// widenNarrowBlock decodes the bf16 or f16 values in src into dst (of half
+// src's length), exactly, a vector at a time where the CPU has them.
+func widenNarrowBlock(t dtype.Type, src []byte, dst []float32) {
+	k := 0
+	switch t {
+	case dtype.BF16:
+		k = widenBF16Vector(u16View(src), f32Bits(dst))
+	case dtype.F16:
+		k = widenF16Vector(u16View(src), f32Bits(dst))
+	}
+	dtype.DecodeF32(t, src[2*k:], dst[k:])
+}
+
+// encodeF32 is dtype.EncodeF32, bf16 and f16 on all cores, a vector at a
+// time: bf16 rounded (roundBF16Bits), then the top halves stored; f16
+// rounded and encoded by narrowF16Vector.
 func encodeF32(t dtype.Type, src []float32, dst []byte) {
 	if !isNarrowElem(t) {
 		dtype.EncodeF32(t, src, dst)
@@ -1614,7 +1613,7 @@ func encodeF32(t dtype.Type, src []float32, dst []byte) {
 	dst = dst[:2*len(src)]
 	parallelForWork(len(src), 4*len(src), func(lo, hi int) {
 		if t == dtype.F16 {
-			dtype.EncodeF32(t, src[lo:hi], dst[2*lo:2*hi])
+			storeNarrow(t, src[lo:hi], dst[2*lo:2*hi]) // rounds as EncodeF32 does
 			return
 		}
 		var buf [fuseBlock]float32
@@ -1641,18 +1640,24 @@ func roundNarrow(t dtype.Type, xs []float32) {
 // storeNarrow stores values of type t (bf16, f16) held exactly as f32 into
 // dst: bf16 as the top half of the f32 bits (a NaN passed through by
 // negate, select or a broadcast keeps its payload, as the op-by-op bf16
-// value does), f16 with EncodeF32, exact on f16 values, NaN payloads
-// included.
+// value does), f16 as EncodeF32 does it (exact on f16 values, NaN payloads
+// included; any other f32 rounded to nearest even).
 func storeNarrow(t dtype.Type, xs []float32, dst []byte) {
 	dst = dst[:2*len(xs)]
 	if t == dtype.BF16 {
 		k := narrowBF16Vector(f32Bits(xs), u16View(dst))
-		xs, dst = xs[k:], dst[2*k:]
-		for i, v := range xs {
-			b := math.Float32bits(v)
+		// The tail through integer registers only: a float load (MOVSS)
+		// after the vector code pays the legacy-SSE penalty.
+		bits, dst := f32Bits(xs[k:]), dst[2*k:]
+		dst = dst[:2*len(bits)]
+		for i, b := range bits {
 			dst[2*i], dst[2*i+1] = byte(b>>16), byte(b>>24)
 		}
 		return
+	}
+	if t == dtype.F16 {
+		k := narrowF16Vector(f32Bits(xs), u16View(dst))
+		xs, dst = xs[k:], dst[2*k:]
 	}
 	dtype.EncodeF32(t, xs, dst)
 }
@@ -1663,8 +1668,20 @@ func storeNarrow(t dtype.Type, xs []float32, dst []byte) {
 // Without NaNs that rounding is done through f32 rounded to odd (toward
 // zero, the last bit set when inexact): f32's 13 extra bits keep the f16
 // rounding of the f64 value, to nearest even, exactly (roundF16One); a NaN
-// operand or result takes the converters.
+// operand or result takes the converters. fmaF16Vector does the same a
+// vector at a time.
 func fmaF16Block(a, b, c, o []float32) {
+	a, b, c = a[:len(o)], b[:len(o)], c[:len(o)]
+	for i := 0; i < len(o); {
+		i += fmaF16Vector(a[i:], b[i:], c[i:], o[i:])
+		e := min(i+8, len(o)) // a vector with a NaN, or the tail
+		fmaF16Scalar(a[i:e], b[i:e], c[i:e], o[i:e])
+		i = e
+	}
+}
+
+// fmaF16Scalar is fmaF16Block one element at a time.
+func fmaF16Scalar(a, b, c, o []float32) {
 	a, b, c = a[:len(o)], b[:len(o)], c[:len(o)]
 	w := func(v float32) float64 { return dtype.ToF64(dtype.F16, dtype.FromF32(dtype.F16, v)) }
 	for i := range o {

@@ -127,44 +127,216 @@ func roundF16X8(xs []int32) int {
 	return i
 }
 
+// Constant vectors loaded from memory: archsimd's ShiftAll*(n) and scalar
+// broadcasts compile to a legacy-SSE MOVQ, which inside a loop pays the
+// dirty-upper-bits penalty every iteration (docs/design.md 14a).
+var (
+	vec16s     = splat8(16)
+	vec13s     = splat8(13)
+	packOrder  = [8]int32{0, 1, 4, 5, 2, 3, 6, 7} // undoes VPACKUSDW's 128-bit grouping
+	vecH8000   = splat8(0x8000)
+	vecH7fff   = splat8(0x7fff)
+	vecH7bff   = splat8(0x7bff) // above: f16 Inf or NaN
+	vecH0400   = splat8(0x400)  // below: f16 zero or subnormal
+	vecRebias  = splat8(112 << 23)
+	vecInfBias = splat8(224 << 23)
+	vecMagic   = splat8(113 << 23) // 2^-14
+	vecAbs32   = splat8(bitsAbs)
+	vecInf32m1 = splat8(bitsInf - 1) // above: f32 Inf or NaN
+	vecNorm1   = splat8(f16MinNorm - 1)
+	vecInf32   = splat8(bitsInf)
+	vecH7c00   = splat8(0x7c00)
+)
+
+func splat8(v int32) (a [8]int32) {
+	for i := range a {
+		a[i] = v
+	}
+	return a
+}
+
 // widenBF16Vector sets dst[i] to the f32 bits of bf16 src[i] (src[i]<<16)
 // for the whole vectors of dst; it returns how many it did.
 func widenBF16Vector(src []uint16, dst []uint32) int {
-	src = src[:len(dst)]
-	i := 0
-	switch subnormalLanes {
-	case 16:
-		for ; i+16 <= len(dst); i += 16 {
-			archsimd.LoadUint16x16((*[16]uint16)(src[i:])).ExtendToUint32().ShiftAllLeft(16).Store((*[16]uint32)(dst[i:]))
-		}
-	case 8:
-		for ; i+8 <= len(dst); i += 8 {
-			archsimd.LoadUint16x8((*[8]uint16)(src[i:])).ExtendToUint32().ShiftAllLeft(16).Store((*[8]uint32)(dst[i:]))
-		}
-	default:
+	if subnormalLanes < 8 {
 		return 0
+	}
+	src = src[:len(dst)]
+	c := archsimd.LoadInt32x8(&vec16s).AsUint32x8()
+	i := 0
+	for ; i+8 <= len(dst); i += 8 {
+		archsimd.LoadUint16x8((*[8]uint16)(src[i:])).ExtendToUint32().ShiftLeft(c).Store((*[8]uint32)(dst[i:]))
+	}
+	archsimd.ClearAVXUpperBits()
+	return i
+}
+
+// widenF16Vector sets dst[i] to the f32 bits of f16 src[i] (dtype's
+// f16ToF32: NaN payloads kept, subnormals exact) for the whole vectors of
+// dst; it returns how many it did.
+func widenF16Vector(src []uint16, dst []uint32) int {
+	if subnormalLanes < 8 {
+		return 0
+	}
+	src = src[:len(dst)]
+	c13, c16 := archsimd.LoadInt32x8(&vec13s), archsimd.LoadInt32x8(&vec16s)
+	signM, absM := archsimd.LoadInt32x8(&vecH8000), archsimd.LoadInt32x8(&vecH7fff)
+	infM1, norm := archsimd.LoadInt32x8(&vecH7bff), archsimd.LoadInt32x8(&vecH0400)
+	rebias, infBias, magic := archsimd.LoadInt32x8(&vecRebias), archsimd.LoadInt32x8(&vecInfBias), archsimd.LoadInt32x8(&vecMagic)
+	magicF := magic.AsFloat32x8()
+	i := 0
+	for ; i+8 <= len(dst); i += 8 {
+		h := archsimd.LoadUint16x8((*[8]uint16)(src[i:])).ExtendToUint32().AsInt32x8()
+		em := h.And(absM)
+		sh := em.ShiftLeft(c13)
+		r := sh.Add(infBias).Merge(sh.Add(rebias), em.Greater(infM1))
+		// m * 2^-24 as (2^-14 + m * 2^-24) - 2^-14, both steps exact.
+		sub := sh.Or(magic).AsFloat32x8().Sub(magicF).AsInt32x8()
+		r = sub.Merge(r, norm.Greater(em))
+		r.Or(h.And(signM).ShiftLeft(c16)).Store((*[8]int32)(unsafe.Pointer(&dst[i])))
 	}
 	archsimd.ClearAVXUpperBits()
 	return i
 }
 
 // narrowBF16Vector sets dst[i] to the top half of src[i] for the whole
-// vectors of src (AVX-512 only: AVX2 has no 32-to-16-bit narrowing); it
-// returns how many it did.
+// 16-element pieces of src (two 8-lane vectors shifted, packed with
+// VPACKUSDW and put back in order); it returns how many it did.
 func narrowBF16Vector(src []uint32, dst []uint16) int {
-	if subnormalLanes != 16 || !narrowBF16VectorOn {
+	if subnormalLanes < 8 || !narrowBF16VectorOn {
 		return 0
 	}
 	dst = dst[:len(src)]
+	c := archsimd.LoadInt32x8(&vec16s).AsUint32x8()
+	perm := archsimd.LoadInt32x8(&packOrder).AsUint32x8()
 	i := 0
 	for ; i+16 <= len(src); i += 16 {
-		archsimd.LoadUint32x16((*[16]uint32)(src[i:])).ShiftAllRight(16).TruncateToUint16().Store((*[16]uint16)(dst[i:]))
+		a := archsimd.LoadUint32x8((*[8]uint32)(src[i:])).ShiftRight(c).AsInt32x8()
+		b := archsimd.LoadUint32x8((*[8]uint32)(src[i+8:])).ShiftRight(c).AsInt32x8()
+		a.SaturateToUint16ConcatGrouped(b).AsUint32x8().Permute(perm).AsUint16x16().Store((*[16]uint16)(dst[i:]))
 	}
 	archsimd.ClearAVXUpperBits()
 	return i
 }
 
-// narrowBF16VectorOn: off, the scalar loop measured faster in the softmax
-// module (VPMOVDW showed 37% of the time to golden, twice the AVX2 build's);
-// kept for the tests and for a later look.
-var narrowBF16VectorOn = false
+// narrowF16Vector sets dst[i] to f32 src[i] converted to f16 (dtype's
+// f32ToF16: nearest even, NaN payload's top ten bits, one when they are
+// zero) for the whole 16-element pieces of src; it returns how many it did.
+// Each value is rounded as roundF16One does and its f16 bits then read off
+// exactly.
+func narrowF16Vector(src []uint32, dst []uint16) int {
+	if subnormalLanes < 8 {
+		return 0
+	}
+	dst = dst[:len(src)]
+	var k f16Consts
+	k.load()
+	c16, c13 := archsimd.LoadInt32x8(&vec16s), archsimd.LoadInt32x8(&vec13s)
+	perm := archsimd.LoadInt32x8(&packOrder).AsUint32x8()
+	signM, abs32, inf32m1, norm1 := archsimd.LoadInt32x8(&vecH8000), archsimd.LoadInt32x8(&vecAbs32), archsimd.LoadInt32x8(&vecInf32m1), archsimd.LoadInt32x8(&vecNorm1)
+	rebias, magic, h7c00 := archsimd.LoadInt32x8(&vecRebias), archsimd.LoadInt32x8(&vecMagic), archsimd.LoadInt32x8(&vecH7c00)
+	magicF, inf32 := magic.AsFloat32x8(), archsimd.LoadInt32x8(&vecInf32)
+	enc := func(b archsimd.Int32x8) archsimd.Int32x8 {
+		r := k.round(b) // f32 bits of an f16 value (sign included)
+		a := r.And(abs32)
+		h := a.Sub(rebias).ShiftRight(c13)                                      // normal
+		h = h7c00.Or(a.Sub(inf32).ShiftRight(c13)).Merge(h, a.Greater(inf32m1)) // Inf, NaN
+		sub := a.AsFloat32x8().Add(magicF).AsInt32x8().Sub(magic).ShiftRight(c13)
+		h = sub.Merge(h, norm1.Greater(a).Or(norm1.Equal(a)))
+		return h.Or(r.ShiftRight(c16).And(signM))
+	}
+	i := 0
+	for ; i+16 <= len(src); i += 16 {
+		a := enc(archsimd.LoadInt32x8((*[8]int32)(unsafe.Pointer(&src[i]))))
+		b := enc(archsimd.LoadInt32x8((*[8]int32)(unsafe.Pointer(&src[i+8]))))
+		a.SaturateToUint16ConcatGrouped(b).AsUint32x8().Permute(perm).AsUint16x16().Store((*[16]uint16)(dst[i:]))
+	}
+	archsimd.ClearAVXUpperBits()
+	return i
+}
+
+// f16Consts are roundF16X8's constants, loaded from memory.
+type f16Consts struct {
+	sign, abs, inf, keep, rnd, one, nanBits, nanMin, minNorm, infAfter archsimd.Int32x8
+	half                                                               archsimd.Float32x8
+}
+
+var (
+	vecSign32   = splat8(bitsSign)
+	vecF16Keep  = splat8(f16Keep)
+	vecFFF      = splat8(0xfff)
+	vecOne      = splat8(1)
+	vecNaNBits  = splat8(f16NaNBits)
+	vecNaNMin   = splat8(f16NaNMin)
+	vecMinNorm  = splat8(f16MinNorm)
+	vecInfAfter = splat8(f16InfAfter)
+	vecHalfF    = [8]float32{0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5}
+)
+
+func (k *f16Consts) load() {
+	k.sign, k.abs, k.inf = archsimd.LoadInt32x8(&vecSign32), archsimd.LoadInt32x8(&vecAbs32), archsimd.LoadInt32x8(&vecInf32)
+	k.keep, k.rnd, k.one = archsimd.LoadInt32x8(&vecF16Keep), archsimd.LoadInt32x8(&vecFFF), archsimd.LoadInt32x8(&vecOne)
+	k.nanBits, k.nanMin = archsimd.LoadInt32x8(&vecNaNBits), archsimd.LoadInt32x8(&vecNaNMin)
+	k.minNorm, k.infAfter = archsimd.LoadInt32x8(&vecMinNorm), archsimd.LoadInt32x8(&vecInfAfter)
+	k.half = archsimd.LoadFloat32x8(&vecHalfF)
+}
+
+// round is roundF16One on each lane of b (roundF16X8's steps).
+func (k *f16Consts) round(b archsimd.Int32x8) archsimd.Int32x8 {
+	c13 := archsimd.LoadInt32x8(&vec13s)
+	a := b.And(k.abs)
+	r := a.Add(k.rnd).Add(a.ShiftRight(c13).And(k.one)).And(k.keep)
+	sub := a.AsFloat32x8().Add(k.half).Sub(k.half).AsInt32x8()
+	r = sub.Merge(r, k.minNorm.Greater(a))
+	r = k.inf.Merge(r, a.Greater(k.infAfter))
+	r = k.inf.Or(a.And(k.nanBits).Max(k.nanMin)).Merge(r, a.Greater(k.inf))
+	return r.Or(b.And(k.sign))
+}
+
+// narrowBF16VectorOn: the vector narrowing (on). It was off while the
+// loop's shift count went through a legacy-SSE MOVQ (37% of softmax's time
+// to golden); kept switchable for the tests.
+var narrowBF16VectorOn = true
+
+var (
+	vecLow29  = [4]int64{1<<29 - 1, 1<<29 - 1, 1<<29 - 1, 1<<29 - 1}
+	vecHigh29 = [4]int64{^(1<<29 - 1), ^(1<<29 - 1), ^(1<<29 - 1), ^(1<<29 - 1)}
+	vecBit29  = [4]int64{1 << 29, 1 << 29, 1 << 29, 1 << 29}
+)
+
+// fmaF16Vector is fmaF16Block's arithmetic on the whole 8-lane vectors of
+// o: each f16 operand (held exactly as f32) widened to f64, one f64 FMA,
+// rounded to f32 to odd by its bits (the 29 bits f32 drops cleared, the
+// lowest kept one set, when any was set: the truncation toward zero with
+// the sticky bit fmaF16Block gets by comparing float32(r) with r; every
+// such r is an f32 normal, zero or infinity), then roundF16One's rounding.
+// It stops at the first vector with a NaN operand or result, for the
+// caller's scalar loop, and returns how many elements it did.
+func fmaF16Vector(a, b, c, o []float32) int {
+	if subnormalLanes < 8 {
+		return 0
+	}
+	a, b, c = a[:len(o)], b[:len(o)], c[:len(o)]
+	var k f16Consts
+	k.load()
+	low, high, bit := archsimd.LoadInt64x4(&vecLow29), archsimd.LoadInt64x4(&vecHigh29), archsimd.LoadInt64x4(&vecBit29)
+	var zero archsimd.Int64x4
+	odd := func(x, y, z archsimd.Float32x4) archsimd.Float32x4 {
+		r := x.ConvertToFloat64().MulAdd(y.ConvertToFloat64(), z.ConvertToFloat64()).AsInt64x4()
+		t := r.Merge(r.And(high).Or(bit), r.And(low).Equal(zero))
+		return t.AsFloat64x4().ConvertToFloat32()
+	}
+	i := 0
+	for ; i+8 <= len(o); i += 8 {
+		x := archsimd.LoadFloat32x8((*[8]float32)(a[i:]))
+		y := archsimd.LoadFloat32x8((*[8]float32)(b[i:]))
+		z := archsimd.LoadFloat32x8((*[8]float32)(c[i:]))
+		r := x.SetLo(odd(x.GetLo(), y.GetLo(), z.GetLo())).SetHi(odd(x.GetHi(), y.GetHi(), z.GetHi()))
+		if x.NotEqual(x).Or(y.NotEqual(y)).Or(z.NotEqual(z)).Or(r.NotEqual(r)).ToBits() != 0 {
+			break
+		}
+		k.round(r.AsInt32x8()).AsFloat32x8().Store((*[8]float32)(o[i:]))
+	}
+	archsimd.ClearAVXUpperBits()
+	return i
+}

@@ -149,3 +149,115 @@ func TestEncodeNarrowMatchesDtype(t *testing.T) {
 		}
 	}
 }
+
+// The vector widenings and narrowings (widenNarrowBlock, storeNarrow) at
+// every vector width the CPU runs, against dtype's DecodeF32 and EncodeF32
+// bit for bit: every bf16 and f16 pattern widened, and the round cases
+// narrowed (f16 rounds any f32; bf16 stores the top halves of its values,
+// NaN payloads kept).
+func TestWidenNarrowVectorsMatchDtype(t *testing.T) {
+	defer func(l int) { subnormalLanes = l }(subnormalLanes)
+	all := make([]byte, 2<<16)
+	for h := range 1 << 16 {
+		all[2*h], all[2*h+1] = byte(h), byte(h>>8)
+	}
+	xs := roundCases(rand.New(rand.NewSource(5)))
+	f := make([]float32, len(xs))
+	for i, b := range xs {
+		f[i] = math.Float32frombits(b)
+	}
+	for _, typ := range []dtype.Type{dtype.BF16, dtype.F16} {
+		want := make([]float32, 1<<16)
+		dtype.DecodeF32(typ, all, want)
+		var wantN []byte
+		src := f
+		if typ == dtype.BF16 {
+			// storeNarrow's bf16 values: any top half, low half zero
+			src = make([]float32, len(xs))
+			for i, b := range xs {
+				src[i] = math.Float32frombits(b &^ 0xffff)
+			}
+		}
+		wantN = make([]byte, 2*len(src))
+		if typ == dtype.BF16 {
+			for i, v := range src { // the top half, NaN payloads kept
+				b := math.Float32bits(v)
+				wantN[2*i], wantN[2*i+1] = byte(b>>16), byte(b>>24)
+			}
+		} else {
+			dtype.EncodeF32(typ, src, wantN)
+		}
+		for _, lanes := range subnormalLaneWidths() {
+			subnormalLanes = lanes
+			got := make([]float32, 1<<16)
+			for lo := 0; lo < len(got); lo += 1001 { // odd pieces: the tails too
+				hi := min(lo+1001, len(got))
+				widenNarrowBlock(typ, all[2*lo:2*hi], got[lo:hi])
+			}
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%v lanes %d: %#04x widens to %#08x, want %#08x", typ, lanes, i, math.Float32bits(got[i]), math.Float32bits(want[i]))
+				}
+			}
+			gotN := make([]byte, len(wantN))
+			for lo := 0; lo < len(src); lo += 1001 {
+				hi := min(lo+1001, len(src))
+				storeNarrow(typ, src[lo:hi], gotN[2*lo:2*hi])
+			}
+			for i := 0; i < len(src); i++ {
+				if gotN[2*i] != wantN[2*i] || gotN[2*i+1] != wantN[2*i+1] {
+					t.Fatalf("%v lanes %d: %#08x narrows to %#02x%02x, want %#02x%02x", typ, lanes, math.Float32bits(src[i]),
+						gotN[2*i+1], gotN[2*i], wantN[2*i+1], wantN[2*i])
+				}
+			}
+		}
+	}
+}
+
+// fmaF16Block's vector lanes against its scalar loop, bit for bit, at every
+// vector width the CPU runs (the converter test above checks the scalar
+// loop against dtype; NaN lanes show the vector's hand-off to it).
+func TestFMAF16VectorMatchesScalar(t *testing.T) {
+	defer func(l int) { subnormalLanes = l }(subnormalLanes)
+	rng := rand.New(rand.NewSource(4))
+	const n = 1<<20 + 5
+	h := func() float32 {
+		var b uint16
+		switch rng.Intn(5) {
+		case 0:
+			b = uint16(rng.Intn(1 << 16))
+			if b&0x7c00 == 0x7c00 && rng.Intn(8) != 0 {
+				b &^= 0x0400 // NaNs and infinities, but rarer
+			}
+		case 1:
+			b = uint16(rng.Intn(0x800)) | uint16(rng.Intn(2))<<15
+		case 2:
+			b = uint16(0x7800+rng.Intn(0x400)) | uint16(rng.Intn(2))<<15 // near the top
+		default:
+			b = uint16(0x3000+rng.Intn(0x1800)) | uint16(rng.Intn(2))<<15
+		}
+		return dtype.ToF32(dtype.F16, uint64(b))
+	}
+	a, b, c := make([]float32, n), make([]float32, n), make([]float32, n)
+	for i := range n {
+		a[i], b[i], c[i] = h(), h(), h()
+		if i%3 == 0 {
+			b[i] = 1 // a sum of two f16 values, often a tie
+		}
+	}
+	want := make([]float32, n)
+	fmaF16Scalar(a, b, c, want)
+	for _, lanes := range subnormalLaneWidths() {
+		subnormalLanes = lanes
+		got := make([]float32, n)
+		for lo := 0; lo < n; lo += 1001 {
+			hi := min(lo+1001, n)
+			fmaF16Block(a[lo:hi], b[lo:hi], c[lo:hi], got[lo:hi])
+		}
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("lanes %d: fma(%v, %v, %v) = %#08x, want %#08x", lanes, a[i], b[i], c[i], math.Float32bits(got[i]), math.Float32bits(want[i]))
+			}
+		}
+	}
+}

@@ -14,7 +14,7 @@ import (
 
 // BenchmarkModuleFile runs the HLO text module named by GOLDTRACE_BENCH_HLO
 // the way infergoldens does (legalized, then evaluated) on normal(0, 0.1)
-// f32 inputs (other types zero), for profiling real modules:
+// f32, bf16 and f16 inputs (other types zero), for profiling real modules:
 //
 //	GOLDTRACE_BENCH_HLO=m.hlo go test -run '^$' -bench ModuleFile -cpuprofile cpu.prof ./engine/golden/
 //
@@ -46,10 +46,17 @@ func BenchmarkModuleFile(bm *testing.B) {
 			continue
 		}
 		x := tensor.New(p.Shape.Elem, p.Shape.Dims)
-		if p.Shape.Elem == dtype.F32 {
+		switch p.Shape.Elem {
+		case dtype.F32:
 			for i := range x.F32() {
 				x.F32()[i] = float32(r.NormFloat64() * 0.1)
 			}
+		case dtype.BF16, dtype.F16:
+			v := make([]float32, x.NumElements())
+			for i := range v {
+				v[i] = float32(r.NormFloat64() * 0.1)
+			}
+			dtype.EncodeF32(p.Shape.Elem, v, x.Data)
 		}
 		args = append(args, x)
 	}
