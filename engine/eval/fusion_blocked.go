@@ -81,6 +81,10 @@ type fusedGroup struct {
 	dims    []int64
 	reduce  *hlo.Instruction
 	op      string // the reduce's fast reducer
+	// narrowOut, when set, is a convert of an f32 group's root to bf16 or
+	// f16 (the root's only use): the group's value is the convert's,
+	// each block rounded and stored as convert stores it (encodeF32).
+	narrowOut *hlo.Instruction
 	// Gather geometry per broadcast or slice member (nil for the others):
 	// the source stride of each result dimension (0 where broadcast) and
 	// the source offset of the first element.
@@ -154,6 +158,9 @@ const (
 func (g *fusedGroup) out() *hlo.Instruction {
 	if g.reduce != nil {
 		return g.reduce
+	}
+	if g.narrowOut != nil {
+		return g.narrowOut
 	}
 	return g.members[len(g.members)-1]
 }
@@ -827,6 +834,7 @@ func planFusion(c *hlo.Computation) *fusionPlan {
 		}
 		g.nExt = len(ids)
 		g.assignSlots()
+		g.narrowOut = narrowingUse(g, c, users)
 		for _, m := range g.members {
 			p.interior[m] = true
 		}
@@ -852,8 +860,26 @@ func planFusion(c *hlo.Computation) *fusionPlan {
 				g.consumes = append(g.consumes, m.Operands...)
 			}
 		}
+		if g.narrowOut != nil {
+			g.consumes = append(g.consumes, g.narrowOut.Operands...)
+		}
 	}
 	return p
+}
+
+// narrowingUse is the convert to bf16 or f16 that is the only use of f32
+// group g's root, when it can end the group (narrowOut), else nil.
+func narrowingUse(g *fusedGroup, c *hlo.Computation, users map[*hlo.Instruction][]*hlo.Instruction) *hlo.Instruction {
+	root := g.members[len(g.members)-1]
+	if g.elem != dtype.F32 || !isF32Array(root.Shape) || g.reduce != nil || root == c.Root || len(users[root]) != 1 || g.isExtra[root] {
+		return nil
+	}
+	u := users[root][0]
+	if u.Opcode != "convert" || len(u.Operands) != 1 || !u.Shape.IsArray() || !isNarrowElem(u.Shape.Elem) ||
+		len(u.Shape.DynamicDims) > 0 || !equalDims(u.Shape.Dims, g.dims) || !registeredAs("convert", evalConvert) {
+		return nil
+	}
+	return u
 }
 
 // fusibleReduce reports whether reduce r of x can fold the blocks of x as
@@ -967,6 +993,26 @@ func (g *fusedGroup) eval(ev *Evaluator, vals func(*hlo.Instruction) (Value, boo
 		}
 	}
 	total := int(tensor.NumElements(g.dims))
+	if g.reduce == nil && g.narrowOut != nil {
+		// As convert: rounded to the narrow type (subnormals kept), stored.
+		to := g.narrowOut.Shape.Elem
+		out := ev.newTensor(to, g.dims, false) // every block is written
+		blocks := (total + fuseBlock - 1) / fuseBlock
+		blk := min(fuseBlock, total)
+		parallelPull(blocks, total*n, func(lo, hi int) {
+			w := getFuseWorker(g, blk)
+			defer putFuseWorker(w)
+			for b := lo; b < hi; b++ {
+				s, e := b*fuseBlock, min((b+1)*fuseBlock, total)
+				w.block(g, ext, s, e, w.out[:e-s])
+				if to == dtype.BF16 {
+					roundBF16Bits(f32Bits(w.out[:e-s]))
+				}
+				storeNarrow(to, w.out[:e-s], out.Data[2*s:2*e])
+			}
+		})
+		return ArrayValue(out), extras, nil
+	}
 	if g.reduce == nil {
 		out := ev.newTensor(g.elem, g.dims, false) // every block is written
 		blocks := (total + fuseBlock - 1) / fuseBlock

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"goldtrace/engine/dtype"
+	"goldtrace/engine/hlo"
 	"goldtrace/engine/tensor"
 )
 
@@ -87,5 +88,51 @@ func TestFusionBlockedNarrowMatchesOpByOp(t *testing.T) {
 	}
 	if fused < trials/2 {
 		t.Errorf("only %d of %d modules had a fused group", fused, trials)
+	}
+}
+
+// f32 DAGs (with a bf16 input widened, a row broadcast, f32 subnormals,
+// NaNs) whose root's only use is a convert to bf16 or f16, fused with the
+// convert against op by op; and the same with a second use of the root,
+// where the convert stays an op of its own. The planner is checked to fuse
+// the convert in the first form.
+func TestFusionBlockedNarrowingConvertMatchesOpByOp(t *testing.T) {
+	rng := rand.New(rand.NewSource(17))
+	shapes := [][]int64{{3000}, {37, 129}, {5, 7, 300}, {2, 4100}, {7, 33}}
+	for trial := 0; trial < 40; trial++ {
+		et := []string{"bf16", "f16"}[trial%2]
+		dims := shapes[trial%len(shapes)]
+		r := len(dims)
+		dd := strings.ReplaceAll(fmt.Sprint(dims), " ", ",")
+		sh, nsh := "f32"+dd, et+dd
+		var b strings.Builder
+		b.WriteString("HloModule m\nENTRY e {\n")
+		fmt.Fprintf(&b, "  p0 = %s parameter(0)\n  p1 = bf16%s parameter(1)\n  p2 = f32[%d] parameter(2)\n", sh, dd, dims[r-1])
+		fmt.Fprintf(&b, "  w = %s convert(p1)\n  v0 = %s broadcast(p2), dimensions={%d}\n", sh, sh, r-1)
+		names := []string{"p0", "w", "v0"}
+		for i := range 2 + rng.Intn(6) {
+			name := fmt.Sprintf("x%d", i)
+			pick := func() string { return names[len(names)-1-rng.Intn(min(len(names), 3))] }
+			if rng.Intn(3) == 0 {
+				fmt.Fprintf(&b, "  %s = %s %s(%s)\n", name, sh, []string{"exponential", "tanh", "negate", "sqrt"}[rng.Intn(4)], pick())
+			} else {
+				fmt.Fprintf(&b, "  %s = %s %s(%s, %s)\n", name, sh, []string{"add", "subtract", "multiply", "divide"}[rng.Intn(4)], pick(), pick())
+			}
+			names = append(names, name)
+		}
+		last := names[len(names)-1]
+		src := b.String()
+		one := src + fmt.Sprintf("  ROOT n = %s convert(%s)\n}\n", nsh, last)
+		two := src + fmt.Sprintf("  n = %s convert(%s)\n  ROOT t = (%s, %s) tuple(n, %s)\n}\n", nsh, last, nsh, sh, last)
+		m, err := hlo.ParseText([]byte(one), "t.hlo")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := planFusion(m.Entry); p == nil || p.groups[m.Entry.Root] == nil {
+			t.Fatalf("the convert is not a group's value:\n%s", one)
+		}
+		args := []*tensor.Tensor{randomF32(rng, dims), randomNarrow(rng, dtype.BF16, dims), randomF32(rng, dims[r-1:])}
+		fusedVsOpByOp(t, one, args...)
+		fusedVsOpByOp(t, two, args...)
 	}
 }

@@ -222,6 +222,9 @@ func reduceFast(op string, x, init *tensor.Tensor, outDims []int64, runLen int64
 		if op == "and" || op == "or" {
 			return nil
 		}
+		if out := reduceBF16MinMaxRows(op, x, init, outDims, rl); out != nil {
+			return out // on the bf16 bits (reduce_bf16.go)
+		}
 		xs, i0 := asF32(x), asF32(init)[0]
 		o := make([]float32, groups)
 		// Four runs at a time, each still folded left to right (foldRows).
