@@ -91,6 +91,10 @@ func xlaRewrites(m *hlo.Module) error {
 			continue
 		}
 		before := useCounts(c)
+		r.narrowed = map[narrowKey]*hlo.Instruction{}
+		if err := r.rewrite(c, r.narrowIndexConvert); err != nil {
+			return err
+		}
 		if err := r.rewrite(c, r.simplify); err != nil {
 			return err
 		}
@@ -138,6 +142,8 @@ type xlaRewriter struct {
 	// products counts the multiplies of each operand pair (productKey):
 	// XLA's CSE merges them into one multiply with all their uses.
 	products map[string]int
+	// narrowed memoizes narrowIndex per computation.
+	narrowed map[narrowKey]*hlo.Instruction
 
 	// State of the computation being rewritten.
 	c    *hlo.Computation
@@ -240,6 +246,7 @@ var pureOps = map[string]bool{
 	"slice": true, "convert": true, "add": true, "subtract": true, "multiply": true, "divide": true,
 	"negate": true, "sqrt": true, "rsqrt": true, "power": true, "exponential": true, "reduce": true,
 	"maximum": true, "minimum": true, "select": true, "compare": true, "get-tuple-element": true, "tuple": true,
+	"iota": true, "shift-left": true, "shift-right-logical": true, "and": true, "or": true, "xor": true, "not": true,
 }
 
 // pruneDead removes the pure instructions the rewrites left unread (those
