@@ -64,10 +64,11 @@ func evalFFT(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
 		return Value{}, fmt.Errorf("fft result shape %v does not match the transform", in.Shape.Dims)
 	}
 	inverse := typ == "IFFT" || typ == "IRFFT"
-	out := tensor.New(in.Shape.Elem, in.Shape.Dims)
 	if rows == 0 || keep == 0 || n == 0 {
-		return ArrayValue(out), nil
+		return ArrayValue(tensor.New(in.Shape.Elem, in.Shape.Dims)), nil
 	}
+	// Every result value is written below (each row's keep values).
+	out := ev.newTensor(in.Shape.Elem, in.Shape.Dims, false)
 	job := newFFTRowJob(typ, int(n), int(inDims[r-1]), int(keep))
 	// The last axis's lines come from the operand itself when nothing is
 	// padded or cut; otherwise from a complex128 copy of it.

@@ -22,6 +22,15 @@ func fftLanes() int {
 	return 4
 }
 
+// The radix-4 passes in assembly (fft_pass4_amd64.s): x and y hold the
+// batches (2*n*w values each), tw the stage's twiddles.
+//
+//go:noescape
+func fftPass4x8asm(x, y, tw *float64, m, s int)
+
+//go:noescape
+func fftPass4x4asm(x, y, tw *float64, m, s int)
+
 func fftPassSIMD(w int, st *fftStage, x, y []float64) bool {
 	switch {
 	case w == 8 && fftSIMD8:
@@ -67,14 +76,14 @@ var fftTr8 = [6][8]uint64{
 	{0, 1, 2, 3, 8, 9, 10, 11}, {4, 5, 6, 7, 12, 13, 14, 15},
 }
 
+// f32At and f32At4 point at s[i:]; the callers keep i+8 (i+4) within
+// the rows they were given.
 func f32At(s []float32, i int) *[8]float32 {
-	_ = s[i+7]
-	return (*[8]float32)(unsafe.Pointer(&s[i]))
+	return (*[8]float32)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(s)), 4*i))
 }
 
 func f32At4(s []float32, i int) *[4]float32 {
-	_ = s[i+3]
-	return (*[4]float32)(unsafe.Pointer(&s[i]))
+	return (*[4]float32)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(s)), 4*i))
 }
 
 // fftPairsInSIMD loads npos pairs from each of w rows (row l's pairs from
@@ -82,6 +91,9 @@ func f32At4(s []float32, i int) *[4]float32 {
 // it returns how many positions it loaded (a multiple of 4 or 2), the
 // rest is the caller's.
 func fftPairsInSIMD(w int, src []float32, off, rowF, npos int, conj bool, a []float64) int {
+	if npos <= 0 || off+(w-1)*rowF+2*npos > len(src) || 2*w*npos > len(a) {
+		return 0
+	}
 	switch {
 	case w == 8 && fftSIMD8:
 		return fftPairsInx8(src, off, rowF, npos, conj, a)
@@ -95,6 +107,9 @@ func fftPairsInSIMD(w int, src []float32, off, rowF, npos int, conj bool, a []fl
 // at dst[off+l*rowF]), re scaled by sr and im by si when scale, rounded
 // to float32; it returns how many positions it stored.
 func fftPairsOutSIMD(w int, res []float64, npos int, scale bool, sr, si float64, dst []float32, off, rowF int) int {
+	if npos <= 0 || off+(w-1)*rowF+2*npos > len(dst) || 2*w*npos > len(res) {
+		return 0
+	}
 	switch {
 	case w == 8 && fftSIMD8:
 		return fftPairsOutx8(res, npos, scale, sr, si, dst, off, rowF)

@@ -15,26 +15,20 @@ import (
 
 type fvx8 = archsimd.Float64x8
 
+// ldx8 and stx8 do not check bounds: their callers check the lengths
+// once.
 func ldx8(s []float64, i int) fvx8 {
-	_ = s[i+7]
-	return archsimd.LoadFloat64x8((*[8]float64)(unsafe.Pointer(&s[i])))
+	return archsimd.LoadFloat64x8((*[8]float64)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(s)), 8*i)))
 }
 
 func stx8(s []float64, i int, v fvx8) {
-	_ = s[i+7]
-	v.Store((*[8]float64)(unsafe.Pointer(&s[i])))
+	v.Store((*[8]float64)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(s)), 8*i)))
 }
 
 func bcx8(s []float64, i int) fvx8 { return archsimd.BroadcastFloat64x8(s[i]) }
 
 // The passes address their buffers through pointers (no bounds checks):
 // fftCPlan.run checks the lengths once.
-func ldpx8(p unsafe.Pointer, i int) fvx8 {
-	return archsimd.LoadFloat64x8((*[8]float64)(unsafe.Add(p, i*8)))
-}
-
-func stpx8(p unsafe.Pointer, i int, v fvx8) { v.Store((*[8]float64)(unsafe.Add(p, i*8))) }
-
 func bcpx8(p unsafe.Pointer, i int) fvx8 {
 	return archsimd.BroadcastFloat64x8(*(*float64)(unsafe.Add(p, i*8)))
 }
@@ -44,67 +38,34 @@ func cmulx8(xr, xi, wr, wi, nwi fvx8) (fvx8, fvx8) {
 	return xr.MulAdd(wr, xi.Mul(nwi)), xr.MulAdd(wi, xi.Mul(wr))
 }
 
+// ldbx8 and stbx8 address p by a byte offset.
+func ldbx8(p unsafe.Pointer, off int) fvx8 {
+	return archsimd.LoadFloat64x8((*[8]float64)(unsafe.Add(p, off)))
+}
+
+func stbx8(p unsafe.Pointer, off int, v fvx8) { v.Store((*[8]float64)(unsafe.Add(p, off))) }
+
 func fftPass2x8(st *fftStage, x, y []float64) {
 	const w8 = 8
+	const eb, hb = 16 * w8, 8 * w8 // bytes of a value; offset of its imaginary parts
 	xp, yp, twp := unsafe.Pointer(unsafe.SliceData(x)), unsafe.Pointer(unsafe.SliceData(y)), unsafe.Pointer(unsafe.SliceData(st.tw))
-	m, s, es := st.m, st.s, 2*w8
-	step := s * m * es
+	m, s := st.m, st.s
+	step, ostep := s*m*eb, s*eb
 	for pp := 0; pp < m; pp++ {
 		wr, wi, nwi := bcpx8(twp, 3*pp), bcpx8(twp, 3*pp+1), bcpx8(twp, 3*pp+2)
-		for q := 0; q < s; q++ {
-			i := (q + s*pp) * es
-			o := (q + s*2*pp) * es
-			ar, ai := ldpx8(xp, i), ldpx8(xp, i+w8)
-			br, bi := ldpx8(xp, i+step), ldpx8(xp, i+step+w8)
-			stpx8(yp, o, ar.Add(br))
-			stpx8(yp, o+w8, ai.Add(bi))
+		i, o := s*pp*eb, 2*s*pp*eb
+		for end := i + s*eb; i < end; i, o = i+eb, o+eb {
+			ip, op := unsafe.Add(xp, i), unsafe.Add(yp, o)
+			ar, ai := ldbx8(ip, 0), ldbx8(ip, hb)
+			br, bi := ldbx8(ip, step), ldbx8(ip, step+hb)
+			stbx8(op, 0, ar.Add(br))
+			stbx8(op, hb, ai.Add(bi))
 			dr, di := ar.Sub(br), ai.Sub(bi)
 			if pp != 0 {
 				dr, di = cmulx8(dr, di, wr, wi, nwi)
 			}
-			stpx8(yp, o+s*es, dr)
-			stpx8(yp, o+s*es+w8, di)
-		}
-	}
-}
-
-func fftPass4x8(st *fftStage, x, y []float64) {
-	const w8 = 8
-	xp, yp, twp := unsafe.Pointer(unsafe.SliceData(x)), unsafe.Pointer(unsafe.SliceData(y)), unsafe.Pointer(unsafe.SliceData(st.tw))
-	m, s, es := st.m, st.s, 2*w8
-	step, ostep := s*m*es, s*es
-	for pp := 0; pp < m; pp++ {
-		tw := unsafe.Add(twp, 9*pp*8)
-		w1r, w1i, w1n := bcpx8(tw, 0), bcpx8(tw, 1), bcpx8(tw, 2)
-		w2r, w2i, w2n := bcpx8(tw, 3), bcpx8(tw, 4), bcpx8(tw, 5)
-		w3r, w3i, w3n := bcpx8(tw, 6), bcpx8(tw, 7), bcpx8(tw, 8)
-		for q := 0; q < s; q++ {
-			i := (q + s*pp) * es
-			o := (q + s*4*pp) * es
-			a0r, a0i := ldpx8(xp, i), ldpx8(xp, i+w8)
-			a1r, a1i := ldpx8(xp, i+step), ldpx8(xp, i+step+w8)
-			a2r, a2i := ldpx8(xp, i+2*step), ldpx8(xp, i+2*step+w8)
-			a3r, a3i := ldpx8(xp, i+3*step), ldpx8(xp, i+3*step+w8)
-			t0r, t0i := a0r.Add(a2r), a0i.Add(a2i)
-			t1r, t1i := a0r.Sub(a2r), a0i.Sub(a2i)
-			t2r, t2i := a1r.Add(a3r), a1i.Add(a3i)
-			t3r, t3i := a1r.Sub(a3r), a1i.Sub(a3i)
-			stpx8(yp, o, t0r.Add(t2r))
-			stpx8(yp, o+w8, t0i.Add(t2i))
-			b1r, b1i := t1r.Add(t3i), t1i.Sub(t3r)
-			b2r, b2i := t0r.Sub(t2r), t0i.Sub(t2i)
-			b3r, b3i := t1r.Sub(t3i), t1i.Add(t3r)
-			if pp != 0 {
-				b1r, b1i = cmulx8(b1r, b1i, w1r, w1i, w1n)
-				b2r, b2i = cmulx8(b2r, b2i, w2r, w2i, w2n)
-				b3r, b3i = cmulx8(b3r, b3i, w3r, w3i, w3n)
-			}
-			stpx8(yp, o+ostep, b1r)
-			stpx8(yp, o+ostep+w8, b1i)
-			stpx8(yp, o+2*ostep, b2r)
-			stpx8(yp, o+2*ostep+w8, b2i)
-			stpx8(yp, o+3*ostep, b3r)
-			stpx8(yp, o+3*ostep+w8, b3i)
+			stbx8(op, ostep, dr)
+			stbx8(op, ostep+hb, di)
 		}
 	}
 }
@@ -112,25 +73,26 @@ func fftPass4x8(st *fftStage, x, y []float64) {
 // fftPass3x8: b0 = a0+t1, b1,2 = a0 - t1/2 ∓ i(√3/2)(a1-a2), t1 = a1+a2.
 func fftPass3x8(st *fftStage, x, y []float64) {
 	const w8 = 8
+	const eb, hb = 16 * w8, 8 * w8
 	xp, yp, twp := unsafe.Pointer(unsafe.SliceData(x)), unsafe.Pointer(unsafe.SliceData(y)), unsafe.Pointer(unsafe.SliceData(st.tw))
-	m, s, es := st.m, st.s, 2*w8
-	step, ostep := s*m*es, s*es
+	m, s := st.m, st.s
+	step, ostep := s*m*eb, s*eb
 	half := archsimd.BroadcastFloat64x8(-0.5)
 	sn := archsimd.BroadcastFloat64x8(0.8660254037844386467637231707529361834714) // √3/2
 	for pp := 0; pp < m; pp++ {
 		tw := unsafe.Add(twp, 6*pp*8)
 		w1r, w1i, w1n := bcpx8(tw, 0), bcpx8(tw, 1), bcpx8(tw, 2)
 		w2r, w2i, w2n := bcpx8(tw, 3), bcpx8(tw, 4), bcpx8(tw, 5)
-		for q := 0; q < s; q++ {
-			i := (q + s*pp) * es
-			o := (q + s*3*pp) * es
-			a0r, a0i := ldpx8(xp, i), ldpx8(xp, i+w8)
-			a1r, a1i := ldpx8(xp, i+step), ldpx8(xp, i+step+w8)
-			a2r, a2i := ldpx8(xp, i+2*step), ldpx8(xp, i+2*step+w8)
+		i, o := s*pp*eb, 3*s*pp*eb
+		for end := i + s*eb; i < end; i, o = i+eb, o+eb {
+			ip, op := unsafe.Add(xp, i), unsafe.Add(yp, o)
+			a0r, a0i := ldbx8(ip, 0), ldbx8(ip, hb)
+			a1r, a1i := ldbx8(ip, step), ldbx8(ip, step+hb)
+			a2r, a2i := ldbx8(ip, 2*step), ldbx8(ip, 2*step+hb)
 			t1r, t1i := a1r.Add(a2r), a1i.Add(a2i)
 			t2r, t2i := a1r.Sub(a2r), a1i.Sub(a2i)
-			stpx8(yp, o, a0r.Add(t1r))
-			stpx8(yp, o+w8, a0i.Add(t1i))
+			stbx8(op, 0, a0r.Add(t1r))
+			stbx8(op, hb, a0i.Add(t1i))
 			m1r, m1i := t1r.MulAdd(half, a0r), t1i.MulAdd(half, a0i)
 			b1r, b1i := t2i.MulAdd(sn, m1r), m1i.Sub(t2r.Mul(sn))
 			b2r, b2i := m1r.Sub(t2i.Mul(sn)), t2r.MulAdd(sn, m1i)
@@ -138,10 +100,10 @@ func fftPass3x8(st *fftStage, x, y []float64) {
 				b1r, b1i = cmulx8(b1r, b1i, w1r, w1i, w1n)
 				b2r, b2i = cmulx8(b2r, b2i, w2r, w2i, w2n)
 			}
-			stpx8(yp, o+ostep, b1r)
-			stpx8(yp, o+ostep+w8, b1i)
-			stpx8(yp, o+2*ostep, b2r)
-			stpx8(yp, o+2*ostep+w8, b2i)
+			stbx8(op, ostep, b1r)
+			stbx8(op, ostep+hb, b1i)
+			stbx8(op, 2*ostep, b2r)
+			stbx8(op, 2*ostep+hb, b2i)
 		}
 	}
 }
@@ -149,9 +111,10 @@ func fftPass3x8(st *fftStage, x, y []float64) {
 // fftPass5x8 pairs a1 with a4 and a2 with a3.
 func fftPass5x8(st *fftStage, x, y []float64) {
 	const w8 = 8
+	const eb, hb = 16 * w8, 8 * w8
 	xp, yp, twp := unsafe.Pointer(unsafe.SliceData(x)), unsafe.Pointer(unsafe.SliceData(y)), unsafe.Pointer(unsafe.SliceData(st.tw))
-	m, s, es := st.m, st.s, 2*w8
-	step, ostep := s*m*es, s*es
+	m, s := st.m, st.s
+	step, ostep := s*m*eb, s*eb
 	c1 := archsimd.BroadcastFloat64x8(0.3090169943749474241022934171828190588602)  // cos 2π/5
 	c2 := archsimd.BroadcastFloat64x8(-0.8090169943749474241022934171828190588602) // cos 4π/5
 	s1 := archsimd.BroadcastFloat64x8(0.9510565162951535721164393333793821434057)  // sin 2π/5
@@ -159,39 +122,43 @@ func fftPass5x8(st *fftStage, x, y []float64) {
 	ns1 := archsimd.BroadcastFloat64x8(-0.9510565162951535721164393333793821434057)
 	for pp := 0; pp < m; pp++ {
 		tw := unsafe.Add(twp, 12*pp*8)
-		for q := 0; q < s; q++ {
-			i := (q + s*pp) * es
-			o := (q + s*5*pp) * es
-			a0r, a0i := ldpx8(xp, i), ldpx8(xp, i+w8)
-			a1r, a1i := ldpx8(xp, i+step), ldpx8(xp, i+step+w8)
-			a2r, a2i := ldpx8(xp, i+2*step), ldpx8(xp, i+2*step+w8)
-			a3r, a3i := ldpx8(xp, i+3*step), ldpx8(xp, i+3*step+w8)
-			a4r, a4i := ldpx8(xp, i+4*step), ldpx8(xp, i+4*step+w8)
+		i, o := s*pp*eb, 5*s*pp*eb
+		for end := i + s*eb; i < end; i, o = i+eb, o+eb {
+			ip, op := unsafe.Add(xp, i), unsafe.Add(yp, o)
+			a0r, a0i := ldbx8(ip, 0), ldbx8(ip, hb)
+			a1r, a1i := ldbx8(ip, step), ldbx8(ip, step+hb)
+			a2r, a2i := ldbx8(ip, 2*step), ldbx8(ip, 2*step+hb)
+			a3r, a3i := ldbx8(ip, 3*step), ldbx8(ip, 3*step+hb)
+			a4r, a4i := ldbx8(ip, 4*step), ldbx8(ip, 4*step+hb)
 			t1r, t1i := a1r.Add(a4r), a1i.Add(a4i)
 			t2r, t2i := a2r.Add(a3r), a2i.Add(a3i)
 			t3r, t3i := a1r.Sub(a4r), a1i.Sub(a4i)
 			t4r, t4i := a2r.Sub(a3r), a2i.Sub(a3i)
-			stpx8(yp, o, a0r.Add(t1r).Add(t2r))
-			stpx8(yp, o+w8, a0i.Add(t1i).Add(t2i))
+			stbx8(op, 0, a0r.Add(t1r).Add(t2r))
+			stbx8(op, hb, a0i.Add(t1i).Add(t2i))
 			m1r, m1i := t2r.MulAdd(c2, t1r.MulAdd(c1, a0r)), t2i.MulAdd(c2, t1i.MulAdd(c1, a0i))
 			m2r, m2i := t2r.MulAdd(c1, t1r.MulAdd(c2, a0r)), t2i.MulAdd(c1, t1i.MulAdd(c2, a0i))
 			n1r, n1i := t4r.MulAdd(s2, t3r.Mul(s1)), t4i.MulAdd(s2, t3i.Mul(s1))
 			n2r, n2i := t4r.MulAdd(ns1, t3r.Mul(s2)), t4i.MulAdd(ns1, t3i.Mul(s2))
 			// b1 = m1 - i n1, b4 = m1 + i n1, b2 = m2 - i n2, b3 = m2 + i n2.
-			b := [4][2]fvx8{
-				{m1r.Add(n1i), m1i.Sub(n1r)},
-				{m2r.Add(n2i), m2i.Sub(n2r)},
-				{m2r.Sub(n2i), m2i.Add(n2r)},
-				{m1r.Sub(n1i), m1i.Add(n1r)},
+			b1r, b1i := m1r.Add(n1i), m1i.Sub(n1r)
+			b2r, b2i := m2r.Add(n2i), m2i.Sub(n2r)
+			b3r, b3i := m2r.Sub(n2i), m2i.Add(n2r)
+			b4r, b4i := m1r.Sub(n1i), m1i.Add(n1r)
+			if pp != 0 {
+				b1r, b1i = cmulx8(b1r, b1i, bcpx8(tw, 0), bcpx8(tw, 1), bcpx8(tw, 2))
+				b2r, b2i = cmulx8(b2r, b2i, bcpx8(tw, 3), bcpx8(tw, 4), bcpx8(tw, 5))
+				b3r, b3i = cmulx8(b3r, b3i, bcpx8(tw, 6), bcpx8(tw, 7), bcpx8(tw, 8))
+				b4r, b4i = cmulx8(b4r, b4i, bcpx8(tw, 9), bcpx8(tw, 10), bcpx8(tw, 11))
 			}
-			for r := 0; r < 4; r++ {
-				br, bi := b[r][0], b[r][1]
-				if pp != 0 {
-					br, bi = cmulx8(br, bi, bcpx8(tw, 3*r), bcpx8(tw, 3*r+1), bcpx8(tw, 3*r+2))
-				}
-				stpx8(yp, o+(r+1)*ostep, br)
-				stpx8(yp, o+(r+1)*ostep+w8, bi)
-			}
+			stbx8(op, ostep, b1r)
+			stbx8(op, ostep+hb, b1i)
+			stbx8(op, 2*ostep, b2r)
+			stbx8(op, 2*ostep+hb, b2i)
+			stbx8(op, 3*ostep, b3r)
+			stbx8(op, 3*ostep+hb, b3i)
+			stbx8(op, 4*ostep, b4r)
+			stbx8(op, 4*ostep+hb, b4i)
 		}
 	}
 }
@@ -204,7 +171,7 @@ func fftPassx8(st *fftStage, x, y []float64) bool {
 	case 3:
 		fftPass3x8(st, x, y)
 	case 4:
-		fftPass4x8(st, x, y)
+		fftPass4x8asm(&x[0], &y[0], &st.tw[0], st.m, st.s)
 	case 5:
 		fftPass5x8(st, x, y)
 	default:
@@ -219,6 +186,9 @@ func fftPassx8(st *fftStage, x, y []float64) bool {
 func fftRealPostx8(h int, z, out, rt []float64) {
 	const w8 = 8
 	es := 2 * w8
+	if len(z) < h*es || len(out) < (h+1)*es || len(rt) < 3*(h+1) {
+		panic("fft: real twiddle pass buffers too short")
+	}
 	half := archsimd.BroadcastFloat64x8(0.5)
 	for k := 0; k <= h; k++ {
 		i, j := k%h*es, (h-k)%h*es
@@ -242,6 +212,9 @@ func fftRealPostx8(h int, z, out, rt []float64) {
 func fftRealPrex8(h int, x, out, rt []float64) {
 	const w8 = 8
 	es := 2 * w8
+	if len(x) < (h+1)*es || len(out) < h*es || len(rt) < 3*(h+1) {
+		panic("fft: real twiddle pass buffers too short")
+	}
 	for k := 0; k < h; k++ {
 		i, j := k*es, (h-k)*es
 		ar, ai := ldx8(x, i), ldx8(x, i+w8)
