@@ -84,7 +84,7 @@ func evalFFT(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
 				job.x = nil
 			}
 			for ax := r - k; ax < r-1; ax++ {
-				fftColumns(job.src, inDims, ax, true)
+				fftColumns(job.src, inDims, ax, true, nil)
 			}
 		}
 		job.out = out
@@ -101,13 +101,19 @@ func evalFFT(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
 	if out.Type == dtype.C128 {
 		job.dst = out.C128()
 	} else {
-		job.dst = make([]complex128, rows*keep)
+		// Written whole by the rows.
+		b := tensor.StorageForWriting(int(rows*keep) * 16)
+		job.dst = unsafe.Slice((*complex128)(unsafe.Pointer(unsafe.SliceData(b))), rows*keep)
 	}
 	job.runRows(rows)
 	for ax := r - k; ax < r-1; ax++ {
-		fftColumns(job.dst, outDims, ax, inverse)
+		var o64 []float32
+		if ax == r-2 && out.Type == dtype.C64 {
+			o64 = f32View(out) // the last axis rounds straight into the result
+		}
+		fftColumns(job.dst, outDims, ax, inverse, o64)
 	}
-	if out.Type != dtype.C128 {
+	if out.Type != dtype.C128 && out.Type != dtype.C64 {
 		store := fftStore(out, keep, false)
 		parallelFor(int(rows), func(lo, hi int) {
 			for row := int64(lo); row < int64(hi); row++ {
@@ -250,10 +256,19 @@ func (j *fftRowJob) fastLoad(wk *fftWork, a []float64, r0 int64, cnt int) int {
 
 // fastStore is fastLoad's counterpart for the results.
 func (j *fftRowJob) fastStore(res []float64, r0 int64, cnt int) int {
-	if j.dst != nil || cnt != j.w {
+	if cnt != j.w {
 		return 0
 	}
 	kp, s := j.keep, 1/float64(j.n)
+	if j.dst != nil {
+		switch j.mode {
+		case fftModeC:
+			return fftRowsOutC128SIMD(j.w, res, j.n, j.inverse, s, -s, j.dst, int(r0)*kp, kp)
+		case fftModeRPack:
+			return fftRowsOutC128SIMD(j.w, res, kp, false, 1, 1, j.dst, int(r0)*kp, kp)
+		}
+		return 0
+	}
 	switch {
 	case j.mode == fftModeC && j.out.Type == dtype.C64:
 		return fftPairsOutSIMD(j.w, res, j.n, j.inverse, s, -s, f32View(j.out), 2*int(r0)*kp, 2*kp)
@@ -356,6 +371,18 @@ func (j *fftRowJob) batch(wk *fftWork, r0 int64, cnt int) {
 		store = fftStore(j.out, int64(j.keep), realOut)
 	}
 	for l := 0; l < cnt; l++ {
+		if e0 > 0 && j.dst != nil {
+			// The tail, value by value.
+			base := (r0 + int64(l)) * int64(j.keep)
+			for e := e0; e < j.keep; e++ {
+				v := complex(res[e*es+l], res[e*es+w+l])
+				if j.inverse {
+					v = complex(real(v)*s, -imag(v)*s)
+				}
+				j.dst[base+int64(e)] = v
+			}
+			continue
+		}
 		if e0 > 0 {
 			// The tail, value by value.
 			base := (r0 + int64(l)) * int64(j.keep)
@@ -428,14 +455,16 @@ func log2ceil(n int64) int {
 
 // fftColumns runs an in-place 1-D DFT (inverse: scaled by 1/n) along axis
 // ax of buf, whose dims are dims, on all cores: w neighbouring columns at
-// a time, one per lane, read and written a cache line at a time.
-func fftColumns(buf []complex128, dims []int64, ax int, inverse bool) {
+// a time, one per lane, read and written a cache line at a time. With o64
+// set (the float32 pairs of a c64 array of the same dims) the results go
+// there, rounded once, instead of back into buf.
+func fftColumns(buf []complex128, dims []int64, ax int, inverse bool, o64 []float32) {
 	n := int(dims[ax])
-	if n <= 1 || len(buf) == 0 {
+	if len(buf) == 0 {
 		return
 	}
 	w := fftLanes()
-	plan := fftCPlanFor(n, w)
+	plan := fftCPlanFor(max(n, 1), w)
 	stride := int(tensor.Strides(dims)[ax])
 	outer := stride * n
 	groups := (stride + w - 1) / w
@@ -458,24 +487,36 @@ func fftColumns(buf []complex128, dims []int64, ax int, inverse bool) {
 			i0 := u % groups * w
 			g := min(w, stride-i0)
 			a := wk.a
-			for e := 0; e < n; e++ {
-				row := buf[base+e*stride+i0 : base+e*stride+i0+g]
-				for l, v := range row {
-					a[e*es+l], a[e*es+w+l] = real(v), sg*imag(v)
-				}
-				for l := g; l < w; l++ {
-					a[e*es+l], a[e*es+w+l] = 0, 0
+			if g < w || !fftColsInSIMD(w, buf, base+i0, stride, n, inverse, a) {
+				for e := 0; e < n; e++ {
+					row := buf[base+e*stride+i0 : base+e*stride+i0+g]
+					for l, v := range row {
+						a[e*es+l], a[e*es+w+l] = real(v), sg*imag(v)
+					}
+					for l := g; l < w; l++ {
+						a[e*es+l], a[e*es+w+l] = 0, 0
+					}
 				}
 			}
-			res := plan.run(a, wk.b)
+			res := a
+			if n > 1 {
+				res = plan.run(a, wk.b)
+			}
+			if g == w && fftColsOutSIMD(w, res, n, inverse, s, -s, buf, o64, base+i0, stride) {
+				continue
+			}
 			sseAfterAVX()
 			for e := 0; e < n; e++ {
-				row := buf[base+e*stride+i0 : base+e*stride+i0+g]
-				for l := range row {
+				at := base + e*stride + i0
+				for l := 0; l < g; l++ {
+					v := complex(res[e*es+l], res[e*es+w+l])
 					if inverse {
-						row[l] = complex(res[e*es+l]*s, -res[e*es+w+l]*s)
+						v = complex(real(v)*s, -imag(v)*s)
+					}
+					if o64 != nil {
+						o64[2*(at+l)], o64[2*(at+l)+1] = float32(real(v)), float32(imag(v))
 					} else {
-						row[l] = complex(res[e*es+l], res[e*es+w+l])
+						buf[at+l] = v
 					}
 				}
 			}

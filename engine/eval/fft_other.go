@@ -15,3 +15,15 @@ func fftPairsInSIMD(w int, src []float32, off, rowF, npos int, conj bool, a []fl
 func fftPairsOutSIMD(w int, res []float64, npos int, scale bool, sr, si float64, dst []float32, off, rowF int) int {
 	return 0
 }
+
+func fftColsInSIMD(w int, buf []complex128, base, stride, n int, conj bool, a []float64) bool {
+	return false
+}
+
+func fftColsOutSIMD(w int, res []float64, n int, scale bool, sr, si float64, buf []complex128, o64 []float32, base, stride int) bool {
+	return false
+}
+
+func fftRowsOutC128SIMD(w int, res []float64, npos int, scale bool, sr, si float64, dst []complex128, off, rowC int) int {
+	return 0
+}

@@ -248,3 +248,173 @@ func fftPairsOutx4(res []float64, npos int, scale bool, sr, si float64, dst []fl
 	archsimd.ClearAVXUpperBits()
 	return e
 }
+
+// Columns of a complex128 array: w neighbouring values of a row go to the
+// w lanes (in a permuted lane order, the same both ways: lane pairs come
+// out of unpacking two vectors of (re, im) pairs), so a strided axis is read
+// and written whole cache lines at a time.
+
+func c128At(s []complex128, i int) unsafe.Pointer {
+	return unsafe.Add(unsafe.Pointer(unsafe.SliceData(s)), 16*i)
+}
+
+// fftColsInSIMD loads values e = 0..n-1 of w columns, buf[base+e*stride+l],
+// into a (imaginary parts negated when conj); false when it does not run
+// here (the caller loads them).
+func fftColsInSIMD(w int, buf []complex128, base, stride, n int, conj bool, a []float64) bool {
+	if n <= 0 || base+(n-1)*stride+w > len(buf) || 2*w*n > len(a) {
+		return false
+	}
+	switch {
+	case w == 8 && fftSIMD8:
+		neg := [8]float64{1, 1, 1, 1, 1, 1, 1, 1}
+		if conj {
+			neg = [8]float64{-1, -1, -1, -1, -1, -1, -1, -1}
+		}
+		ng := archsimd.LoadFloat64x8(&neg)
+		for e := 0; e < n; e++ {
+			p := c128At(buf, base+e*stride)
+			v0, v1 := ldbx8(p, 0), ldbx8(p, 64)
+			stx8(a, 16*e, v0.SelectFromPairGrouped(0, 2, v1))
+			stx8(a, 16*e+8, v0.SelectFromPairGrouped(1, 3, v1).Mul(ng))
+		}
+	case w == 4 && fftSIMD4:
+		neg := [4]float64{1, 1, 1, 1}
+		if conj {
+			neg = [4]float64{-1, -1, -1, -1}
+		}
+		ng := archsimd.LoadFloat64x4(&neg)
+		for e := 0; e < n; e++ {
+			p := c128At(buf, base+e*stride)
+			v0, v1 := ldbx4(p, 0), ldbx4(p, 32)
+			stx4(a, 8*e, v0.SelectFromPairGrouped(0, 2, v1))
+			stx4(a, 8*e+4, v0.SelectFromPairGrouped(1, 3, v1).Mul(ng))
+		}
+	default:
+		return false
+	}
+	archsimd.ClearAVXUpperBits()
+	return true
+}
+
+// fftColsOutSIMD stores fftColsInSIMD's columns back from res, re scaled by
+// sr and im by si when scale: into buf (c128) or, when o64 is set, into the
+// c64 values o64 (as float32 pairs) at the same positions, rounded once.
+func fftColsOutSIMD(w int, res []float64, n int, scale bool, sr, si float64, buf []complex128, o64 []float32, base, stride int) bool {
+	if n <= 0 || 2*w*n > len(res) {
+		return false
+	}
+	if o64 != nil && 2*(base+(n-1)*stride+w) > len(o64) || o64 == nil && base+(n-1)*stride+w > len(buf) {
+		return false
+	}
+	switch {
+	case w == 8 && fftSIMD8:
+		sc := [16]float64{sr, sr, sr, sr, sr, sr, sr, sr, si, si, si, si, si, si, si, si}
+		vr, vi := archsimd.LoadFloat64x8((*[8]float64)(sc[:8])), archsimd.LoadFloat64x8((*[8]float64)(sc[8:]))
+		for e := 0; e < n; e++ {
+			re, im := ldx8(res, 16*e), ldx8(res, 16*e+8)
+			if scale {
+				re, im = re.Mul(vr), im.Mul(vi)
+			}
+			v0, v1 := re.SelectFromPairGrouped(0, 2, im), re.SelectFromPairGrouped(1, 3, im)
+			i := base + e*stride
+			if o64 != nil {
+				v0.ConvertToFloat32().Store(f32At(o64, 2*i))
+				v1.ConvertToFloat32().Store(f32At(o64, 2*i+8))
+			} else {
+				p := c128At(buf, i)
+				stbx8(p, 0, v0)
+				stbx8(p, 64, v1)
+			}
+		}
+	case w == 4 && fftSIMD4:
+		sc := [8]float64{sr, sr, sr, sr, si, si, si, si}
+		vr, vi := archsimd.LoadFloat64x4((*[4]float64)(sc[:4])), archsimd.LoadFloat64x4((*[4]float64)(sc[4:]))
+		for e := 0; e < n; e++ {
+			re, im := ldx4(res, 8*e), ldx4(res, 8*e+4)
+			if scale {
+				re, im = re.Mul(vr), im.Mul(vi)
+			}
+			v0, v1 := re.SelectFromPairGrouped(0, 2, im), re.SelectFromPairGrouped(1, 3, im)
+			i := base + e*stride
+			if o64 != nil {
+				v0.ConvertToFloat32().Store(f32At4(o64, 2*i))
+				v1.ConvertToFloat32().Store(f32At4(o64, 2*i+4))
+			} else {
+				p := c128At(buf, i)
+				stbx4(p, 0, v0)
+				stbx4(p, 32, v1)
+			}
+		}
+	default:
+		return false
+	}
+	archsimd.ClearAVXUpperBits()
+	return true
+}
+
+// fftRowsOutC128SIMD stores npos positions of res to w rows of complex128
+// values (row l's at dst[off+l*rowC]), re scaled by sr and im by si when
+// scale; it returns how many positions it stored.
+func fftRowsOutC128SIMD(w int, res []float64, npos int, scale bool, sr, si float64, dst []complex128, off, rowC int) int {
+	if npos <= 0 || off+(w-1)*rowC+npos > len(dst) || 2*w*npos > len(res) {
+		return 0
+	}
+	e := 0
+	switch {
+	case w == 8 && fftSIMD8:
+		i0, i1 := archsimd.LoadUint64x8(&fftTr8[0]), archsimd.LoadUint64x8(&fftTr8[1])
+		i2, i3 := archsimd.LoadUint64x8(&fftTr8[2]), archsimd.LoadUint64x8(&fftTr8[3])
+		i4, i5 := archsimd.LoadUint64x8(&fftTr8[4]), archsimd.LoadUint64x8(&fftTr8[5])
+		sc := [16]float64{sr, sr, sr, sr, sr, sr, sr, sr, si, si, si, si, si, si, si, si}
+		vr, vi := archsimd.LoadFloat64x8((*[8]float64)(sc[:8])), archsimd.LoadFloat64x8((*[8]float64)(sc[8:]))
+		for ; e+4 <= npos; e += 4 {
+			d := e * 16
+			a0, a1, a2, a3 := ldx8(res, d), ldx8(res, d+8), ldx8(res, d+16), ldx8(res, d+24)
+			a4, a5, a6, a7 := ldx8(res, d+32), ldx8(res, d+40), ldx8(res, d+48), ldx8(res, d+56)
+			if scale {
+				a0, a2, a4, a6 = a0.Mul(vr), a2.Mul(vr), a4.Mul(vr), a6.Mul(vr)
+				a1, a3, a5, a7 = a1.Mul(vi), a3.Mul(vi), a5.Mul(vi), a7.Mul(vi)
+			}
+			p0, p1 := a0.ConcatPermute(a1, i0), a0.ConcatPermute(a1, i1)
+			q0, q1 := a2.ConcatPermute(a3, i0), a2.ConcatPermute(a3, i1)
+			r0, r1 := a4.ConcatPermute(a5, i0), a4.ConcatPermute(a5, i1)
+			s0, s1 := a6.ConcatPermute(a7, i0), a6.ConcatPermute(a7, i1)
+			u0, u2 := p0.ConcatPermute(q0, i2), p0.ConcatPermute(q0, i3)
+			u1, u3 := p1.ConcatPermute(q1, i2), p1.ConcatPermute(q1, i3)
+			v0, v2 := r0.ConcatPermute(s0, i2), r0.ConcatPermute(s0, i3)
+			v1, v3 := r1.ConcatPermute(s1, i2), r1.ConcatPermute(s1, i3)
+			o := off + e
+			stbx8(c128At(dst, o), 0, u0.ConcatPermute(v0, i4))
+			stbx8(c128At(dst, o+rowC), 0, u1.ConcatPermute(v1, i4))
+			stbx8(c128At(dst, o+2*rowC), 0, u2.ConcatPermute(v2, i4))
+			stbx8(c128At(dst, o+3*rowC), 0, u3.ConcatPermute(v3, i4))
+			stbx8(c128At(dst, o+4*rowC), 0, u0.ConcatPermute(v0, i5))
+			stbx8(c128At(dst, o+5*rowC), 0, u1.ConcatPermute(v1, i5))
+			stbx8(c128At(dst, o+6*rowC), 0, u2.ConcatPermute(v2, i5))
+			stbx8(c128At(dst, o+7*rowC), 0, u3.ConcatPermute(v3, i5))
+		}
+	case w == 4 && fftSIMD4:
+		sc := [8]float64{sr, sr, sr, sr, si, si, si, si}
+		vr, vi := archsimd.LoadFloat64x4((*[4]float64)(sc[:4])), archsimd.LoadFloat64x4((*[4]float64)(sc[4:]))
+		for ; e+2 <= npos; e += 2 {
+			d := e * 8
+			a0, a1, a2, a3 := ldx4(res, d), ldx4(res, d+4), ldx4(res, d+8), ldx4(res, d+12)
+			if scale {
+				a0, a2 = a0.Mul(vr), a2.Mul(vr)
+				a1, a3 = a1.Mul(vi), a3.Mul(vi)
+			}
+			l01, h01 := a0.SelectFromPairGrouped(0, 2, a1), a0.SelectFromPairGrouped(1, 3, a1)
+			l23, h23 := a2.SelectFromPairGrouped(0, 2, a3), a2.SelectFromPairGrouped(1, 3, a3)
+			o := off + e
+			stbx4(c128At(dst, o), 0, l01.Select128FromPair(0, 2, l23))
+			stbx4(c128At(dst, o+rowC), 0, h01.Select128FromPair(0, 2, h23))
+			stbx4(c128At(dst, o+2*rowC), 0, l01.Select128FromPair(1, 3, l23))
+			stbx4(c128At(dst, o+3*rowC), 0, h01.Select128FromPair(1, 3, h23))
+		}
+	default:
+		return 0
+	}
+	archsimd.ClearAVXUpperBits()
+	return e
+}
