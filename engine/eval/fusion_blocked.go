@@ -58,6 +58,10 @@ const (
 	// fuseWiden is a convert of an outside bf16 or f16 array to f32 (exact,
 	// subnormals kept), widened a block at a time.
 	fuseWiden
+	// fuseWidenMember is the convert to f32 of a narrow group's root that
+	// a fused reduce folds (the group's last member): the identity on the
+	// block, which holds the narrow values exactly as f32.
+	fuseWidenMember
 	// fusePred is pred logic on pred blocks (and, or, xor, not, and
 	// compares of two preds), its operands compares or pred members of the
 	// group or outside pred arrays, read only by selects and pred members of
@@ -720,6 +724,13 @@ func planFusion(c *hlo.Computation) *fusionPlan {
 			if g != nil && g.reduce == users[in][0] {
 				g = nil // the reduce is not a member
 			}
+			if g != nil && len(users[in]) == 1 && widensForReduce(g, in) {
+				// A narrow value whose only use is the widening a reduce
+				// folds: that group becomes in's type, the widening the
+				// identity on its blocks.
+				g.elem = memberElem(in)
+				g.kinds[0] = fuseWidenMember
+			}
 			if g != nil && (!equalDims(g.dims, in.Shape.Dims) || !joinsElem(in, g.elem)) {
 				g = nil
 			}
@@ -865,6 +876,14 @@ func planFusion(c *hlo.Computation) *fusionPlan {
 		}
 	}
 	return p
+}
+
+// widensForReduce reports whether g (in planning form) is only a fuseWiden
+// of narrow value in and a reduce of it, so that in may join it.
+func widensForReduce(g *fusedGroup, in *hlo.Instruction) bool {
+	return g.reduce != nil && g.elem == dtype.F32 && len(g.members) == 1 && g.kinds[0] == fuseWiden &&
+		g.members[0].Operands[0] == in && isNarrowElem(memberElem(in)) && in.Shape.Elem == memberElem(in) &&
+		equalDims(g.dims, in.Shape.Dims)
 }
 
 // narrowingUse is the convert to bf16 or f16 that is the only use of f32
@@ -1044,11 +1063,28 @@ func (g *fusedGroup) eval(ev *Evaluator, vals func(*hlo.Instruction) (Value, boo
 	if !ok || iv.T == nil {
 		return Value{}, nil, errMissing(g.reduce.Operands[1])
 	}
+	// As the op-by-op reduce (flushingArithmetic, reducerFlushes): its
+	// operand's and init's subnormals read as zeros, its result's flushed.
+	// A root whose op flushes has none; any other root's block is flushed
+	// in place (w.out is the worker's own).
 	i0 := iv.T.F32()[0]
+	if firstSubnormal([]float32{i0}) == 0 {
+		i0 = float32(math.Copysign(0, float64(i0)))
+	}
+	dazRoot := !g.flushed[n-1]
+	fold := func(b []float32) []float32 {
+		if dazRoot {
+			if i := firstSubnormal(b); i >= 0 {
+				ftz(b[i:])
+			}
+		}
+		return b
+	}
 	rank := len(g.dims)
 	runLen := int(tensor.NumElements(g.dims[rank-len(g.reduce.Dimensions):]))
 	out := tensor.New(dtype.F32, g.reduce.Shape.Dims)
 	o := out.F32()
+	defer func() { ftz(o) }()
 	rows := len(o)
 	if runLen == 0 {
 		for i := range o {
@@ -1075,7 +1111,7 @@ func (g *fusedGroup) eval(ev *Evaluator, vals func(*hlo.Instruction) (Value, boo
 				re := min(r+per, hi)
 				s, e := r*runLen, re*runLen
 				w.block(g, ext, s, e, buf[:e-s])
-				foldRows(g.op, i0, buf[:e-s], runLen, o[r:re])
+				foldRows(g.op, i0, fold(buf[:e-s]), runLen, o[r:re])
 			}
 			return
 		}
@@ -1084,7 +1120,7 @@ func (g *fusedGroup) eval(ev *Evaluator, vals func(*hlo.Instruction) (Value, boo
 			for s := r * runLen; s < (r+1)*runLen; s += fuseBlock {
 				e := min(s+fuseBlock, (r+1)*runLen)
 				w.block(g, ext, s, e, buf[:e-s])
-				acc = foldFloat(g.op, acc, buf[:e-s])
+				acc = foldFloat(g.op, acc, fold(buf[:e-s]))
 			}
 			o[r] = acc
 		}
@@ -1374,6 +1410,8 @@ func (w *fuseWorker) block(g *fusedGroup, ext fuseInputs, s, e int, o []float32)
 				k := compareF32Vector(m.ComparisonDirection, a, b, pb)
 				compareKernel(m.ComparisonDirection, a[k:], b[k:], pb[k:])
 			}
+		case fuseWidenMember:
+			copy(dst, arg(0))
 		case fuseWiden:
 			widenNarrowBlock(m.Operands[0].Shape.Elem, ext.raw[j][2*s:2*e], dst)
 		case fuseIntUnary:

@@ -2,6 +2,7 @@ package eval
 
 import (
 	"fmt"
+	"math"
 	"math/rand"
 	"strings"
 	"testing"
@@ -135,4 +136,111 @@ func TestFusionBlockedNarrowingConvertMatchesOpByOp(t *testing.T) {
 		fusedVsOpByOp(t, one, args...)
 		fusedVsOpByOp(t, two, args...)
 	}
+}
+
+// A fused reduce reads its root as the op-by-op reduce reads its operand:
+// subnormals as zeros (a widened bf16 or a negate keeps them), the init's
+// too, and its result flushed (two normals summing to a subnormal).
+func TestFusionBlockedReduceFlushesAsOpByOp(t *testing.T) {
+	const rows, cols = 8, 4096
+	for _, op := range []string{"add", "maximum", "minimum", "multiply"} {
+		for _, root := range []string{"w = f32[8,4096] convert(p)", "w = f32[8,4096] negate(q)"} {
+			for _, init := range []string{"0", "1e-40", "-1e-40"} {
+				src := fmt.Sprintf("HloModule m\nr {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] %s(a, b)\n}\n"+
+					"ENTRY e {\n  p = bf16[8,4096] parameter(0)\n  q = f32[8,4096] parameter(1)\n  %s\n  z = f32[] constant(%s)\n"+
+					"  ROOT o = f32[8] reduce(w, z), dimensions={1}, to_apply=r\n}\n", op, root, init)
+				x := tensor.New(dtype.BF16, []int64{rows, cols})
+				q := tensor.New(dtype.F32, []int64{rows, cols})
+				u, f := x.U16(), q.F32()
+				for i := range u {
+					switch r := i / cols; {
+					case r < 3:
+						u[i] = uint16(0x0040 + i%7) // bf16 subnormals
+						f[i] = math.Float32frombits(uint32(0x400 + i%9))
+					case r == 3 && i%cols < 2:
+						// 1.5*2^-126 - 2^-126: a subnormal sum
+						u[i] = []uint16{0x00c0, 0x8080}[i%cols]
+						f[i] = -math.Float32frombits([]uint32{0x00c00000, 0x80800000}[i%cols])
+					case r == 4:
+						u[i], f[i] = 0x3f80, 1
+					}
+				}
+				if !fusedVsOpByOp(t, src, x, q) {
+					t.Fatalf("not fused:\n%s", src)
+				}
+			}
+		}
+	}
+}
+
+// Random bf16 and f16 DAGs whose root's only use is a convert to f32 that
+// a reduce folds: the reduce joins the narrow group (the widening the
+// identity on its blocks), against op by op; the planner is checked to
+// make the one group.
+func TestFusionBlockedNarrowWidenReduceMatchesOpByOp(t *testing.T) {
+	rng := rand.New(rand.NewSource(18))
+	shapes := [][]int64{{64, 1024}, {5, 7, 300}, {2, 4100}, {300, 40}}
+	for trial := 0; trial < 40; trial++ {
+		et := []string{"bf16", "f16"}[trial%2]
+		typ := map[string]dtype.Type{"bf16": dtype.BF16, "f16": dtype.F16}[et]
+		dims := shapes[trial%len(shapes)]
+		r := len(dims)
+		sh := et + strings.ReplaceAll(fmt.Sprint(dims), " ", ",")
+		fsh := "f32" + strings.ReplaceAll(fmt.Sprint(dims), " ", ",")
+		rsh := "f32" + strings.ReplaceAll(fmt.Sprint(dims[:r-1]), " ", ",")
+		op := []string{"add", "maximum", "minimum", "multiply"}[rng.Intn(4)]
+		var b strings.Builder
+		fmt.Fprintf(&b, "HloModule m\nred {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] %s(a, b)\n}\nENTRY e {\n", op)
+		fmt.Fprintf(&b, "  p0 = %s parameter(0)\n  p1 = %s parameter(1)\n  p2 = %s[%d] parameter(2)\n", sh, sh, et, dims[r-1])
+		fmt.Fprintf(&b, "  v0 = %s broadcast(p2), dimensions={%d}\n", sh, r-1)
+		names := []string{"p0", "p1", "v0"}
+		for i := range 1 + rng.Intn(6) {
+			name := fmt.Sprintf("x%d", i)
+			pick := func() string { return names[len(names)-1-rng.Intn(min(len(names), 3))] }
+			if rng.Intn(3) == 0 {
+				fmt.Fprintf(&b, "  %s = %s %s(%s)\n", name, sh, []string{"exponential", "tanh", "negate", "sqrt", "abs"}[rng.Intn(5)], pick())
+			} else {
+				fmt.Fprintf(&b, "  %s = %s %s(%s, %s)\n", name, sh, []string{"add", "subtract", "multiply", "divide"}[rng.Intn(4)], pick(), pick())
+			}
+			names = append(names, name)
+		}
+		last := names[len(names)-1]
+		fmt.Fprintf(&b, "  w = %s convert(%s)\n  z = f32[] constant(%s)\n", fsh, last, []string{"0", "-inf", "1", "1e-40"}[rng.Intn(4)])
+		fmt.Fprintf(&b, "  ROOT o = %s reduce(w, z), dimensions={%d}, to_apply=red\n}\n", rsh, r-1)
+		src := b.String()
+		m, err := hlo.ParseText([]byte(src), "t.hlo")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := planFusion(m.Entry)
+		if p == nil || p.groups[m.Entry.Root] == nil || p.groups[m.Entry.Root].elem != typ {
+			t.Fatalf("the reduce is not a %v group's value:\n%s", typ, src)
+		}
+		fusedVsOpByOp(t, src, tameNarrow(rng, typ, dims), tameNarrow(rng, typ, dims), tameNarrow(rng, typ, dims[r-1:]))
+	}
+}
+
+// tameNarrow is a bf16 or f16 tensor of values near 1 (so that sums and
+// products of rows stay finite and show every element), with subnormals of
+// either sign, and a NaN or an infinity in a few places only.
+func tameNarrow(rng *rand.Rand, t dtype.Type, dims []int64) *tensor.Tensor {
+	f := make([]float32, tensor.NumElements(dims))
+	for i := range f {
+		f[i] = float32(1 + rng.NormFloat64()/8)
+		switch rng.Intn(64) {
+		case 0:
+			f[i] = float32(rng.NormFloat64() * 1e-39) // bf16 subnormal; f16 zero
+		case 1:
+			f[i] = float32(rng.NormFloat64() * 3e-6) // f16 subnormal
+		case 2:
+			f[i] = -f[i]
+		}
+	}
+	if rng.Intn(2) == 0 {
+		f[rng.Intn(len(f))] = float32(math.NaN())
+		f[rng.Intn(len(f))] = float32(math.Inf(1))
+	}
+	out := tensor.New(t, dims)
+	dtype.EncodeF32(t, f, out.Data)
+	return out
 }
