@@ -91,6 +91,11 @@ func xlaRewrites(m *hlo.Module) error {
 			continue
 		}
 		before := useCounts(c)
+		r.unrolled = map[*hlo.Instruction]bool{}
+		if err := r.rewrite(c, r.unrollWhile); err != nil {
+			return err
+		}
+		r.forwardTuples(c)
 		r.narrowed = map[narrowKey]*hlo.Instruction{}
 		if err := r.rewrite(c, r.narrowIndexConvert); err != nil {
 			return err
@@ -144,6 +149,8 @@ type xlaRewriter struct {
 	products map[string]int
 	// narrowed memoizes narrowIndex per computation.
 	narrowed map[narrowKey]*hlo.Instruction
+	// unrolled marks the last step's tuple of each unrolled while loop.
+	unrolled map[*hlo.Instruction]bool
 
 	// State of the computation being rewritten.
 	c    *hlo.Computation
