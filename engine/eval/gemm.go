@@ -109,6 +109,9 @@ func gemmStrided[T number](par, nb, m, n, k int, a []T, la gemmLayout, bm []T, l
 	if nb == 0 || m == 0 || n == 0 || k == 0 {
 		return
 	}
+	if ac, ok := any(a).([]complex128); ok && complexGemmViaReal(par, nb, m, n, k, ac, la, any(bm).([]complex128), lb, any(c).([]complex128)) {
+		return
+	}
 	if blasGemm(par, nb, m, n, k, a, la, bm, lb, c) {
 		return
 	}
