@@ -122,6 +122,10 @@ func fftPass5x8(st *fftStage, x, y []float64) {
 	ns1 := archsimd.BroadcastFloat64x8(-0.9510565162951535721164393333793821434057)
 	for pp := 0; pp < m; pp++ {
 		tw := unsafe.Add(twp, 12*pp*8)
+		w1r, w1i, w1n := bcpx8(tw, 0), bcpx8(tw, 1), bcpx8(tw, 2)
+		w2r, w2i, w2n := bcpx8(tw, 3), bcpx8(tw, 4), bcpx8(tw, 5)
+		w3r, w3i, w3n := bcpx8(tw, 6), bcpx8(tw, 7), bcpx8(tw, 8)
+		w4r, w4i, w4n := bcpx8(tw, 9), bcpx8(tw, 10), bcpx8(tw, 11)
 		i, o := s*pp*eb, 5*s*pp*eb
 		for end := i + s*eb; i < end; i, o = i+eb, o+eb {
 			ip, op := unsafe.Add(xp, i), unsafe.Add(yp, o)
@@ -146,10 +150,10 @@ func fftPass5x8(st *fftStage, x, y []float64) {
 			b3r, b3i := m2r.Sub(n2i), m2i.Add(n2r)
 			b4r, b4i := m1r.Sub(n1i), m1i.Add(n1r)
 			if pp != 0 {
-				b1r, b1i = cmulx8(b1r, b1i, bcpx8(tw, 0), bcpx8(tw, 1), bcpx8(tw, 2))
-				b2r, b2i = cmulx8(b2r, b2i, bcpx8(tw, 3), bcpx8(tw, 4), bcpx8(tw, 5))
-				b3r, b3i = cmulx8(b3r, b3i, bcpx8(tw, 6), bcpx8(tw, 7), bcpx8(tw, 8))
-				b4r, b4i = cmulx8(b4r, b4i, bcpx8(tw, 9), bcpx8(tw, 10), bcpx8(tw, 11))
+				b1r, b1i = cmulx8(b1r, b1i, w1r, w1i, w1n)
+				b2r, b2i = cmulx8(b2r, b2i, w2r, w2i, w2n)
+				b3r, b3i = cmulx8(b3r, b3i, w3r, w3i, w3n)
+				b4r, b4i = cmulx8(b4r, b4i, w4r, w4i, w4n)
 			}
 			stbx8(op, ostep, b1r)
 			stbx8(op, ostep+hb, b1i)
