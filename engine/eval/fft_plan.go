@@ -139,9 +139,19 @@ func fftCPlanFor(n, w int) *fftCPlan {
 	return p.(*fftCPlan)
 }
 
+var fftRealCache sync.Map // n -> []float64
+
 // fftRealTwiddles is the table of exp(-2πik/n), k = 0..n/2, as (re, im, -im),
-// that packs and unpacks an even-length real transform.
+// that packs and unpacks an even-length real transform (made once per n).
 func fftRealTwiddles(n int) []float64 {
+	if t, ok := fftRealCache.Load(n); ok {
+		return t.([]float64)
+	}
+	t, _ := fftRealCache.LoadOrStore(n, newFFTRealTwiddles(n))
+	return t.([]float64)
+}
+
+func newFFTRealTwiddles(n int) []float64 {
 	h := n / 2
 	t := make([]float64, 3*(h+1))
 	for k := 0; k <= h; k++ {
