@@ -88,3 +88,7 @@ var fftPad = 520
 func BenchmarkFFTRfft3000(b *testing.B) {
 	benchFFT(b, "HloModule m\nENTRY e {\n  x = f32[2048,3000] parameter(0)\n  ROOT f = c64[2048,1501] fft(x), fft_type=RFFT, fft_length={3000}\n}\n", dtype.F32, []int64{2048, 3000})
 }
+
+func BenchmarkFFTRfft2(b *testing.B) {
+	benchFFT(b, "HloModule m\nENTRY e {\n  x = f32[2048,2048] parameter(0)\n  ROOT f = c64[2048,1025] fft(x), fft_type=RFFT, fft_length={2048,2048}\n}\n", dtype.F32, []int64{2048, 2048})
+}
