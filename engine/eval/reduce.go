@@ -451,6 +451,11 @@ func evalReduceWindow(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, 
 		reduceWindowFloat(op, asF32(inits[0])[0], asF32(x), g, o)
 		return ArrayValue(newFromF32(x.Type, g.out, o)), nil
 	}
+	if op := fastReducer(in.ToApply()); op != "" && len(inputs) == 1 && !intWindowFastDisabled {
+		if out := reduceWindowInt(op, inputs[0], inits[0], g); out != nil {
+			return ArrayValue(out), nil
+		}
+	}
 	if prog := compileScalar(in.ToApply()); prog != nil {
 		if ok, err := scalarReduceWindow(prog, g, inputs, inits, outs); ok {
 			if err != nil {
