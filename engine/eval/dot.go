@@ -142,7 +142,8 @@ func evalDot(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
 		f32Slices: func(a, b []float32, kc int) []int64 {
 			return dotExactSlices(par, p, lhs.Dims, rhs.Dims, a, b, kc)
 		},
-		depth: int64(p.k),
+		byteSlices: func(kc int) []int64 { return dotByteSlices(par, p, lhs, rhs, kc) },
+		depth:      int64(p.k),
 	})
 	return ArrayValue(c), nil
 }
@@ -217,6 +218,9 @@ type kernels struct {
 	// f32 GEMM in slices of at most kc of the depth, each slice's sums
 	// exact in f32, added up in int64 (see exactF32Slice).
 	f32Slices func(a, b []float32, kc int) []int64
+	// byteSlices, when set, is f32Slices for s8/u8 operands converting one
+	// slice of each operand at a time (nil when it does not apply).
+	byteSlices func(kc int) []int64
 }
 
 // contractAs converts both operands to the compute type of class, runs that
@@ -227,6 +231,11 @@ func contractAs(class computeClass, lhs, rhs *tensor.Tensor, typ dtype.Type, dim
 		if kc := exactF32Slice(lhs.Type, rhs.Type); exact != classF32 && k.f32Slices != nil && kc >= 256 {
 			// Deeper than f32 holds exactly: f32 slices of the depth cost
 			// the f32 GEMM's time, half the f64 GEMM's.
+			if k.byteSlices != nil && isByteInt(lhs.Type) && isByteInt(rhs.Type) {
+				if v := k.byteSlices(int(kc)); v != nil {
+					return exactToInts(typ, dims, v)
+				}
+			}
 			return exactToInts(typ, dims, k.f32Slices(toF32s(lhs), toF32s(rhs), int(kc)))
 		}
 		switch exact {
@@ -364,6 +373,64 @@ func dotExactSlices(par int, p *dotPlan, ldims, rdims []int64, lhs, rhs []float3
 	return total
 }
 
+// isByteInt reports whether t is s8 or u8.
+func isByteInt(t dtype.Type) bool { return t == dtype.S8 || t == dtype.U8 }
+
+// dotByteSlices is dotExactSlices for an unbatched dot of s8/u8 operands:
+// the same slices of the depth, the same f32 GEMM on each (exact), but each
+// slice of the operands is widened to f32 only when its turn comes, so no
+// f32 copy of a whole operand (four times its bytes) is ever made. It
+// returns nil for batched dots.
+func dotByteSlices(par int, p *dotPlan, lhs, rhs *tensor.Tensor, kc int) []int64 {
+	if p.b != 1 {
+		return nil
+	}
+	m, n, k := p.m, p.n, p.k
+	a, la := asMatrices(lhs.Data, lhs.Dims, p.lhsPerm, p.nBatch, p.nLhsFree, m, k)
+	b, lb := asMatrices(rhs.Data, rhs.Dims, p.rhsPerm, p.nBatch, p.nContract, k, n)
+	total := make([]int64, m*n)
+	c := make([]float32, m*n)
+	as := make([]float32, m*min(kc, k))
+	bs := make([]float32, min(kc, k)*n)
+	for k0 := 0; k0 < k; k0 += kc {
+		w := min(kc, k-k0)
+		as, bs := as[:m*w], bs[:w*n]
+		parallelFor(m, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				widenByteRow(lhs.Type, a, i*la.rs+k0*la.cs, la.cs, as[i*w:(i+1)*w])
+			}
+		})
+		parallelFor(w, func(lo, hi int) {
+			for j := lo; j < hi; j++ {
+				widenByteRow(rhs.Type, b, (k0+j)*lb.rs, lb.cs, bs[j*n:(j+1)*n])
+			}
+		})
+		if k0 > 0 {
+			clear(c)
+		}
+		gemmStrided(par, 1, m, n, w, as, rowMajor(m, w), bs, rowMajor(w, n), c)
+		parallelFor(len(c), func(lo, hi int) {
+			for i, v := range c[lo:hi] {
+				total[lo+i] += int64(v)
+			}
+		})
+	}
+	return total
+}
+
+// widenByteRow sets o[j] to the s8 or u8 element of src at off+j*stride.
+func widenByteRow(t dtype.Type, src []byte, off, stride int, o []float32) {
+	if t == dtype.S8 {
+		for j := range o {
+			o[j] = float32(int8(src[off+j*stride]))
+		}
+		return
+	}
+	for j := range o {
+		o[j] = float32(src[off+j*stride])
+	}
+}
+
 // exactMagnitude bounds |v| for the values v of an integer type (+Inf for
 // other types).
 func exactMagnitude(t dtype.Type) float64 {
@@ -382,6 +449,18 @@ func exactMagnitude(t dtype.Type) float64 {
 // floats) as a typ tensor, wrapping as newFromI64 does; 32-bit results on
 // all cores without an int64 copy.
 func exactToInts[T int64 | float32](typ dtype.Type, dims []int64, vals []T) *tensor.Tensor {
+	if f, ok := any(vals).([]float32); ok && (typ == dtype.S32 || typ == dtype.U32) && len(f) > 0 &&
+		int64(len(f)) == tensor.NumElements(dims) && uintptr(unsafe.Pointer(&f[0]))%16 == 0 {
+		// A kernel's fresh f32 result becomes the tensor's storage, each
+		// element converted where it lies: no second full-size buffer.
+		d := unsafe.Slice((*int32)(unsafe.Pointer(&f[0])), len(f))
+		parallelFor(len(f), func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				d[i] = int32(int64(f[i]))
+			}
+		})
+		return &tensor.Tensor{Type: typ, Dims: slices.Clone(dims), Data: unsafe.Slice((*byte)(unsafe.Pointer(&f[0])), 4*len(f))}
+	}
 	if typ == dtype.S32 || typ == dtype.U32 {
 		out := tensor.New(typ, dims)
 		d := out.I32()

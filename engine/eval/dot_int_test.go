@@ -27,6 +27,11 @@ func TestIntegerDotDepthSlicesExact(t *testing.T) {
 		{"u8", "s8", "s32", 1, 6, 1100, 7, false, true},
 		{"s8", "s8", "s8", 2, 3, 2049, 4, false, false},
 		{"u8", "u8", "u32", 1, 4, 700, 3, true, true},
+		// unbatched products (dotByteSlices widens one slice at a time)
+		{"s8", "s8", "s32", 1, 37, 2100, 45, true, false},
+		{"u8", "u8", "s32", 1, 19, 1500, 70, false, false},
+		{"s8", "u8", "s32", 1, 8, 1301, 17, true, true},
+		{"s8", "s8", "s8", 1, 5, 4097, 3, false, true},
 	}
 	for _, c := range cases {
 		ldims, lcontract := fmt.Sprintf("%d,%d,%d", c.b, c.m, c.k), 2
