@@ -211,7 +211,7 @@ func isNarrowElem(t dtype.Type) bool { return t == dtype.BF16 || t == dtype.F16 
 
 // isFusedArray reports whether s is an array of a type blocks hold.
 func isFusedArray(s hlo.Shape) bool {
-	return s.IsArray() && (s.Elem == dtype.F32 || isInt32Elem(s.Elem) || isNarrowElem(s.Elem))
+	return s.IsArray() && (s.Elem == dtype.F32 || s.Elem == dtype.F64 || isInt32Elem(s.Elem) || isNarrowElem(s.Elem))
 }
 
 // memberElem is the type of the group a member belongs to: its own, or a
@@ -336,6 +336,12 @@ func fusibleKind(in *hlo.Instruction) fuseKind {
 		if isNarrowElem(et) && in.Opcode == "logistic" {
 			return fuseNone // unaryNarrowLogistic rounds inside the op
 		}
+		if et == dtype.F64 {
+			if fusibleUnary[in.Opcode] && registeredAs(in.Opcode, evalUnary) && unaryFloat[float64](in.Opcode, nil, nil) {
+				return fuseUnary
+			}
+			return fuseNone
+		}
 		if fusibleUnary[in.Opcode] && registeredAs(in.Opcode, evalUnary) && unaryFloat[float32](in.Opcode, nil, nil) {
 			return fuseUnary
 		}
@@ -348,6 +354,12 @@ func fusibleKind(in *hlo.Instruction) fuseKind {
 		}
 		if bf16NativeMinMax(in.Opcode, et) {
 			return fuseNone // computed without flushing (binary)
+		}
+		if et == dtype.F64 {
+			if fusibleBinary[in.Opcode] && registeredAs(in.Opcode, evalBinary) && binaryFloat[float64](in.Opcode, nil, nil, nil) {
+				return fuseBinary
+			}
+			return fuseNone
 		}
 		if fusibleBinary[in.Opcode] && registeredAs(in.Opcode, evalBinary) && binaryFloat[float32](in.Opcode, nil, nil, nil) {
 			return fuseBinary
@@ -380,7 +392,7 @@ func fusibleCompare(in *hlo.Instruction) fuseKind {
 	if ct == "" {
 		ct = defaultComparison(et)
 	}
-	if want := map[dtype.Type]string{dtype.F32: "FLOAT", dtype.S32: "SIGNED", dtype.U32: "UNSIGNED"}[et]; ct != want {
+	if want := map[dtype.Type]string{dtype.F32: "FLOAT", dtype.F64: "FLOAT", dtype.S32: "SIGNED", dtype.U32: "UNSIGNED"}[et]; ct != want {
 		return fuseNone
 	}
 	switch in.ComparisonDirection {
@@ -798,6 +810,11 @@ func planFusion(c *hlo.Computation) *fusionPlan {
 			g.cmpFlush[j] = g.kinds[j] == fuseCompare && bf16CompareFlushes(m)
 			g.flushed[j] = g.kinds[j] == fuseBinary && !keepsSubnormalResult(m.Opcode) ||
 				g.kinds[j] == fuseUnary && !keepsSubnormals(m.Opcode)
+			if g.elem == dtype.F64 {
+				// f64: XLA's tanh flushes; compares always see subnormals as 0.
+				g.flushed[j] = g.kinds[j] == fuseBinary || g.kinds[j] == fuseUnary && !keepsSubnormals64(m.Opcode)
+				g.cmpFlush[j] = g.kinds[j] == fuseCompare
+			}
 			src := tensor.Strides(m.Operands[0].Shape.Dims)
 			switch g.kinds[j] {
 			case fuseBroadcast:
@@ -834,7 +851,7 @@ func planFusion(c *hlo.Computation) *fusionPlan {
 				}
 				g.extID[j][k] = id
 			}
-			g.preserves[j] = g.kinds[j] == fuseSignBit || g.kinds[j] == fuseUnary && m.Opcode == "tanh"
+			g.preserves[j] = g.kinds[j] == fuseSignBit || g.kinds[j] == fuseUnary && m.Opcode == "tanh" && g.elem != dtype.F64
 			if g.preserves[j] {
 				if id := g.extID[j][0]; id >= 0 {
 					g.opRef[j] = ^id
@@ -907,10 +924,13 @@ func narrowingUse(g *fusedGroup, c *hlo.Computation, users map[*hlo.Instruction]
 // large enough that the op-by-op reduce folds each run left to right
 // (reduce_order.go's tree order applies to small operands only).
 func fusibleReduce(r, x *hlo.Instruction) bool {
-	if r.Opcode != "reduce" || len(r.Operands) != 2 || r.Operands[0] != x || !isF32Array(r.Shape) || !isF32Array(x.Shape) {
+	if r.Opcode != "reduce" || len(r.Operands) != 2 || r.Operands[0] != x || !r.Shape.IsArray() || !x.Shape.IsArray() {
 		return false
 	}
-	if init := r.Operands[1]; !isF32Array(init.Shape) || len(init.Shape.Dims) != 0 {
+	if et := x.Shape.Elem; (et != dtype.F32 && et != dtype.F64) || r.Shape.Elem != et {
+		return false
+	}
+	if init := r.Operands[1]; !init.Shape.IsArray() || init.Shape.Elem != x.Shape.Elem || len(init.Shape.Dims) != 0 {
 		return false
 	}
 	switch fastReducer(r.ToApply()) {
@@ -929,6 +949,9 @@ func fusibleReduce(r, x *hlo.Instruction) bool {
 
 // eval computes the group's value from the values of its outside operands.
 func (g *fusedGroup) eval(ev *Evaluator, vals func(*hlo.Instruction) (Value, bool)) (Value, []Value, error) {
+	if g.elem == dtype.F64 {
+		return g.eval64(ev, vals)
+	}
 	n := len(g.members)
 	ext := fuseInputs{f: make([][][]float32, n), pred: make([][]byte, n), raw: make([][]byte, n)}
 	var extras []Value
@@ -1133,7 +1156,7 @@ const fuseRowBlock = 1 << 14
 
 // foldRows sets o[r] to the fold of row r of xs (rows of runLen) from i0,
 // each row left to right as foldFloat does, four rows at a time.
-func foldRows(op string, i0 float32, xs []float32, runLen int, o []float32) {
+func foldRows[F float](op string, i0 F, xs []F, runLen int, o []F) {
 	r := 0
 	if op == "add" || op == "multiply" {
 		for ; r+4 <= len(o); r += 4 {
@@ -1261,7 +1284,7 @@ func getFuseWorker(g *fusedGroup, blk int) *fuseWorker {
 func putFuseWorker(w *fuseWorker) { fuseWorkers.Put(w) }
 
 // daz is the package's daz for one block, copying into tmp when needed.
-func dazInto(xs, tmp []float32) []float32 {
+func dazInto[F float](xs, tmp []F) []F {
 	if i := firstSubnormal(xs); i >= 0 {
 		tmp = tmp[:len(xs)]
 		copy(tmp, xs)
@@ -1501,7 +1524,7 @@ func (w *fuseWorker) broadcast(dims, st []int64, off int64, src []float32, s int
 
 // broadcastInto is broadcast for f32 or integer elements, idx its scratch
 // index of len(dims).
-func broadcastInto[T float32 | uint32](idx []int64, dims, st []int64, off int64, src []T, s int, dst []T) {
+func broadcastInto[T float32 | uint32 | uint64](idx []int64, dims, st []int64, off int64, src []T, s int, dst []T) {
 	src = src[off:]
 	r := len(dims)
 	if r == 0 {
