@@ -46,6 +46,12 @@ func unaryFloat[F float](op string, x, o []F) bool {
 			x, o = x[k:], o[k:]
 		}
 	}
+	if xs, ok := any(x).([]float64); ok {
+		// exp, tanh and sqrt: whole vectors with math's bits (f64math_simd_amd64.go).
+		if k := unaryF64Vector(op, xs, any(o).([]float64)[:len(xs)]); k > 0 {
+			x, o = x[k:], o[k:]
+		}
+	}
 	switch op {
 	case "abs":
 		// The sign bit cleared, NaN payloads kept (XLA's and-mask; a round trip
