@@ -289,7 +289,12 @@ func fftRealPost(w, h int, z, out, rt []float64) {
 	}
 	es := 2 * w
 	for k := 0; k <= h; k++ {
-		i, j := k%h*es, (h-k)%h*es
+		i, j := k*es, (h-k)*es
+		if k == 0 {
+			j = 0
+		} else if k == h {
+			i = 0
+		}
 		wr, wi := rt[3*k], rt[3*k+1]
 		for l := 0; l < w; l++ {
 			zr, zi := z[i+l], z[i+w+l]

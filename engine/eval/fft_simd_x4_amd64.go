@@ -192,14 +192,21 @@ func fftRealPostx4(h int, z, out, rt []float64) {
 	if len(z) < h*es || len(out) < (h+1)*es || len(rt) < 3*(h+1) {
 		panic("fft: real twiddle pass buffers too short")
 	}
+	rtp := unsafe.Pointer(unsafe.SliceData(rt))
 	half := archsimd.BroadcastFloat64x4(0.5)
 	for k := 0; k <= h; k++ {
-		i, j := k%h*es, (h-k)%h*es
+		// Z[k mod h] and Z[(h-k) mod h], without dividing.
+		i, j := k*es, (h-k)*es
+		if k == 0 {
+			j = 0
+		} else if k == h {
+			i = 0
+		}
 		zr, zi := ldx4(z, i), ldx4(z, i+w8)
 		ar, ai := ldx4(z, j), ldx4(z, j+w8)
 		sr, si := zr.Add(ar), zi.Sub(ai)
 		dr, di := zr.Sub(ar), zi.Add(ai)
-		wr, wi := bcx4(rt, 3*k), bcx4(rt, 3*k+1)
+		wr, wi := bcpx4(rtp, 3*k), bcpx4(rtp, 3*k+1)
 		// Xr = (Sr + wr Di + wi Dr)/2, Xi = (Si - wr Dr + wi Di)/2
 		xr := di.MulAdd(wr, dr.MulAdd(wi, sr))
 		xi := di.MulAdd(wi, si.Sub(dr.Mul(wr)))
@@ -218,13 +225,14 @@ func fftRealPrex4(h int, x, out, rt []float64) {
 	if len(x) < (h+1)*es || len(out) < h*es || len(rt) < 3*(h+1) {
 		panic("fft: real twiddle pass buffers too short")
 	}
+	rtp := unsafe.Pointer(unsafe.SliceData(rt))
 	for k := 0; k < h; k++ {
 		i, j := k*es, (h-k)*es
 		ar, ai := ldx4(x, i), ldx4(x, i+w8)
 		br, bi := ldx4(x, j), ldx4(x, j+w8)
 		sr := ar.Add(br)
 		dr, di := ar.Sub(br), ai.Add(bi)
-		wr, wi := bcx4(rt, 3*k), bcx4(rt, 3*k+1)
+		wr, wi := bcpx4(rtp, 3*k), bcpx4(rtp, 3*k+1)
 		// Z'r = Sr - wr Di + wi Dr; -Z'i = (bi - ai) - (wr Dr + wi Di)
 		// (no zero vector to negate from: that constant is a legacy-SSE XORPS)
 		zr := dr.MulAdd(wi, sr.Sub(di.Mul(wr)))
