@@ -177,7 +177,7 @@ type fftWork struct {
 }
 
 func (j *fftRowJob) newWork() *fftWork {
-	sz := 2 * j.w * (j.plan.n + 1)
+	sz := max(j.plan.bufLen(), 2*j.w*(j.plan.n+1))
 	return &fftWork{a: make([]float64, sz), b: make([]float64, sz), c: make([]float64, sz),
 		line: make([]complex128, max(j.lineLen, j.n, j.keep))}
 }
@@ -357,7 +357,7 @@ func (j *fftRowJob) batch(wk *fftWork, r0 int64, cnt int) {
 		}
 		fftRealPre(w, h, wk.c, a, j.rt)
 	}
-	res := j.plan.run(a, wk.b[:lc*es])
+	res := j.plan.run(wk.a, wk.b)
 	if j.mode == fftModeRPack {
 		fftRealPost(w, h, res, wk.c, j.rt)
 		res = wk.c
@@ -479,7 +479,7 @@ func fftColumns(buf []complex128, dims []int64, ax int, inverse bool, o64 []floa
 	parallelPull(units, len(buf)*max(1, log2ceil(int64(n))), func(lo, hi int) {
 		wk, _ := pool.Get().(*fftWork)
 		if wk == nil {
-			wk = &fftWork{a: make([]float64, es*n), b: make([]float64, es*n)}
+			wk = &fftWork{a: make([]float64, plan.bufLen()), b: make([]float64, plan.bufLen())}
 		}
 		defer pool.Put(wk)
 		for u := lo; u < hi; u++ {

@@ -92,3 +92,7 @@ func BenchmarkFFTRfft3000(b *testing.B) {
 func BenchmarkFFTRfft2(b *testing.B) {
 	benchFFT(b, "HloModule m\nENTRY e {\n  x = f32[2048,2048] parameter(0)\n  ROOT f = c64[2048,1025] fft(x), fft_type=RFFT, fft_length={2048,2048}\n}\n", dtype.F32, []int64{2048, 2048})
 }
+
+func BenchmarkFFTRfft4099(b *testing.B) {
+	benchFFT(b, "HloModule m\nENTRY e {\n  x = f32[512,4099] parameter(0)\n  ROOT f = c64[512,2050] fft(x), fft_type=RFFT, fft_length={4099}\n}\n", dtype.F32, []int64{512, 4099})
+}

@@ -37,6 +37,58 @@ type fftStage struct {
 type fftCPlan struct {
 	n, w   int
 	stages []fftStage
+	blue   *fftBluestein // set for lengths with a prime factor above fftMaxRadix
+}
+
+// fftMaxRadix is the largest prime factor the passes take directly (a
+// direct radix-p pass costs p operations a value); lengths with a larger
+// one go through Bluestein's convolution.
+const fftMaxRadix = 64
+
+// fftBluestein computes a length-n DFT as a cyclic convolution of length m
+// (a power of two, m >= 2n-1): with ch_j = exp(-iπ j²/n),
+// X[k] = ch_k Σ_t (x_t ch_t) conj(ch_{k-t}).
+type fftBluestein struct {
+	m     int
+	sub   *fftCPlan
+	chirp []float64 // (re, im) of ch_j, j < n
+	bhat  []float64 // (re, im) of the DFT of conj(ch) wrapped to m, divided by m
+}
+
+func newFFTBluestein(n, w int) *fftBluestein {
+	m := 1
+	for m < 2*n-1 {
+		m *= 2
+	}
+	bl := &fftBluestein{m: m, sub: fftCPlanFor(m, w), chirp: make([]float64, 2*n)}
+	for j := 0; j < n; j++ {
+		// j² mod 2n exactly, then the angle from its octant.
+		c, s := fftRoot(int(int64(j)*int64(j)%int64(2*n)), 2*n)
+		bl.chirp[2*j], bl.chirp[2*j+1] = c, -s
+	}
+	// The DFT of b_j = conj(ch_j), |j| < n, wrapped: on one lane, in Go.
+	one := newFFTCPlan(m, 1)
+	a, b := make([]float64, 2*m), make([]float64, 2*m)
+	for j := 0; j < n; j++ {
+		a[2*j], a[2*j+1] = bl.chirp[2*j], -bl.chirp[2*j+1]
+		if j > 0 {
+			a[2*(m-j)], a[2*(m-j)+1] = bl.chirp[2*j], -bl.chirp[2*j+1]
+		}
+	}
+	r := one.runGo(a, b)
+	bl.bhat = make([]float64, 2*m)
+	for k := range bl.bhat {
+		bl.bhat[k] = r[k] / float64(m)
+	}
+	return bl
+}
+
+// bufLen is the number of float64s each of run's two buffers needs.
+func (pl *fftCPlan) bufLen() int {
+	if pl.blue != nil {
+		return 2 * pl.w * pl.blue.m
+	}
+	return 2 * pl.w * pl.n
 }
 
 // fftRoot returns cos and sin of 2πk/n, computed from the angle reduced
@@ -101,6 +153,10 @@ func fftFactors(n int) []int {
 
 func newFFTCPlan(n, w int) *fftCPlan {
 	pl := &fftCPlan{n: n, w: w}
+	if fs := fftFactors(n); len(fs) > 0 && fs[len(fs)-1] > fftMaxRadix {
+		pl.blue = newFFTBluestein(n, w)
+		return pl
+	}
 	l, s := n, 1
 	for _, p := range fftFactors(n) {
 		m := l / p
@@ -164,8 +220,11 @@ func newFFTRealTwiddles(n int) []float64 {
 // run transforms the batch in a (2*n*w values) using b as scratch and
 // returns the one holding the result.
 func (pl *fftCPlan) run(a, b []float64) []float64 {
-	if len(a) < 2*pl.n*pl.w || len(b) < 2*pl.n*pl.w {
+	if len(a) < pl.bufLen() || len(b) < pl.bufLen() {
 		panic("fft: batch buffers too short")
+	}
+	if pl.blue != nil {
+		return pl.runBluestein(a, b)
 	}
 	for i := range pl.stages {
 		st := &pl.stages[i]
@@ -175,6 +234,55 @@ func (pl *fftCPlan) run(a, b []float64) []float64 {
 		a, b = b, a
 	}
 	return a
+}
+
+// runGo is run with the plain-Go passes.
+func (pl *fftCPlan) runGo(a, b []float64) []float64 {
+	for i := range pl.stages {
+		fftPassGo(pl.w, &pl.stages[i], a, b)
+		a, b = b, a
+	}
+	return a
+}
+
+// runBluestein: a[t] *= ch_t (zero beyond n), transform, multiply by bhat,
+// transform back (the forward transform of the conjugate, conjugated),
+// X[k] = ch_k * that.
+func (pl *fftCPlan) runBluestein(a, b []float64) []float64 {
+	bl, w, n := pl.blue, pl.w, pl.n
+	es := 2 * w
+	sseAfterAVX()
+	for t := 0; t < n; t++ {
+		cr, ci := bl.chirp[2*t], bl.chirp[2*t+1]
+		for l := 0; l < w; l++ {
+			xr, xi := a[t*es+l], a[t*es+w+l]
+			a[t*es+l], a[t*es+w+l] = xr*cr-xi*ci, xr*ci+xi*cr
+		}
+	}
+	clear(a[n*es : bl.m*es])
+	r := bl.sub.run(a, b)
+	other := a
+	if &r[0] == &a[0] {
+		other = b
+	}
+	sseAfterAVX()
+	for k := 0; k < bl.m; k++ {
+		hr, hi := bl.bhat[2*k], bl.bhat[2*k+1]
+		for l := 0; l < w; l++ {
+			xr, xi := r[k*es+l], r[k*es+w+l]
+			r[k*es+l], r[k*es+w+l] = xr*hr-xi*hi, -(xr*hi + xi*hr)
+		}
+	}
+	r = bl.sub.run(r, other)
+	sseAfterAVX()
+	for k := 0; k < n; k++ {
+		cr, ci := bl.chirp[2*k], bl.chirp[2*k+1]
+		for l := 0; l < w; l++ {
+			xr, xi := r[k*es+l], -r[k*es+w+l]
+			r[k*es+l], r[k*es+w+l] = xr*cr-xi*ci, xr*ci+xi*cr
+		}
+	}
+	return r
 }
 
 // fftPassGo is one stage on w lanes in plain Go, any radix.

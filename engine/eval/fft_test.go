@@ -218,7 +218,7 @@ func fftCheck(got, want []float64, bound func(int) float64) (int, bool) {
 func TestFFTMatchesExactDFT(t *testing.T) {
 	rng := rand.New(rand.NewSource(11))
 	lens := []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 15, 16, 17, 25, 27, 30, 31, 32, 48, 49, 60, 64, 97, 100,
-		121, 125, 128, 210, 256, 343, 360, 512, 1000, 1024, 2048, 4096}
+		121, 125, 127, 128, 210, 256, 262, 343, 360, 512, 1000, 1024, 2048, 2053, 4096}
 	var cases []fftCase
 	for _, n := range lens {
 		rows := 11
