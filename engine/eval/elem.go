@@ -384,12 +384,56 @@ func firstSubnormal[F float](xs []F) int {
 	if unsafe.Sizeof(z) == 4 {
 		return firstSubnormalBits32(unsafe.Slice((*uint32)(unsafe.Pointer(&xs[0])), len(xs)))
 	}
-	for i, b := range unsafe.Slice((*uint64)(unsafe.Pointer(&xs[0])), len(xs)) {
-		if b&0x7fffffffffffffff-1 < 0x000fffffffffffff {
+	return firstSubnormalBits64(unsafe.Slice((*uint64)(unsafe.Pointer(&xs[0])), len(xs)))
+}
+
+// firstSubnormalBits64 is firstSubnormal on f64 bit patterns: whole runs
+// of vectors scanned first (scanSubnormal64), the rest one at a time.
+func firstSubnormalBits64(xs []uint64) int {
+	i := 0
+	for {
+		j, found := scanSubnormal64(xs[i:])
+		i += j
+		if !found {
+			break
+		}
+		for k, b := range xs[i:min(i+32, len(xs))] {
+			if b&0x7fffffffffffffff-1 < 0x000fffffffffffff {
+				return i + k
+			}
+		}
+		i += 32 // not reached: the run scanned holds one
+	}
+	for ; i < len(xs); i++ {
+		if xs[i]&0x7fffffffffffffff-1 < 0x000fffffffffffff {
 			return i
 		}
 	}
 	return -1
+}
+
+// ftzBits64 is ftz on f64 bit patterns.
+func ftzBits64(xs []uint64) {
+	i := 0
+	for {
+		j, found := scanSubnormal64(xs[i:])
+		i += j
+		if !found {
+			break
+		}
+		e := min(i+32, len(xs))
+		for k := i; k < e; k++ {
+			if xs[k]&0x7fffffffffffffff-1 < 0x000fffffffffffff {
+				xs[k] &= 1 << 63
+			}
+		}
+		i = e
+	}
+	for ; i < len(xs); i++ {
+		if xs[i]&0x7fffffffffffffff-1 < 0x000fffffffffffff {
+			xs[i] &= 1 << 63
+		}
+	}
 }
 
 // ftz replaces subnormals in xs by signed zeros, in place.
@@ -402,11 +446,7 @@ func ftz[F float](xs []F) {
 		ftzBits32(unsafe.Slice((*uint32)(unsafe.Pointer(&xs[0])), len(xs)))
 		return
 	}
-	for i, b := range unsafe.Slice((*uint64)(unsafe.Pointer(&xs[0])), len(xs)) {
-		if b&0x7fffffffffffffff-1 < 0x000fffffffffffff {
-			xs[i] = F(math.Float64frombits(b & (1 << 63)))
-		}
-	}
+	ftzBits64(unsafe.Slice((*uint64)(unsafe.Pointer(&xs[0])), len(xs)))
 }
 
 // complexClean reports whether dazComplex and ftzComplex would leave every

@@ -215,8 +215,9 @@ func (w *fuseWorker) block64(g *fusedGroup, ext fuseInputs, s, e int, o []float6
 			}
 		case fuseBinary:
 			a, b := daz(0, w.tmp[0]), daz(1, w.tmp[1])
-			binaryFloat(m.Opcode, a, b, dst)
-			ftz(dst)
+			k := binaryFTZF64Vector(m.Opcode, a, b, dst) // computed and flushed
+			binaryFloat(m.Opcode, a[k:], b[k:], dst[k:])
+			ftz(dst[k:])
 		case fuseBroadcast, fuseSlice:
 			src := f64Bits(arg(0))
 			if g.splat[j] {
