@@ -311,7 +311,12 @@ func evalSelect(_ *Evaluator, in *hlo.Instruction, args []Value) (Value, error) 
 	case 2:
 		selectKernel(p.Data, a.U16(), b.U16(), out.U16())
 	case 4:
-		selectKernel(p.Data, a.U32(), b.U32(), out.U32())
+		pd, as, bs, os := p.Data, a.U32(), b.U32(), out.U32()
+		parallelFor(len(os), func(lo, hi int) {
+			// Whole vectors first (a blend, where the build has one), then the rest.
+			k := lo + selectBitsVector(pd[lo:hi], as[lo:hi], bs[lo:hi], os[lo:hi])
+			selectRange(pd, as, bs, os, k, hi)
+		})
 	case 8:
 		selectKernel(p.Data, a.U64(), b.U64(), out.U64())
 	case 16:
@@ -323,15 +328,18 @@ func evalSelect(_ *Evaluator, in *hlo.Instruction, args []Value) (Value, error) 
 }
 
 func selectKernel[T any](p []byte, a, b, o []T) {
-	parallelFor(len(o), func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			if p[i] != 0 {
-				o[i] = a[i]
-			} else {
-				o[i] = b[i]
-			}
+	parallelFor(len(o), func(lo, hi int) { selectRange(p, a, b, o, lo, hi) })
+}
+
+// selectRange is selectKernel's loop over [lo, hi).
+func selectRange[T any](p []byte, a, b, o []T, lo, hi int) {
+	for i := lo; i < hi; i++ {
+		if p[i] != 0 {
+			o[i] = a[i]
+		} else {
+			o[i] = b[i]
 		}
-	})
+	}
 }
 
 // evalClamp is min(max(x, lo), hi) with maximum/minimum's own NaN and ±0

@@ -34,8 +34,10 @@ func readIndexBatches(t *tensor.Tensor, ivd int64, what string) (*indexBatches, 
 	}
 	var raw []int64
 	if t.Type.IsUnsigned() {
-		for _, v := range asU64(t) {
-			raw = append(raw, int64(min(v, math.MaxInt64)))
+		us := asU64(t)
+		raw = make([]int64, len(us))
+		for i, v := range us {
+			raw[i] = int64(min(v, math.MaxInt64))
 		}
 	} else {
 		raw = asI64(t)
@@ -173,22 +175,33 @@ func evalGather(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error)
 	// Base offset of each batch's window.
 	nb := ib.count()
 	base := make([]int64, nb)
-	coords := make([]int64, len(ib.dims))
-	for b := int64(0); b < nb; b++ {
-		vec := ib.vector(b)
-		off := int64(0)
-		for k, d := range g.StartIndexMap {
-			hi := op.Dims[d] - in.GatherSliceSizes[d]
-			off += min(max(vec[k], 0), hi) * strides[d]
-		}
-		if len(g.OperandBatchingDims) > 0 {
-			unravel(b, ib.dims, coords)
-			for i, d := range g.OperandBatchingDims {
-				off += coords[indicesBatchPos(g.StartIndicesBatchingDims[i], g.IndexVectorDim)] * strides[d]
+	parallelFor(int(nb), func(lo, hi int) {
+		if len(g.StartIndexMap) == 1 && len(g.OperandBatchingDims) == 0 {
+			// One index per batch (a scalar or row lookup).
+			d := g.StartIndexMap[0]
+			top, st := op.Dims[d]-in.GatherSliceSizes[d], strides[d]
+			for b, v := range ib.vals[lo:hi] {
+				base[lo+b] = min(max(v, 0), top) * st
 			}
+			return
 		}
-		base[b] = off
-	}
+		coords := make([]int64, len(ib.dims))
+		for b := int64(lo); b < int64(hi); b++ {
+			vec := ib.vector(b)
+			off := int64(0)
+			for k, d := range g.StartIndexMap {
+				hi := op.Dims[d] - in.GatherSliceSizes[d]
+				off += min(max(vec[k], 0), hi) * strides[d]
+			}
+			if len(g.OperandBatchingDims) > 0 {
+				unravel(b, ib.dims, coords)
+				for i, d := range g.OperandBatchingDims {
+					off += coords[indicesBatchPos(g.StartIndicesBatchingDims[i], g.IndexVectorDim)] * strides[d]
+				}
+			}
+			base[b] = off
+		}
+	})
 	// Walk the output, each dim contributing either to the batch or to the window.
 	outDims := make([]int64, outRank)
 	contribB := make([]int64, outRank)
@@ -214,6 +227,9 @@ func evalGather(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error)
 		// follow each other in the output (an embedding lookup): copy runs.
 		es := int64(op.Type.Size())
 		out := tensor.New(op.Type, outDims)
+		if run == 1 && gatherElems(op, out, base) {
+			return ArrayValue(out), nil
+		}
 		parallelForWork(int(nb), int(nb*run), func(lo, hi int) {
 			for b := lo; b < hi; b++ {
 				copy(out.Data[int64(b)*run*es:(int64(b)+1)*run*es], op.Data[base[b]*es:(base[b]+run)*es])
@@ -225,6 +241,33 @@ func evalGather(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error)
 		return ArrayValue(takeElems(op, outDims, windowPositions(outDims, contribB, contribW, base))), nil
 	}
 	return ArrayValue(gatherRows(op, outDims, contribB, contribW, base)), nil
+}
+
+// gatherElems is the runs copy of one element each (a gather of scalars:
+// jnp.searchsorted's probes, x[idx] on a vector) as typed loads; false for
+// element sizes it does not take.
+func gatherElems(op, out *tensor.Tensor, base []int64) bool {
+	switch op.Type.Size() {
+	case 4:
+		gatherWords(out.U32(), op.U32(), base)
+	case 8:
+		gatherWords(out.U64(), op.U64(), base)
+	case 2:
+		gatherWords(out.U16(), op.U16(), base)
+	case 1:
+		gatherWords(out.Data, op.Data, base)
+	default:
+		return false
+	}
+	return true
+}
+
+func gatherWords[W uint8 | uint16 | uint32 | uint64](d, s []W, base []int64) {
+	parallelFor(len(base), func(lo, hi int) {
+		for b := lo; b < hi; b++ {
+			d[b] = s[base[b]]
+		}
+	})
 }
 
 // gatherRows is takeElems(src, dims, windowPositions(...)) for a gather (no
