@@ -2,8 +2,8 @@
 
 package eval
 
-// f64 exp, tanh and sqrt a vector at a time, bit for bit what math.Exp,
-// math.Tanh and math.Sqrt return on this machine: exp is the FMA path of
+// f64 exp, tanh, log and sqrt a vector at a time, bit for bit what math.Exp,
+// math.Tanh, math.Log (log_amd64.s lane by lane) and math.Sqrt return on this machine: exp is the FMA path of
 // Go's exp_amd64.s (Shibata's reduction by ln 2 in two FMA steps, a Taylor
 // polynomial of r/16 by FMAs, four squarings by y*(y+2), ldexp by two
 // multiplications where the result is subnormal) lane by lane, which math
@@ -75,6 +75,17 @@ const (
 	kTQ2
 	kTanhMid
 	kTanhBig
+	kHSqrt2
+	kL1
+	kL2
+	kL3
+	kL4
+	kL5
+	kL6
+	kL7
+	kLn2Hi
+	kLn2Lo
+	kLogMagic
 	kCount
 )
 
@@ -91,7 +102,39 @@ var f64MathK = func() (t [kCount][8]float64) {
 		kTP0: -9.64399179425052238628e-1, kTP1: -9.92877231001918586564e1, kTP2: -1.61468768441708447952e3,
 		kTQ0: 1.12811678491632931402e2, kTQ1: 2.23548839060100448583e3, kTQ2: 4.84406305325125486048e3,
 		kTanhMid: 0.625, kTanhBig: 0.5 * 8.8029691931113054295988e+01,
+		kHSqrt2: 7.07106781186547524401e-01, kL1: 6.666666666666735130e-01, kL2: 3.999999999940941908e-01,
+		kL3: 2.857142874366239149e-01, kL4: 2.222219843214978396e-01, kL5: 1.818357216161805012e-01,
+		kL6: 1.531383769920937332e-01, kL7: 1.479819860511658591e-01, kLn2Hi: 6.93147180369123816490e-01,
+		kLn2Lo: 1.90821492927058770002e-10, kLogMagic: 0x1p52 + 0x3fe,
 	}
+	for i := range t {
+		for l := range t[i] {
+			t[i][l] = v[i]
+		}
+	}
+	return t
+}()
+
+// Bit-pattern constants of logF64xW, eight lanes each.
+const (
+	lbMant = iota
+	lbHalf
+	lbShift
+	lbExp
+	lbMagic
+	lbInf
+	lbOne
+	lbNaN
+	lbNegInf
+	lbSign
+	lbZero
+	lbCount
+)
+
+var f64LogBits = func() (t [lbCount][8]uint64) {
+	v := [lbCount]uint64{lbMant: 1<<52 - 1, lbHalf: 0x3fe0000000000000, lbShift: 52, lbExp: 0x7ff,
+		lbMagic: 0x4330000000000000, lbInf: 0x7ff0000000000000, lbOne: 1, lbNaN: 0x7ff8000000000001,
+		lbNegInf: 0xfff0000000000000, lbSign: 1 << 63}
 	for i := range t {
 		for l := range t[i] {
 			t[i][l] = v[i]
@@ -126,12 +169,12 @@ func init() {
 	}
 	xs := []float64{0, math.Copysign(0, -1), 1e-310, -1e-310, 1e-300, 0.1, -0.3, 0.6249, 0.625, -0.7, 1, 2.5, -3.75,
 		20, -44, 44.02, 88, 300, -300, -708.4, -709, -720, -745.1, -745.2, 709.7, 709.79, -1000, 1e300,
-		math.Inf(1), math.Inf(-1), math.NaN(), 1.0 / 3, -2.0 / 3, 5e-9, 0.0001}
+		math.Inf(1), math.Inf(-1), math.NaN(), 1.0 / 3, -2.0 / 3, 5e-9, 0.0001, 5e-324, 0.7071067811865476, 1e308}
 	for len(xs)%8 != 0 {
 		xs = append(xs, 0.5)
 	}
 	o := make([]float64, len(xs))
-	for _, op := range []string{"exponential", "tanh", "sqrt"} {
+	for _, op := range []string{"exponential", "tanh", "sqrt", "log"} {
 		unaryF64Vector(op, xs, o)
 		sseAfterAVX()
 		for i, v := range xs {
@@ -141,6 +184,8 @@ func init() {
 				w = math.Exp(v)
 			case "tanh":
 				w = math.Tanh(v)
+			case "log":
+				w = math.Log(v)
 			default:
 				w = math.Sqrt(v)
 			}
@@ -224,6 +269,10 @@ func unaryF64x4(op string, x, o []float64) int {
 	case "tanh":
 		for i := 0; i < n; i += 4 {
 			tanhF64x4(archsimd.LoadFloat64x4((*[4]float64)(x[i:]))).Store((*[4]float64)(o[i:]))
+		}
+	case "log":
+		for i := 0; i < n; i += 4 {
+			logF64x4(archsimd.LoadFloat64x4((*[4]float64)(x[i:]))).Store((*[4]float64)(o[i:]))
 		}
 	case "sqrt":
 		for i := 0; i < n; i += 4 {
@@ -309,6 +358,10 @@ func unaryF64x8(op string, x, o []float64) int {
 		for i := 0; i < n; i += 8 {
 			tanhF64x8(archsimd.LoadFloat64x8((*[8]float64)(x[i:]))).Store((*[8]float64)(o[i:]))
 		}
+	case "log":
+		for i := 0; i < n; i += 8 {
+			logF64x8(archsimd.LoadFloat64x8((*[8]float64)(x[i:]))).Store((*[8]float64)(o[i:]))
+		}
 	case "sqrt":
 		for i := 0; i < n; i += 8 {
 			archsimd.LoadFloat64x8((*[8]float64)(x[i:])).Sqrt().Store((*[8]float64)(o[i:]))
@@ -318,4 +371,68 @@ func unaryF64x8(op string, x, o []float64) int {
 	}
 	archsimd.ClearAVXUpperBits()
 	return n
+}
+
+// logF64x4 is math.Log (log_amd64.s, subnormal operands through its
+// frexp of the bits as it does) on 4 lanes.
+func logF64x4(x archsimd.Float64x4) archsimd.Float64x4 {
+	c := &f64MathK
+	ld := func(i int) archsimd.Float64x4 { return archsimd.LoadFloat64x4((*[4]float64)(c[i][:4])) }
+	lu := func(i int) archsimd.Uint64x4 { return archsimd.LoadUint64x4((*[4]uint64)(f64LogBits[i][:4])) }
+	bx := x.AsUint64x4()
+	f1 := bx.And(lu(lbMant)).Or(lu(lbHalf)).AsFloat64x4()
+	k := bx.ShiftRight(lu(lbShift)).And(lu(lbExp)).Or(lu(lbMagic)).AsFloat64x4().Sub(ld(kLogMagic))
+	one := ld(kOne)
+	var zero archsimd.Float64x4
+	adj := one.Merge(zero, f1.LessEqual(ld(kHSqrt2)))
+	k = k.Sub(adj)
+	f1 = f1.Mul(adj.Add(one))
+	f := f1.Sub(one)
+	s := f.Div(ld(kTwo).Add(f))
+	s2 := s.Mul(s)
+	s4 := s2.Mul(s2)
+	t1 := s2.Mul(ld(kL7).Mul(s4).Add(ld(kL5)).Mul(s4).Add(ld(kL3)).Mul(s4).Add(ld(kL1)))
+	t2 := s4.Mul(ld(kL6).Mul(s4).Add(ld(kL4)).Mul(s4).Add(ld(kL2)))
+	r := t1.Add(t2)
+	hfsq := ld(kHalf).Mul(f).Mul(f)
+	u := s.Mul(r.Add(hfsq)).Add(ld(kLn2Lo).Mul(k))
+	v := hfsq.Sub(u).Sub(f)
+	res := k.Mul(ld(kLn2Hi)).Sub(v)
+	var izero archsimd.Int64x4
+	ix := bx.AsInt64x4()
+	res = x.Merge(res, ix.Greater(lu(lbInf).AsInt64x4().Sub(lu(lbOne).AsInt64x4())))
+	res = lu(lbNaN).AsFloat64x4().Merge(res, ix.Less(izero))
+	return lu(lbNegInf).AsFloat64x4().Merge(res, bx.AndNot(lu(lbSign)).Equal(lu(lbZero)))
+}
+
+// logF64x8 is math.Log (log_amd64.s, subnormal operands through its
+// frexp of the bits as it does) on 8 lanes.
+func logF64x8(x archsimd.Float64x8) archsimd.Float64x8 {
+	c := &f64MathK
+	ld := func(i int) archsimd.Float64x8 { return archsimd.LoadFloat64x8((*[8]float64)(c[i][:8])) }
+	lu := func(i int) archsimd.Uint64x8 { return archsimd.LoadUint64x8((*[8]uint64)(f64LogBits[i][:8])) }
+	bx := x.AsUint64x8()
+	f1 := bx.And(lu(lbMant)).Or(lu(lbHalf)).AsFloat64x8()
+	k := bx.ShiftRight(lu(lbShift)).And(lu(lbExp)).Or(lu(lbMagic)).AsFloat64x8().Sub(ld(kLogMagic))
+	one := ld(kOne)
+	var zero archsimd.Float64x8
+	adj := one.Merge(zero, f1.LessEqual(ld(kHSqrt2)))
+	k = k.Sub(adj)
+	f1 = f1.Mul(adj.Add(one))
+	f := f1.Sub(one)
+	s := f.Div(ld(kTwo).Add(f))
+	s2 := s.Mul(s)
+	s4 := s2.Mul(s2)
+	t1 := s2.Mul(ld(kL7).Mul(s4).Add(ld(kL5)).Mul(s4).Add(ld(kL3)).Mul(s4).Add(ld(kL1)))
+	t2 := s4.Mul(ld(kL6).Mul(s4).Add(ld(kL4)).Mul(s4).Add(ld(kL2)))
+	r := t1.Add(t2)
+	hfsq := ld(kHalf).Mul(f).Mul(f)
+	u := s.Mul(r.Add(hfsq)).Add(ld(kLn2Lo).Mul(k))
+	v := hfsq.Sub(u).Sub(f)
+	res := k.Mul(ld(kLn2Hi)).Sub(v)
+	var izero archsimd.Int64x8
+	ix := bx.AsInt64x8()
+	res = x.Merge(res, ix.Greater(lu(lbInf).AsInt64x8().Sub(lu(lbOne).AsInt64x8())))
+	res = lu(lbNaN).AsFloat64x8().Merge(res, ix.Less(izero))
+	return lu(lbNegInf).AsFloat64x8().Merge(res, bx.AndNot(lu(lbSign)).Equal(lu(lbZero)))
 }

@@ -24,7 +24,8 @@ func TestUnaryF64VectorMatchesMath(t *testing.T) {
 		7.09782712893384e+02, 709.782712893384, 709.7827128933841, 709.78, 709.79, 710,
 		-708.39, -708.4, -709.08956571282405, -744.44, -745.1332191019411, -745.1332191019412, -745.2, -746, -1e5,
 		0.625, math.Nextafter(0.625, 0), -0.625, 44.014845965556525, math.Nextafter(44.014845965556525, 100), -44.02,
-		1, -1, 0.5, 1e-8, -1e-300, 2e-308, 30, -17.3}
+		1, -1, 0.5, 1e-8, -1e-300, 2e-308, 30, -17.3, 0.7071067811865476, 0.7071067811865475, 1.4142135623730951,
+		2, 4, 0.25, 5e-324, 1e-310, -5e-324, 1e308}
 	var xs []float64
 	for _, e := range edges {
 		xs = append(xs, e, math.Nextafter(e, math.Inf(1)), math.Nextafter(e, math.Inf(-1)))
@@ -43,7 +44,7 @@ func TestUnaryF64VectorMatchesMath(t *testing.T) {
 		}
 		xs = append(xs, v)
 	}
-	want := map[string]func(float64) float64{"exponential": math.Exp, "tanh": math.Tanh, "sqrt": math.Sqrt}
+	want := map[string]func(float64) float64{"exponential": math.Exp, "tanh": math.Tanh, "sqrt": math.Sqrt, "log": math.Log}
 	for _, lanes := range f64MathLaneWidths() {
 		f64MathLanes = lanes
 		for op, f := range want {
