@@ -2,6 +2,7 @@ package eval
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -183,6 +184,12 @@ func (j *fftRowJob) newWork() *fftWork {
 }
 
 func (j *fftRowJob) runRows(rows int64) {
+	if n1, n2 := fftSplit(j.plan.n); j.plan.n >= fftFourStepMin && n1 > 0 {
+		for row := int64(0); row < rows; row++ {
+			j.longRow(row, n1, n2)
+		}
+		return
+	}
 	w := int64(j.w)
 	batches := (rows + w - 1) / w
 	var pool sync.Pool
@@ -198,6 +205,168 @@ func (j *fftRowJob) runRows(rows int64) {
 			j.batch(wk, r0, int(min(w, rows-r0)))
 		}
 	})
+}
+
+// fftFourStepMin is the complex length from which each line is
+// transformed on its own, on all cores, as an n1 x n2 matrix (fftFourStep)
+// rather than w lines at once (whose buffers would outgrow the caches and
+// leave lanes idle when there are few lines). A variable for tests.
+var fftFourStepMin = 1 << 15
+
+// fftSplit is n = n1*n2 with n1 the largest divisor of n up to sqrt(n), or
+// 0, 0 when that is below 16.
+func fftSplit(n int) (int, int) {
+	for n1 := int(math.Sqrt(float64(n))); n1 >= 16; n1-- {
+		if n%n1 == 0 {
+			return n1, n / n1
+		}
+	}
+	return 0, 0
+}
+
+// c128Floats views complex128s as their float64 parts (the layout of a
+// one-lane batch).
+func c128Floats(c []complex128) []float64 {
+	if len(c) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(c))), 2*len(c))
+}
+
+// fftFourStep returns the forward DFT of x (length n1*n2, left as it was):
+// DFTs of length n1 down the columns of x as an n1 x n2 matrix, twiddles
+// w^(k1 t2), DFTs of length n2 along the rows, then the transpose.
+func fftFourStep(x []complex128, n1, n2 int) []complex128 {
+	n := n1 * n2
+	buf := slices.Clone(x)
+	fftColumns(buf, []int64{int64(n1), int64(n2)}, 0, false, nil)
+	// w^j = hi[j>>10] * lo[j&1023], each from its own angle.
+	const bits = 10
+	lo := make([]complex128, 1<<bits)
+	hi := make([]complex128, n>>bits+1)
+	for i := range lo {
+		c, sn := fftRoot(i, n)
+		lo[i] = complex(c, -sn)
+	}
+	for i := range hi {
+		c, sn := fftRoot(i<<bits%n, n)
+		hi[i] = complex(c, -sn)
+	}
+	parallelForWork(n1, n*4, func(a, b int) {
+		for k1 := a; k1 < b; k1++ {
+			row := buf[k1*n2 : (k1+1)*n2]
+			j := 0
+			for t2 := range row {
+				row[t2] *= hi[j>>bits] * lo[j&(1<<bits-1)]
+				if j += k1; j >= n {
+					j -= n
+				}
+			}
+		}
+	})
+	rows := newFFTRowJob("FFT", n2, n2, n2)
+	rows.src = buf
+	rows.dst = make([]complex128, n)
+	rows.runRows(int64(n1))
+	out := buf
+	const blk = 32
+	z := rows.dst
+	parallelFor((n2+blk-1)/blk, func(a, b int) {
+		for k2b := a * blk; k2b < min(b*blk, n2); k2b += blk {
+			for k1 := 0; k1 < n1; k1++ {
+				for k2 := k2b; k2 < min(k2b+blk, n2); k2++ {
+					out[k2*n1+k1] = z[k1*n2+k2]
+				}
+			}
+		}
+	})
+	return out
+}
+
+// longRow transforms row row by fftFourStep (the line alone on all cores).
+func (j *fftRowJob) longRow(row int64, n1, n2 int) {
+	n, h := j.n, j.n/2
+	lc := j.plan.n
+	ll := j.lineLen
+	var line []complex128
+	if j.src != nil {
+		line = j.src[row*int64(ll) : (row+1)*int64(ll)]
+	} else {
+		line = make([]complex128, ll)
+		loadLine(j.x, row*int64(ll), line)
+	}
+	at := func(e int) complex128 {
+		if e < ll {
+			return line[e]
+		}
+		return 0
+	}
+	z := make([]complex128, lc)
+	switch j.mode {
+	case fftModeC:
+		for e := range z {
+			v := at(e)
+			if j.inverse {
+				v = complex(real(v), -imag(v))
+			}
+			z[e] = v
+		}
+	case fftModeRPack:
+		for e := range z {
+			z[e] = complex(real(at(2*e)), real(at(2*e+1)))
+		}
+	case fftModeRFull:
+		for e := range z {
+			z[e] = complex(real(at(e)), 0)
+		}
+	case fftModeIRHalf:
+		x := make([]complex128, h+1)
+		for e := range x {
+			x[e] = at(e)
+		}
+		x[0], x[h] = complex(real(x[0]), 0), complex(real(x[h]), 0)
+		fftRealPre(1, h, c128Floats(x), c128Floats(z), j.rt)
+	case fftModeIRFull:
+		for e := range z {
+			if e <= h {
+				v := at(e)
+				z[e] = complex(real(v), -imag(v))
+			} else {
+				z[e] = at(n - e)
+			}
+		}
+	}
+	r := fftFourStep(z, n1, n2)
+	s := 1 / float64(n)
+	res := make([]complex128, j.keep)
+	switch j.mode {
+	case fftModeC:
+		for e := range res {
+			v := r[e]
+			if j.inverse {
+				v = complex(real(v)*s, -imag(v)*s)
+			}
+			res[e] = v
+		}
+	case fftModeRPack:
+		fftRealPost(1, h, c128Floats(r), c128Floats(res), j.rt)
+	case fftModeRFull:
+		copy(res, r)
+	case fftModeIRHalf:
+		for e := 0; e < h; e++ {
+			res[2*e] = complex(real(r[e])*s, 0)
+			res[2*e+1] = complex(-imag(r[e])*s, 0)
+		}
+	case fftModeIRFull:
+		for e := range res {
+			res[e] = complex(real(r[e])*s, 0)
+		}
+	}
+	if j.dst != nil {
+		copy(j.dst[row*int64(j.keep):], res)
+		return
+	}
+	fftStore(j.out, int64(j.keep), j.mode == fftModeIRHalf || j.mode == fftModeIRFull)(row, res)
 }
 
 // srcLine is row row of the source as complex128 values.

@@ -213,8 +213,9 @@ func fftCheck(got, want []float64, bound func(int) float64) (int, bool) {
 
 // Every fft type, 1-D to 3-D, on lengths that are powers of two, odd,
 // prime and composite (1 and 2 too), in both precisions, with the vector
-// passes and with the plain Go ones: each value is the exact DFT rounded
-// once to the result type (within float64 noise).
+// passes, with the plain Go ones, and with long lines as matrices: each
+// value is the exact DFT rounded once to the result type (within float64
+// noise).
 func TestFFTMatchesExactDFT(t *testing.T) {
 	rng := rand.New(rand.NewSource(11))
 	lens := []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 15, 16, 17, 25, 27, 30, 31, 32, 48, 49, 60, 64, 97, 100,
@@ -238,19 +239,25 @@ func TestFFTMatchesExactDFT(t *testing.T) {
 			}
 		}
 	}
-	for _, goPasses := range []bool{false, true} {
-		fftForceGo = goPasses
+	defer func(m int) { fftForceGo, fftFourStepMin = false, m }(fftFourStepMin)
+	for _, mode := range []string{"vector", "go", "four-step"} {
+		fftForceGo = mode == "go"
+		if mode == "four-step" {
+			fftFourStepMin = 256 // lines from 256 on as matrices
+		}
 		for _, c := range cases {
+			if mode == "four-step" && c.lens[len(c.lens)-1] < 256 {
+				continue
+			}
 			got, want, bound := c.run(t, rng)
 			if i, ok := fftCheck(got, want, bound); !ok {
 				if i < 0 {
-					t.Fatalf("%+v go=%v: %d values, want %d", c, goPasses, len(got), len(want))
+					t.Fatalf("%+v %s: %d values, want %d", c, mode, len(got), len(want))
 				}
-				t.Fatalf("%+v go=%v: value %d = %v, exact %v (bound %g)", c, goPasses, i, got[i], want[i], bound(i))
+				t.Fatalf("%+v %s: value %d = %v, exact %v (bound %g)", c, mode, i, got[i], want[i], bound(i))
 			}
 		}
 	}
-	fftForceGo = false
 }
 
 // The check above fails on a transform with one twiddle off by 1e-7
