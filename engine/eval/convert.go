@@ -200,6 +200,12 @@ func f32ToSigned[T int8 | int16 | int32 | int64](f []float32, o []T, bits int) {
 	hi, lo := T(int64(1)<<(bits-1)-1), T(int64(-1)<<(bits-1))
 	o = o[:len(f)]
 	parallelFor(len(f), func(a, b int) {
+		switch o := any(o).(type) {
+		case []int8:
+			a += f32ToSmallIntVector(f[a:b], o[a:b], -128, 127)
+		case []int16:
+			a += f32ToSmallIntVector(f[a:b], o[a:b], -32768, 32767)
+		}
 		for i, v := range f[a:b] {
 			x := math.Trunc(float64(v))
 			switch {
@@ -221,6 +227,12 @@ func f32ToUnsigned[T uint8 | uint16 | uint32 | uint64](f []float32, o []T, bits 
 	top := T(^uint64(0) >> (64 - bits))
 	o = o[:len(f)]
 	parallelFor(len(f), func(a, b int) {
+		switch o := any(o).(type) {
+		case []uint8:
+			a += f32ToSmallIntVector(f[a:b], o[a:b], 0, 255)
+		case []uint16:
+			a += f32ToSmallIntVector(f[a:b], o[a:b], 0, 65535)
+		}
 		for i, v := range f[a:b] {
 			x := math.Trunc(float64(v))
 			switch {
