@@ -236,20 +236,22 @@ func narrowF16Vector(src []uint32, dst []uint16) int {
 	signM, abs32, inf32m1, norm1 := archsimd.LoadInt32x8(&vecH8000), archsimd.LoadInt32x8(&vecAbs32), archsimd.LoadInt32x8(&vecInf32m1), archsimd.LoadInt32x8(&vecNorm1)
 	rebias, magic, h7c00 := archsimd.LoadInt32x8(&vecRebias), archsimd.LoadInt32x8(&vecMagic), archsimd.LoadInt32x8(&vecH7c00)
 	magicF, inf32 := magic.AsFloat32x8(), archsimd.LoadInt32x8(&vecInf32)
-	enc := func(b archsimd.Int32x8) archsimd.Int32x8 {
-		r := k.round(b) // f32 bits of an f16 value (sign included)
-		a := r.And(abs32)
-		h := a.Sub(rebias).ShiftRight(c13)                                      // normal
-		h = h7c00.Or(a.Sub(inf32).ShiftRight(c13)).Merge(h, a.Greater(inf32m1)) // Inf, NaN
-		sub := a.AsFloat32x8().Add(magicF).AsInt32x8().Sub(magic).ShiftRight(c13)
-		h = sub.Merge(h, norm1.Greater(a).Or(norm1.Equal(a)))
-		return h.Or(r.ShiftRight(c16).And(signM))
-	}
+	// Each half of 16 encoded into tmp, then the two packed: one copy of
+	// the encoding in the loop (a closure for it was a call per vector).
+	var tmp [16]int32
 	i := 0
 	for ; i+16 <= len(src); i += 16 {
-		a := enc(archsimd.LoadInt32x8((*[8]int32)(unsafe.Pointer(&src[i]))))
-		b := enc(archsimd.LoadInt32x8((*[8]int32)(unsafe.Pointer(&src[i+8]))))
-		a.SaturateToUint16ConcatGrouped(b).AsUint32x8().Permute(perm).AsUint16x16().Store((*[16]uint16)(dst[i:]))
+		for h := 0; h < 16; h += 8 {
+			r := k.round(archsimd.LoadInt32x8((*[8]int32)(unsafe.Pointer(&src[i+h])))) // an f16 value's f32 bits
+			a := r.And(abs32)
+			e := a.Sub(rebias).ShiftRight(c13)                                      // normal
+			e = h7c00.Or(a.Sub(inf32).ShiftRight(c13)).Merge(e, a.Greater(inf32m1)) // Inf, NaN
+			sub := a.AsFloat32x8().Add(magicF).AsInt32x8().Sub(magic).ShiftRight(c13)
+			e = sub.Merge(e, norm1.Greater(a).Or(norm1.Equal(a)))
+			e.Or(r.ShiftRight(c16).And(signM)).Store((*[8]int32)(tmp[h:]))
+		}
+		lo, hi := archsimd.LoadInt32x8((*[8]int32)(tmp[:8])), archsimd.LoadInt32x8((*[8]int32)(tmp[8:]))
+		lo.SaturateToUint16ConcatGrouped(hi).AsUint32x8().Permute(perm).AsUint16x16().Store((*[16]uint16)(dst[i:]))
 	}
 	archsimd.ClearAVXUpperBits()
 	return i
