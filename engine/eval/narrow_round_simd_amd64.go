@@ -225,6 +225,9 @@ func narrowBF16Vector(src []uint32, dst []uint16) int {
 // Each value is rounded as roundF16One does and its f16 bits then read off
 // exactly.
 func narrowF16Vector(src []uint32, dst []uint16) int {
+	if subnormalLanes == 16 {
+		return narrowF16X16(src, dst)
+	}
 	if subnormalLanes < 8 {
 		return 0
 	}
@@ -315,6 +318,9 @@ var (
 // It stops at the first vector with a NaN operand or result, for the
 // caller's scalar loop, and returns how many elements it did.
 func fmaF16Vector(a, b, c, o []float32) int {
+	if subnormalLanes == 16 {
+		return fmaF16X16(a, b, c, o)
+	}
 	if subnormalLanes < 8 {
 		return 0
 	}
@@ -338,6 +344,75 @@ func fmaF16Vector(a, b, c, o []float32) int {
 			break
 		}
 		k.round(r.AsInt32x8()).AsFloat32x8().Store((*[8]float32)(o[i:]))
+	}
+	archsimd.ClearAVXUpperBits()
+	return i
+}
+
+// fmaF16X16 is fmaF16Vector 16 lanes at a time (AVX-512: two f64x8 FMAs,
+// then roundF16X16's rounding).
+func fmaF16X16(a, b, c, o []float32) int {
+	a, b, c = a[:len(o)], b[:len(o)], c[:len(o)]
+	sign, abs, inf := archsimd.BroadcastInt32x16(bitsSign), archsimd.BroadcastInt32x16(bitsAbs), archsimd.BroadcastInt32x16(bitsInf)
+	keep, rnd, one := archsimd.BroadcastInt32x16(f16Keep), archsimd.BroadcastInt32x16(0xfff), archsimd.BroadcastInt32x16(1)
+	nanBits, nanMin := archsimd.BroadcastInt32x16(f16NaNBits), archsimd.BroadcastInt32x16(f16NaNMin)
+	minNorm, infAfter := archsimd.BroadcastInt32x16(f16MinNorm), archsimd.BroadcastInt32x16(f16InfAfter)
+	halfF := archsimd.BroadcastFloat32x16(0.5)
+	low, high, bit := archsimd.BroadcastInt64x8(1<<29-1), archsimd.BroadcastInt64x8(^(1<<29 - 1)), archsimd.BroadcastInt64x8(1<<29)
+	var zero archsimd.Int64x8
+	odd := func(x, y, z archsimd.Float32x8) archsimd.Float32x8 {
+		r := x.ConvertToFloat64().MulAdd(y.ConvertToFloat64(), z.ConvertToFloat64()).AsInt64x8()
+		t := r.Merge(r.And(high).Or(bit), r.And(low).Equal(zero))
+		return t.AsFloat64x8().ConvertToFloat32()
+	}
+	i := 0
+	for ; i+16 <= len(o); i += 16 {
+		x := archsimd.LoadFloat32x16((*[16]float32)(a[i:]))
+		y := archsimd.LoadFloat32x16((*[16]float32)(b[i:]))
+		z := archsimd.LoadFloat32x16((*[16]float32)(c[i:]))
+		f := x.SetLo(odd(x.GetLo(), y.GetLo(), z.GetLo())).SetHi(odd(x.GetHi(), y.GetHi(), z.GetHi()))
+		if x.NotEqual(x).Or(y.NotEqual(y)).Or(z.NotEqual(z)).Or(f.NotEqual(f)).ToBits() != 0 {
+			break
+		}
+		bb := f.AsInt32x16()
+		ab := bb.And(abs)
+		r := ab.Add(rnd).Add(ab.ShiftAllRight(13).And(one)).And(keep)
+		sub := ab.AsFloat32x16().Add(halfF).Sub(halfF).AsInt32x16()
+		r = sub.Merge(r, minNorm.Greater(ab))
+		r = inf.Merge(r, ab.Greater(infAfter))
+		r = inf.Or(ab.And(nanBits).Max(nanMin)).Merge(r, ab.Greater(inf))
+		r.Or(bb.And(sign)).AsFloat32x16().Store((*[16]float32)(o[i:]))
+	}
+	archsimd.ClearAVXUpperBits()
+	return i
+}
+
+// narrowF16X16 is narrowF16Vector 16 lanes at a time (AVX-512: roundF16X16's
+// rounding, the same encoding, VPMOVDW).
+func narrowF16X16(src []uint32, dst []uint16) int {
+	dst = dst[:len(src)]
+	abs, inf := archsimd.BroadcastInt32x16(bitsAbs), archsimd.BroadcastInt32x16(bitsInf)
+	keep, rnd, one := archsimd.BroadcastInt32x16(f16Keep), archsimd.BroadcastInt32x16(0xfff), archsimd.BroadcastInt32x16(1)
+	nanBits, nanMin := archsimd.BroadcastInt32x16(f16NaNBits), archsimd.BroadcastInt32x16(f16NaNMin)
+	minNorm, infAfter := archsimd.BroadcastInt32x16(f16MinNorm), archsimd.BroadcastInt32x16(f16InfAfter)
+	halfF := archsimd.BroadcastFloat32x16(0.5)
+	rebias, magic, h7c00 := archsimd.BroadcastInt32x16(112<<23), archsimd.BroadcastInt32x16(113<<23), archsimd.BroadcastInt32x16(0x7c00<<13)
+	signM := archsimd.BroadcastInt32x16(0x8000)
+	magicF := magic.AsFloat32x16()
+	i := 0
+	for ; i+16 <= len(src); i += 16 {
+		b := archsimd.LoadInt32x16((*[16]int32)(unsafe.Pointer(&src[i])))
+		a := b.And(abs)
+		r := a.Add(rnd).Add(a.ShiftAllRight(13).And(one)).And(keep)
+		sub := a.AsFloat32x16().Add(halfF).Sub(halfF).AsInt32x16()
+		r = sub.Merge(r, minNorm.Greater(a))
+		r = inf.Merge(r, a.Greater(infAfter))
+		r = inf.Or(a.And(nanBits).Max(nanMin)).Merge(r, a.Greater(inf)) // |rounded|, an f16 value's f32 bits
+		// The f16 bits, shifted up by 13: normal, Inf or NaN, subnormal.
+		e := r.Sub(rebias)
+		e = h7c00.Or(r.Sub(inf)).Merge(e, r.Greater(inf.Sub(one)))
+		e = r.AsFloat32x16().Add(magicF).AsInt32x16().Sub(magic).Merge(e, minNorm.Greater(r))
+		e.ShiftAllRight(13).Or(b.ShiftAllRight(16).And(signM)).AsUint32x16().TruncateToUint16().Store((*[16]uint16)(dst[i:]))
 	}
 	archsimd.ClearAVXUpperBits()
 	return i
