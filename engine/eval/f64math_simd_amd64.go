@@ -3,7 +3,8 @@
 package eval
 
 // f64 exp, tanh, log and sqrt a vector at a time, bit for bit what math.Exp,
-// math.Tanh, math.Log (log_amd64.s lane by lane) and math.Sqrt return on this machine: exp is the FMA path of
+// math.Tanh, math.Log (log_amd64.s lane by lane), math.Sin and math.Cos (below
+// 2^29; other vectors through math) and math.Sqrt return on this machine: exp is the FMA path of
 // Go's exp_amd64.s (Shibata's reduction by ln 2 in two FMA steps, a Taylor
 // polynomial of r/16 by FMAs, four squarings by y*(y+2), ldexp by two
 // multiplications where the result is subnormal) lane by lane, which math
@@ -86,6 +87,27 @@ const (
 	kLn2Hi
 	kLn2Lo
 	kLogMagic
+	kTrigMax
+	kFourOverPi
+	kEighth
+	kEight
+	kThree
+	kFour
+	kPI4A
+	kPI4B
+	kPI4C
+	kS0
+	kS1
+	kS2
+	kS3
+	kS4
+	kS5
+	kC0
+	kCc1
+	kCc2
+	kCc3
+	kCc4
+	kCc5
 	kCount
 )
 
@@ -106,6 +128,12 @@ var f64MathK = func() (t [kCount][8]float64) {
 		kL3: 2.857142874366239149e-01, kL4: 2.222219843214978396e-01, kL5: 1.818357216161805012e-01,
 		kL6: 1.531383769920937332e-01, kL7: 1.479819860511658591e-01, kLn2Hi: 6.93147180369123816490e-01,
 		kLn2Lo: 1.90821492927058770002e-10, kLogMagic: 0x1p52 + 0x3fe,
+		kTrigMax: 1 << 29, kFourOverPi: 4 / math.Pi, kEighth: 0.125, kEight: 8, kThree: 3, kFour: 4,
+		kPI4A: 7.85398125648498535156e-1, kPI4B: 3.77489470793079817668e-8, kPI4C: 2.69515142907905952645e-15,
+		kS0: 1.58962301576546568060e-10, kS1: -2.50507477628578072866e-8, kS2: 2.75573136213857245213e-6,
+		kS3: -1.98412698295895385996e-4, kS4: 8.33333333332211858878e-3, kS5: -1.66666666666666307295e-1,
+		kC0: -1.13585365213876817300e-11, kCc1: 2.08757008419747316778e-9, kCc2: -2.75573141792967388112e-7,
+		kCc3: 2.48015872888517045348e-5, kCc4: -1.38888888888730564116e-3, kCc5: 4.16666666666665929218e-2,
 	}
 	for i := range t {
 		for l := range t[i] {
@@ -169,12 +197,12 @@ func init() {
 	}
 	xs := []float64{0, math.Copysign(0, -1), 1e-310, -1e-310, 1e-300, 0.1, -0.3, 0.6249, 0.625, -0.7, 1, 2.5, -3.75,
 		20, -44, 44.02, 88, 300, -300, -708.4, -709, -720, -745.1, -745.2, 709.7, 709.79, -1000, 1e300,
-		math.Inf(1), math.Inf(-1), math.NaN(), 1.0 / 3, -2.0 / 3, 5e-9, 0.0001, 5e-324, 0.7071067811865476, 1e308}
+		math.Inf(1), math.Inf(-1), math.NaN(), 1.0 / 3, -2.0 / 3, 5e-9, 0.0001, 5e-324, 0.7071067811865476, 1e308, 3.14159, -1.5707963267948966, 6e8, 1e17, 0.785}
 	for len(xs)%8 != 0 {
 		xs = append(xs, 0.5)
 	}
 	o := make([]float64, len(xs))
-	for _, op := range []string{"exponential", "tanh", "sqrt", "log"} {
+	for _, op := range []string{"exponential", "tanh", "sqrt", "log", "sine", "cosine"} {
 		unaryF64Vector(op, xs, o)
 		sseAfterAVX()
 		for i, v := range xs {
@@ -186,6 +214,10 @@ func init() {
 				w = math.Tanh(v)
 			case "log":
 				w = math.Log(v)
+			case "sine":
+				w = math.Sin(v)
+			case "cosine":
+				w = math.Cos(v)
 			default:
 				w = math.Sqrt(v)
 			}
@@ -274,6 +306,8 @@ func unaryF64x4(op string, x, o []float64) int {
 		for i := 0; i < n; i += 4 {
 			logF64x4(archsimd.LoadFloat64x4((*[4]float64)(x[i:]))).Store((*[4]float64)(o[i:]))
 		}
+	case "sine", "cosine":
+		return sinCosF64Loopx4(x, o, op == "cosine")
 	case "sqrt":
 		for i := 0; i < n; i += 4 {
 			archsimd.LoadFloat64x4((*[4]float64)(x[i:])).Sqrt().Store((*[4]float64)(o[i:]))
@@ -362,6 +396,8 @@ func unaryF64x8(op string, x, o []float64) int {
 		for i := 0; i < n; i += 8 {
 			logF64x8(archsimd.LoadFloat64x8((*[8]float64)(x[i:]))).Store((*[8]float64)(o[i:]))
 		}
+	case "sine", "cosine":
+		return sinCosF64Loopx8(x, o, op == "cosine")
 	case "sqrt":
 		for i := 0; i < n; i += 8 {
 			archsimd.LoadFloat64x8((*[8]float64)(x[i:])).Sqrt().Store((*[8]float64)(o[i:]))
@@ -435,4 +471,138 @@ func logF64x8(x archsimd.Float64x8) archsimd.Float64x8 {
 	res = x.Merge(res, ix.Greater(lu(lbInf).AsInt64x8().Sub(lu(lbOne).AsInt64x8())))
 	res = lu(lbNaN).AsFloat64x8().Merge(res, ix.Less(izero))
 	return lu(lbNegInf).AsFloat64x8().Merge(res, bx.AndNot(lu(lbSign)).Equal(lu(lbZero)))
+}
+
+// sinCosF64x4 is math.Sin (cos false) or math.Cos (math/sin.go, unfused)
+// on 4 lanes whose |x| is below 2^29 (not NaN); ok is false when a lane
+// is not.
+func sinCosF64x4(x archsimd.Float64x4, cos bool) (archsimd.Float64x4, bool) {
+	c := &f64MathK
+	ld := func(i int) archsimd.Float64x4 { return archsimd.LoadFloat64x4((*[4]float64)(c[i][:4])) }
+	sign := archsimd.LoadUint64x4((*[4]uint64)(f64MathSign[:4]))
+	ax := x.AsUint64x4().AndNot(sign).AsFloat64x4()
+	if ax.GreaterEqual(ld(kTrigMax)).Or(x.IsNaN()).ToBits() != 0 {
+		return x, false
+	}
+	one, half := ld(kOne), ld(kHalf)
+	y := ax.Mul(ld(kFourOverPi)).Trunc()
+	odd := y.Sub(y.Mul(half).Trunc().Mul(ld(kTwo)))
+	y = y.Add(odd) // odd is 0 or 1
+	j := y.Sub(y.Mul(ld(kEighth)).Trunc().Mul(ld(kEight)))
+	z := ax.Sub(y.Mul(ld(kPI4A))).Sub(y.Mul(ld(kPI4B))).Sub(y.Mul(ld(kPI4C)))
+	hi := j.Greater(ld(kThree))
+	j = j.Sub(ld(kFour)).Merge(j, hi)
+	two := j.Equal(ld(kTwo))
+	zz := z.Mul(z)
+	ps := ld(kS0).Mul(zz).Add(ld(kS1)).Mul(zz).Add(ld(kS2)).Mul(zz).Add(ld(kS3)).Mul(zz).Add(ld(kS4)).Mul(zz).Add(ld(kS5))
+	pc := ld(kC0).Mul(zz).Add(ld(kCc1)).Mul(zz).Add(ld(kCc2)).Mul(zz).Add(ld(kCc3)).Mul(zz).Add(ld(kCc4)).Mul(zz).Add(ld(kCc5))
+	ys := z.Add(z.Mul(zz).Mul(ps))
+	yc := one.Sub(half.Mul(zz)).Add(zz.Mul(zz).Mul(pc))
+	var zero archsimd.Float64x4
+	var zu archsimd.Uint64x4
+	var r archsimd.Float64x4
+	flip := sign.Merge(zu, hi) // the sign flips of the octant (and of x for sin)
+	if cos {
+		r = ys.Merge(yc, two)
+		flip = flip.Xor(sign.Merge(zu, two))
+	} else {
+		r = yc.Merge(ys, two)
+		flip = flip.Xor(x.AsUint64x4().And(sign))
+	}
+	r = r.AsUint64x4().Xor(flip).AsFloat64x4()
+	if !cos {
+		r = x.Merge(r, x.Equal(zero))
+	}
+	return r, true
+}
+
+func sinCosF64Loopx4(x, o []float64, cos bool) int {
+	n := len(o) &^ (4 - 1)
+	var fix []int
+	for i := 0; i < n; i += 4 {
+		r, ok := sinCosF64x4(archsimd.LoadFloat64x4((*[4]float64)(x[i:])), cos)
+		if !ok {
+			fix = append(fix, i)
+			continue
+		}
+		r.Store((*[4]float64)(o[i:]))
+	}
+	archsimd.ClearAVXUpperBits()
+	for _, i := range fix {
+		for l := i; l < i+4; l++ {
+			if cos {
+				o[l] = math.Cos(x[l])
+			} else {
+				o[l] = math.Sin(x[l])
+			}
+		}
+	}
+	return n
+}
+
+// sinCosF64x8 is math.Sin (cos false) or math.Cos (math/sin.go, unfused)
+// on 8 lanes whose |x| is below 2^29 (not NaN); ok is false when a lane
+// is not.
+func sinCosF64x8(x archsimd.Float64x8, cos bool) (archsimd.Float64x8, bool) {
+	c := &f64MathK
+	ld := func(i int) archsimd.Float64x8 { return archsimd.LoadFloat64x8((*[8]float64)(c[i][:8])) }
+	sign := archsimd.LoadUint64x8((*[8]uint64)(f64MathSign[:8]))
+	ax := x.AsUint64x8().AndNot(sign).AsFloat64x8()
+	if ax.GreaterEqual(ld(kTrigMax)).Or(x.IsNaN()).ToBits() != 0 {
+		return x, false
+	}
+	one, half := ld(kOne), ld(kHalf)
+	y := ax.Mul(ld(kFourOverPi)).TruncScaled(0)
+	odd := y.Sub(y.Mul(half).TruncScaled(0).Mul(ld(kTwo)))
+	y = y.Add(odd) // odd is 0 or 1
+	j := y.Sub(y.Mul(ld(kEighth)).TruncScaled(0).Mul(ld(kEight)))
+	z := ax.Sub(y.Mul(ld(kPI4A))).Sub(y.Mul(ld(kPI4B))).Sub(y.Mul(ld(kPI4C)))
+	hi := j.Greater(ld(kThree))
+	j = j.Sub(ld(kFour)).Merge(j, hi)
+	two := j.Equal(ld(kTwo))
+	zz := z.Mul(z)
+	ps := ld(kS0).Mul(zz).Add(ld(kS1)).Mul(zz).Add(ld(kS2)).Mul(zz).Add(ld(kS3)).Mul(zz).Add(ld(kS4)).Mul(zz).Add(ld(kS5))
+	pc := ld(kC0).Mul(zz).Add(ld(kCc1)).Mul(zz).Add(ld(kCc2)).Mul(zz).Add(ld(kCc3)).Mul(zz).Add(ld(kCc4)).Mul(zz).Add(ld(kCc5))
+	ys := z.Add(z.Mul(zz).Mul(ps))
+	yc := one.Sub(half.Mul(zz)).Add(zz.Mul(zz).Mul(pc))
+	var zero archsimd.Float64x8
+	var zu archsimd.Uint64x8
+	var r archsimd.Float64x8
+	flip := sign.Merge(zu, hi) // the sign flips of the octant (and of x for sin)
+	if cos {
+		r = ys.Merge(yc, two)
+		flip = flip.Xor(sign.Merge(zu, two))
+	} else {
+		r = yc.Merge(ys, two)
+		flip = flip.Xor(x.AsUint64x8().And(sign))
+	}
+	r = r.AsUint64x8().Xor(flip).AsFloat64x8()
+	if !cos {
+		r = x.Merge(r, x.Equal(zero))
+	}
+	return r, true
+}
+
+func sinCosF64Loopx8(x, o []float64, cos bool) int {
+	n := len(o) &^ (8 - 1)
+	var fix []int
+	for i := 0; i < n; i += 8 {
+		r, ok := sinCosF64x8(archsimd.LoadFloat64x8((*[8]float64)(x[i:])), cos)
+		if !ok {
+			fix = append(fix, i)
+			continue
+		}
+		r.Store((*[8]float64)(o[i:]))
+	}
+	archsimd.ClearAVXUpperBits()
+	for _, i := range fix {
+		for l := i; l < i+8; l++ {
+			if cos {
+				o[l] = math.Cos(x[l])
+			} else {
+				o[l] = math.Sin(x[l])
+			}
+		}
+	}
+	return n
 }

@@ -25,26 +25,29 @@ func TestUnaryF64VectorMatchesMath(t *testing.T) {
 		-708.39, -708.4, -709.08956571282405, -744.44, -745.1332191019411, -745.1332191019412, -745.2, -746, -1e5,
 		0.625, math.Nextafter(0.625, 0), -0.625, 44.014845965556525, math.Nextafter(44.014845965556525, 100), -44.02,
 		1, -1, 0.5, 1e-8, -1e-300, 2e-308, 30, -17.3, 0.7071067811865476, 0.7071067811865475, 1.4142135623730951,
-		2, 4, 0.25, 5e-324, 1e-310, -5e-324, 1e308}
+		2, 4, 0.25, 5e-324, 1e-310, -5e-324, 1e308, math.Pi, -math.Pi / 2, math.Pi / 4, 3 * math.Pi / 4, 1 << 29, -(1 << 29),
+		536870911.9, 1e10, -7.5, 100, -1000.25}
 	var xs []float64
 	for _, e := range edges {
 		xs = append(xs, e, math.Nextafter(e, math.Inf(1)), math.Nextafter(e, math.Inf(-1)))
 	}
 	for range 20000 {
 		var v float64
-		switch rng.Intn(4) {
+		switch rng.Intn(5) {
 		case 0:
 			v = math.Float64frombits(rng.Uint64())
 		case 1:
 			v = (rng.Float64()*2 - 1) * 800
 		case 2:
 			v = rng.NormFloat64() * 2
+		case 3:
+			v = (rng.Float64()*2 - 1) * 1e9
 		default:
 			v = math.Ldexp(rng.Float64(), -rng.Intn(1100))
 		}
 		xs = append(xs, v)
 	}
-	want := map[string]func(float64) float64{"exponential": math.Exp, "tanh": math.Tanh, "sqrt": math.Sqrt, "log": math.Log}
+	want := map[string]func(float64) float64{"exponential": math.Exp, "tanh": math.Tanh, "sqrt": math.Sqrt, "log": math.Log, "sine": math.Sin, "cosine": math.Cos}
 	for _, lanes := range f64MathLaneWidths() {
 		f64MathLanes = lanes
 		for op, f := range want {
