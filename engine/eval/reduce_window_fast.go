@@ -112,6 +112,10 @@ func reduceWindowFloat[F float](op string, i0 F, xs []F, g *windowGeom, o []F) {
 		reduceWindowPrefix(op, i0, xs, g, d, o)
 		return
 	}
+	if g.lastDimWindow() && !windowFastDisabled {
+		reduceWindowLine(op, i0, xs, g, o)
+		return
+	}
 	outer := int(n / run)
 	parallelForWork(outer, int(n*max(tensor.NumElements(g.size), 1)), func(lo, hi int) {
 		sc := g.scratch()
@@ -293,4 +297,49 @@ func foldOne[F float](code int, acc, v F) F {
 		return maxFloat(acc, v)
 	}
 	return minFloat(acc, v)
+}
+
+// lastDimWindow reports whether g's only non-trivial window dimension is
+// the last one, with stride 1 and no dilation or reversal: each result folds
+// one contiguous stretch of its row (the reverse scans of 16 that XLA's
+// cumulative-scan tree makes, see engine/golden/xla_rewrites.go).
+func (g *windowGeom) lastDimWindow() bool {
+	r := len(g.win)
+	if r == 0 {
+		return false
+	}
+	for _, w := range g.win[:r-1] {
+		if !(w.Size == 1 && w.Stride == 1 && w.PadLow == 0 && w.PadHigh == 0 && w.BaseDilation == 1 && w.WindowDilation == 1) {
+			return false
+		}
+	}
+	w := g.win[r-1]
+	return w.Stride == 1 && w.BaseDilation == 1 && w.WindowDilation == 1 && !w.WindowReversal
+}
+
+// reduceWindowLine is reduceWindowFloat for a lastDimWindow geometry: result
+// i of a row folds the row's elements i-padLow .. i-padLow+size-1 (clipped
+// to the row) from the init value in increasing order, as the per-window
+// walk does, padding skipped.
+func reduceWindowLine[F float](op string, i0 F, xs []F, g *windowGeom, o []F) {
+	r := len(g.in) - 1
+	n, m, w := g.in[r], g.out[r], g.win[r]
+	rows := tensor.NumElements(g.out) / max(m, 1)
+	if rows == 0 || m == 0 {
+		return
+	}
+	code := fastOpCode(op)
+	parallelForWork(int(rows), int(rows*m*w.Size), func(lo, hi int) {
+		for k := int64(lo); k < int64(hi); k++ {
+			x, y := xs[k*n:(k+1)*n], o[k*m:(k+1)*m]
+			for i := range m {
+				a, b := max(i-w.PadLow, 0), min(i-w.PadLow+w.Size, n)
+				acc := i0
+				for j := a; j < b; j++ {
+					acc = foldOne(code, acc, x[j])
+				}
+				y[i] = acc
+			}
+		}
+	})
 }

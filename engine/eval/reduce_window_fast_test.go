@@ -189,3 +189,67 @@ func TestReduceWindowPrefixScanMatchesPerWindow(t *testing.T) {
 		}
 	}
 }
+
+// Windows along the last dimension only (the reverse scans of 16 XLA's
+// cumulative-scan tree makes, and any padding, size and length): the line
+// loop gives every result the per-window fold's bits.
+func TestReduceWindowLineMatchesPerWindow(t *testing.T) {
+	rng := rand.New(rand.NewSource(34))
+	for trial := 0; trial < 150; trial++ {
+		r := 1 + rng.Intn(3)
+		dims := make([]int64, r)
+		win := make([]hlo.WindowDim, r)
+		for i := range dims {
+			dims[i] = int64(1 + rng.Intn(4))
+			win[i] = hlo.WindowDim{Size: 1, Stride: 1, BaseDilation: 1, WindowDilation: 1}
+		}
+		n := int64(1 + rng.Intn(40))
+		dims[r-1] = n
+		size := int64(1 + rng.Intn(int(n)+2))
+		win[r-1] = hlo.WindowDim{Size: size, Stride: 1, PadLow: int64(rng.Intn(int(size))), PadHigh: int64(rng.Intn(int(size) + 1)), BaseDilation: 1, WindowDilation: 1}
+		g, err := newWindowGeom(dims, win)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !g.lastDimWindow() {
+			t.Fatalf("dims %v window %+v: not recognized as a last-dimension window", dims, win)
+		}
+		xs := make([]float64, tensor.NumElements(dims))
+		for i := range xs {
+			switch rng.Intn(12) {
+			case 0:
+				xs[i] = math.NaN()
+			case 1:
+				xs[i] = math.Copysign(0, float64(rng.Intn(2)*2-1))
+			case 2:
+				xs[i] = math.Inf(rng.Intn(2)*2 - 1)
+			case 3:
+				xs[i] = 1e-40
+			default:
+				xs[i] = rng.NormFloat64()
+			}
+		}
+		x32 := make([]float32, len(xs))
+		for i, v := range xs {
+			x32[i] = float32(v)
+		}
+		nOut := tensor.NumElements(g.out)
+		for _, op := range []string{"add", "multiply", "maximum", "minimum"} {
+			for _, i0 := range []float64{0, math.Inf(-1), math.Copysign(0, -1), 1.5} {
+				o32, o64 := make([]float32, nOut), make([]float64, nOut)
+				reduceWindowFloat(op, float32(i0), x32, g, o32)
+				reduceWindowFloat(op, i0, xs, g, o64)
+				for k := int64(0); k < nOut; k++ {
+					pos := g.positions(k, nil)
+					w32, w64 := foldFloatAt(op, float32(i0), x32, pos), foldFloatAt(op, i0, xs, pos)
+					if math.Float32bits(w32) != math.Float32bits(o32[k]) && !(w32 != w32 && o32[k] != o32[k]) {
+						t.Fatalf("f32 %s init %v dims %v window %+v output %d: got %v, want %v", op, i0, dims, win, k, o32[k], w32)
+					}
+					if math.Float64bits(w64) != math.Float64bits(o64[k]) && !(w64 != w64 && o64[k] != o64[k]) {
+						t.Fatalf("f64 %s init %v dims %v window %+v output %d: got %v, want %v", op, i0, dims, win, k, o64[k], w64)
+					}
+				}
+			}
+		}
+	}
+}

@@ -20,6 +20,9 @@ import (
 //
 //   - Calls are inlined first (XLA's CallInliner), so that constants and
 //     multiply-add pairs are seen across jit boundaries.
+//   - Cumulative reduce-windows longer than 16 become XLA's two-level scan
+//     tree (ReduceWindowRewriter, see scanTree), which folds in another
+//     order than the window.
 //   - A / C, with C a constant, or broadcasts and reshapes of constants,
 //     and A not constant, becomes A * (1/C), the reciprocal rounded to the
 //     element type (jnp.mean: sum * 0.005, and 1/sqrt(d) attention scaling).
@@ -96,6 +99,9 @@ func xlaRewrites(m *hlo.Module) error {
 			return err
 		}
 		r.forwardTuples(c)
+		if err := r.rewrite(c, r.scanWindows); err != nil {
+			return err
+		}
 		r.narrowed = map[narrowKey]*hlo.Instruction{}
 		if err := r.rewrite(c, r.narrowIndexConvert); err != nil {
 			return err
@@ -866,4 +872,220 @@ func isConstantTree(x *hlo.Instruction) bool {
 		x = x.Operands[0]
 	}
 	return x.Opcode == "constant"
+}
+
+// scanBaseLength is the base_length XLA:CPU gives its ReduceWindowRewriter.
+const scanBaseLength = 16
+
+// scanTree is XLA's ReduceWindowRewriter for cumulative windows
+// (xla/hlo/transforms/simplifiers/reduce_window_rewriter.cc): a
+// single-input reduce-window whose only non-trivial window dimension d has
+// size n = the operand's length there, n > 16, stride 1, no dilation or
+// reversal, and padding (n-1 or n, 0) (a forward inclusive or exclusive
+// scan) or (0, n-1 or n) (reverse) is computed as a two-level tree, which
+// folds in another order than the window does and so rounds differently:
+// d moved last (swapped with the last dimension), padded with the init
+// value to a multiple of 16, reshaped to [..., m, 16], scanned within each
+// block of 16, the blocks' totals (last column, first for reverse) scanned
+// exclusively over m (itself rewritten the same way while m > 16), and the
+// two combined by the reducer as reducer(block scan, broadcast total); then
+// reshaped, transposed back, the padding sliced off, and an exclusive scan
+// padded by one init value. Returns nil when in is not such a window.
+func (r *xlaRewriter) scanTree(in *hlo.Instruction) *hlo.Instruction {
+	if in.Opcode != "reduce-window" || len(in.Operands) != 2 || len(in.Called) != 1 || in.Shape.Elem == dtype.Tuple {
+		return nil
+	}
+	x, init, red := in.Operands[0], in.Operands[1], in.Called[0]
+	rank := len(x.Shape.Dims)
+	if len(in.Window) != rank || len(in.Shape.Dims) != rank || x.Shape.DynamicDims != nil || red.Root == nil {
+		return nil
+	}
+	d := -1
+	for i, w := range in.Window {
+		trivial := w.Size == 1 && w.Stride == 1 && w.PadLow == 0 && w.PadHigh == 0 && w.BaseDilation <= 1 && w.WindowDilation <= 1
+		if !trivial {
+			if d >= 0 {
+				return nil
+			}
+			d = i
+		}
+	}
+	if d < 0 {
+		return nil
+	}
+	n := x.Shape.Dims[d]
+	w := in.Window[d]
+	if n <= scanBaseLength {
+		return nil
+	}
+	forward := (w.PadLow == n-1 || w.PadLow == n) && w.PadHigh == 0
+	reverse := (w.PadHigh == n-1 || w.PadHigh == n) && w.PadLow == 0
+	if w.Stride != 1 || w.Size != n || (!forward && !reverse) || w.WindowReversal || w.BaseDilation > 1 || w.WindowDilation > 1 {
+		return nil
+	}
+	exclusive := (forward && w.PadLow == n) || (!forward && w.PadHigh == n)
+	elem := in.Shape.Elem
+	shape := func(dims ...int64) hlo.Shape { return hlo.Shape{Elem: elem, Dims: dims} }
+	with := func(dims []int64, i int, v int64) []int64 {
+		out := append([]int64(nil), dims...)
+		out[i] = v
+		return out
+	}
+	last := rank - 1
+	src := x
+	perm := make([]int64, rank)
+	for i := range perm {
+		perm[i] = int64(i)
+	}
+	if d != last {
+		perm[d], perm[last] = int64(last), int64(d)
+		dims := append([]int64(nil), x.Shape.Dims...)
+		dims[d], dims[last] = dims[last], dims[d]
+		src = r.emit("transpose", shape(dims...), src)
+		src.Dimensions = append([]int64(nil), perm...)
+	}
+	const b = scanBaseLength
+	padded := (n + b - 1) / b * b
+	if padded != n {
+		p := r.emit("pad", shape(with(src.Shape.Dims, last, padded)...), src, init)
+		p.Padding = make([]hlo.PadDim, rank)
+		p.Padding[last].High = padded - n
+		src = p
+	}
+	m := padded / b
+	tiledDims := append(with(src.Shape.Dims, last, m), b)
+	tiled := r.emit("reshape", shape(tiledDims...), src)
+	win := make([]hlo.WindowDim, rank+1)
+	for i := range win {
+		win[i] = hlo.WindowDim{Size: 1, Stride: 1, BaseDilation: 1, WindowDilation: 1}
+	}
+	win[rank].Size = b
+	if forward {
+		win[rank].PadLow = b - 1
+	} else {
+		win[rank].PadHigh = b - 1
+	}
+	blocks := r.emit("reduce-window", shape(tiledDims...), tiled, init)
+	blocks.Window, blocks.Called = win, []*hlo.Computation{red}
+
+	col := r.emit("slice", shape(with(tiledDims, rank, 1)...), blocks)
+	col.Slice = make([]hlo.SliceDim, rank+1)
+	for i, s := range tiledDims {
+		col.Slice[i] = hlo.SliceDim{Start: 0, Limit: s, Stride: 1}
+	}
+	if forward {
+		col.Slice[rank].Start = b - 1
+	} else {
+		col.Slice[rank].Limit = 1
+	}
+	totals := r.emit("reshape", shape(tiledDims[:rank]...), col)
+
+	// The exclusive scan of the totals, a reduce-window of m over m+1
+	// results, rewritten again while m > 16 (XLA runs the pass to a fixed
+	// point).
+	inner := &hlo.Instruction{Opcode: "reduce-window", Shape: shape(with(totals.Shape.Dims, last, m+1)...),
+		Operands: []*hlo.Instruction{totals, init}, Called: []*hlo.Computation{red}, Parent: r.c}
+	inner.Window = make([]hlo.WindowDim, rank)
+	for i := range inner.Window {
+		inner.Window[i] = hlo.WindowDim{Size: 1, Stride: 1, BaseDilation: 1, WindowDilation: 1}
+	}
+	inner.Window[last].Size = m
+	if forward {
+		inner.Window[last].PadLow = m
+	} else {
+		inner.Window[last].PadHigh = m
+	}
+	scanned := r.scanTree(inner)
+	if scanned == nil {
+		inner.Name = r.newName("reduce-window")
+		r.out = append(r.out, inner)
+		scanned = inner
+	}
+	excl := r.emit("slice", totals.Shape, scanned)
+	excl.Slice = make([]hlo.SliceDim, rank)
+	for i, s := range totals.Shape.Dims {
+		excl.Slice[i] = hlo.SliceDim{Start: 0, Limit: s, Stride: 1}
+	}
+	if !forward {
+		excl.Slice[last] = hlo.SliceDim{Start: 1, Limit: m + 1, Stride: 1}
+	}
+	bc := r.emit("broadcast", shape(tiledDims...), excl)
+	bc.Dimensions = make([]int64, rank)
+	for i := range bc.Dimensions {
+		bc.Dimensions[i] = int64(i)
+	}
+	out := r.combine(red, shape(tiledDims...), blocks, bc)
+	out = r.emit("reshape", src.Shape, out)
+	if d != last {
+		dims := append([]int64(nil), src.Shape.Dims...)
+		dims[d], dims[last] = dims[last], dims[d]
+		out = r.emit("transpose", shape(dims...), out)
+		out.Dimensions = perm
+	}
+	if padded != n {
+		s := r.emit("slice", shape(x.Shape.Dims...), out)
+		s.Slice = make([]hlo.SliceDim, rank)
+		for i, v := range x.Shape.Dims {
+			s.Slice[i] = hlo.SliceDim{Start: 0, Limit: v, Stride: 1}
+		}
+		out = s
+	}
+	if exclusive {
+		p := r.emit("pad", shape(in.Shape.Dims...), out, init)
+		p.Padding = make([]hlo.PadDim, rank)
+		if forward {
+			p.Padding[d].Low = 1
+		} else {
+			p.Padding[d].High = 1
+		}
+		out = p
+	}
+	out.Shape.Layout = in.Shape.Layout
+	return out
+}
+
+// combine applies reducer red elementwise to a and b, as a map over it, or,
+// when red is one elementwise op of its parameters, as that op (XLA's
+// MapInliner).
+func (r *xlaRewriter) combine(red *hlo.Computation, s hlo.Shape, a, b *hlo.Instruction) *hlo.Instruction {
+	args := []*hlo.Instruction{a, b}
+	root := red.Root
+	if len(red.Instructions) == 3 && root.Opcode != "parameter" && len(root.Operands) == 2 && binaryOps[root.Opcode] {
+		ops := make([]*hlo.Instruction, len(root.Operands))
+		for i, p := range root.Operands {
+			if p.Opcode != "parameter" || p.ParameterNumber < 0 || p.ParameterNumber > 1 {
+				ops = nil
+				break
+			}
+			ops[i] = args[p.ParameterNumber]
+		}
+		if ops != nil {
+			ni := *root
+			ni.Name, ni.Parent, ni.Operands, ni.Shape, ni.Metadata = r.newName(root.Opcode), r.c, ops, s, nil
+			ni.ControlPredecessors = nil
+			r.out = append(r.out, &ni)
+			return &ni
+		}
+	}
+	mp := r.emit("map", s, a, b)
+	mp.Called = []*hlo.Computation{red}
+	mp.Dimensions = make([]int64, len(s.Dims))
+	for i := range mp.Dimensions {
+		mp.Dimensions[i] = int64(i)
+	}
+	return mp
+}
+
+// scanWindows is the rewrite step running scanTree.
+func (r *xlaRewriter) scanWindows(in *hlo.Instruction) (*hlo.Instruction, error) {
+	if t := r.scanTree(in); t != nil {
+		return t, nil
+	}
+	return nil, nil
+}
+
+// binaryOps are the elementwise binary opcodes combine writes out directly.
+var binaryOps = map[string]bool{
+	"add": true, "subtract": true, "multiply": true, "divide": true, "maximum": true, "minimum": true,
+	"and": true, "or": true, "xor": true, "power": true, "remainder": true, "atan2": true,
 }
