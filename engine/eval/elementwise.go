@@ -447,9 +447,34 @@ func binaryIntT[T integer](op string, a, b *tensor.Tensor) (*tensor.Tensor, erro
 		parallelFor(len(o), func(lo, hi int) { binaryInt32(op, isSigned[T](), ua[lo:hi], ub[lo:hi], uo[lo:hi]) })
 		return out, nil
 	}
+	if (op == "divide" || op == "remainder") && (bits == 8 || bits == 16) && binaryLanes > 0 {
+		parallelFor(len(o), func(lo, hi int) { divNarrow(op, as[lo:hi], bs[lo:hi], o[lo:hi]) })
+		return out, nil
+	}
 	parallelFor(len(o), func(lo, hi int) { binaryInt(op, as[lo:hi], bs[lo:hi], o[lo:hi], bits) })
 	maskStorage(out)
 	return out, nil
+}
+
+// divNarrow is binaryInt's divide or remainder for 8- and 16-bit integers,
+// computed at width 32 (binaryInt32's vector lanes) on the sign- or
+// zero-extended operands and truncated back: every quotient and remainder
+// of the narrow type is that of its extension, truncated (INT8_MIN/-1 = 128
+// truncates to INT8_MIN as the narrow division wraps; x/0 = all ones and
+// x%0 = x truncate to the narrow type's all ones and x).
+func divNarrow[T integer](op string, a, b, o []T) {
+	var xa, xb, xo [1024]uint32
+	signed := isSigned[T]()
+	for lo := 0; lo < len(o); lo += len(xo) {
+		n := min(len(xo), len(o)-lo)
+		for i := range n {
+			xa[i], xb[i] = uint32(int64(a[lo+i])), uint32(int64(b[lo+i]))
+		}
+		binaryInt32(op, signed, xa[:n], xb[:n], xo[:n])
+		for i := range n {
+			o[lo+i] = T(xo[i])
+		}
+	}
 }
 
 // binaryInt32 is binaryInt at width 32 on the bits of s32 (signed) or u32

@@ -3,6 +3,7 @@ package eval
 import (
 	"math/rand"
 	"testing"
+	"unsafe"
 )
 
 // naiveDivInt32 is XLA's integer divide and remainder written out in 64-bit
@@ -136,5 +137,58 @@ func TestUnaryInt32VectorMatchesScalar(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// divNarrowMatches checks divNarrow against binaryInt's loop for one type
+// on the pairs (a[i], b[i]).
+func divNarrowMatches[T integer](t *testing.T, name string, a, b []T) {
+	t.Helper()
+	for _, op := range []string{"divide", "remainder"} {
+		got, want := make([]T, len(a)), make([]T, len(a))
+		divNarrow(op, a, b, got)
+		binaryInt(op, a, b, want, 8*int(unsafe.Sizeof(a[0])))
+		for i := range got {
+			if got[i] != want[i] {
+				t.Fatalf("%s %s: %v op %v = %v, loop %v", name, op, a[i], b[i], got[i], want[i])
+			}
+		}
+	}
+}
+
+// 8- and 16-bit divide and remainder at width 32 (divNarrow) against
+// binaryInt's loop: every s8 and u8 pair, and s16/u16 edges plus random
+// pairs, at every vector width this CPU runs.
+func TestDivNarrowMatchesScalar(t *testing.T) {
+	saved := binaryLanes
+	defer func() { binaryLanes = saved }()
+	rng := rand.New(rand.NewSource(16))
+	for _, lanes := range binaryLaneWidths() {
+		binaryLanes = lanes
+		var a8, b8 []int8
+		var ua8, ub8 []uint8
+		for x := range 256 {
+			for y := range 256 {
+				a8, b8 = append(a8, int8(x)), append(b8, int8(y))
+				ua8, ub8 = append(ua8, uint8(x)), append(ub8, uint8(y))
+			}
+		}
+		divNarrowMatches(t, "s8", a8, b8)
+		divNarrowMatches(t, "u8", ua8, ub8)
+		edges := []uint16{0, 1, 2, 3, 0x7fff, 0x8000, 0x8001, 0xffff, 0xfffe, 255, 256}
+		var a16, b16 []int16
+		var ua16, ub16 []uint16
+		for i := range 100000 {
+			x, y := uint16(rng.Uint32()), uint16(rng.Uint32())
+			if i < len(edges)*len(edges) {
+				x, y = edges[i/len(edges)], edges[i%len(edges)]
+			} else if i%3 == 0 {
+				y = uint16(rng.Intn(20)) - 10
+			}
+			a16, b16 = append(a16, int16(x)), append(b16, int16(y))
+			ua16, ub16 = append(ua16, x), append(ub16, y)
+		}
+		divNarrowMatches(t, "s16", a16, b16)
+		divNarrowMatches(t, "u16", ua16, ub16)
 	}
 }
