@@ -441,7 +441,20 @@ func evalReduceWindow(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, 
 		outs[i] = tensor.New(x.Type, g.out)
 	}
 	var buf []int64
-	if op := fastReducer(in.ToApply()); op != "" && len(inputs) == 1 && inputs[0].Type.IsFloat() {
+	// bf16/f16 sums and products round to their type after every step in
+	// XLA:CPU, which the f32 fold below does not (reduce_window_narrow.go);
+	// other narrow types take the scalar machine, which rounds op by op.
+	// Maximum and minimum are exact.
+	narrowArith := func(op string, t dtype.Type) bool {
+		return t != dtype.F32 && t != dtype.F64 && (op == "add" || op == "multiply")
+	}
+	if op := fastReducer(in.ToApply()); op != "" && len(inputs) == 1 && (inputs[0].Type == dtype.BF16 || inputs[0].Type == dtype.F16) && narrowArith(op, inputs[0].Type) && !narrowWindowFastDisabled {
+		x := inputs[0]
+		o := make([]float32, n)
+		reduceWindowNarrow(op, x.Type, asF32(inits[0])[0], asF32(x), g, o)
+		return ArrayValue(newFromF32(x.Type, g.out, o)), nil
+	}
+	if op := fastReducer(in.ToApply()); op != "" && len(inputs) == 1 && inputs[0].Type.IsFloat() && !narrowArith(op, inputs[0].Type) {
 		x := inputs[0]
 		if x.Type == dtype.F64 {
 			reduceWindowFloat(op, inits[0].F64()[0], x.F64(), g, outs[0].F64())
