@@ -209,13 +209,11 @@ func (g *windowGeom) prefixScan() (d int, ok bool) {
 	return d, true
 }
 
-// reduceWindowPrefix is reduceWindowFloat for a prefix-scan geometry (see
-// prefixScan): result i of a row is result i-1's fold continued over the
-// input elements e(i-1)+1..e(i), which is the per-window fold of 0..e(i)
-// from the init value, element for element and in the same order, without
-// refolding the shared prefix.
-func reduceWindowPrefix[F float](op string, i0 F, xs []F, g *windowGeom, d int, o []F) {
-	outer, inner := int64(1), int64(1)
+// prefixRows lays out a prefixScan geometry along dimension d: outer rows
+// of n inputs giving m results each, their elements inner apart, and
+// last(i), the last input result i's window reaches.
+func (g *windowGeom) prefixRows(d int) (outer, inner, n, m int64, last func(int64) int64) {
+	outer, inner = 1, 1
 	for i := 0; i < d; i++ {
 		outer *= g.in[i]
 	}
@@ -223,10 +221,19 @@ func reduceWindowPrefix[F float](op string, i0 F, xs []F, g *windowGeom, d int, 
 		inner *= g.in[i]
 	}
 	n, m, w := g.in[d], g.out[d], g.win[d]
+	return outer, inner, n, m, func(i int64) int64 { return min(i-w.PadLow+w.Size-1, n-1) }
+}
+
+// reduceWindowPrefix is reduceWindowFloat for a prefix-scan geometry (see
+// prefixScan): result i of a row is result i-1's fold continued over the
+// input elements e(i-1)+1..e(i), which is the per-window fold of 0..e(i)
+// from the init value, element for element and in the same order, without
+// refolding the shared prefix.
+func reduceWindowPrefix[F float](op string, i0 F, xs []F, g *windowGeom, d int, o []F) {
+	outer, inner, n, m, last := g.prefixRows(d)
 	if outer == 0 || inner == 0 {
 		return
 	}
-	last := func(i int64) int64 { return min(i-w.PadLow+w.Size-1, n-1) }
 	if inner == 1 {
 		code := fastOpCode(op)
 		parallelForWork(int(outer), int(outer*n), func(lo, hi int) {

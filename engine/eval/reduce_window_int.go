@@ -80,18 +80,10 @@ func reduceWindowInt(op string, x, init *tensor.Tensor, g *windowGeom) *tensor.T
 // prefixScanInt is reduceWindowPrefix for int64 values: result i of a row
 // continues result i-1's fold over the elements its window adds.
 func prefixScanInt(fold func(a, b int64) int64, i0 int64, xs []int64, g *windowGeom, d int, o []int64) {
-	outer, inner := int64(1), int64(1)
-	for i := 0; i < d; i++ {
-		outer *= g.in[i]
-	}
-	for i := d + 1; i < len(g.in); i++ {
-		inner *= g.in[i]
-	}
-	n, m, w := g.in[d], g.out[d], g.win[d]
+	outer, inner, n, m, last := g.prefixRows(d)
 	if outer == 0 || inner == 0 {
 		return
 	}
-	last := func(i int64) int64 { return min(i-w.PadLow+w.Size-1, n-1) }
 	parallelForWork(int(outer*inner), int(outer*n*inner), func(lo, hi int) {
 		for t := int64(lo); t < int64(hi); t++ {
 			r, c := t/inner, t%inner

@@ -40,15 +40,7 @@ func reduceWindowNarrow(op string, t dtype.Type, i0 float32, xs []float32, g *wi
 		return
 	}
 	if d, ok := g.prefixScan(); ok && !windowFastDisabled {
-		outer, inner := int64(1), int64(1)
-		for i := 0; i < d; i++ {
-			outer *= g.in[i]
-		}
-		for i := d + 1; i < len(g.in); i++ {
-			inner *= g.in[i]
-		}
-		ln, m, w := g.in[d], g.out[d], g.win[d]
-		last := func(i int64) int64 { return min(i-w.PadLow+w.Size-1, ln-1) }
+		outer, inner, ln, m, last := g.prefixRows(d)
 		parallelForWork(int(outer), int(outer*ln*inner), func(lo, hi int) {
 			acc := make([]float32, inner)
 			for r := int64(lo); r < int64(hi); r++ {
