@@ -37,10 +37,7 @@ def progs1(axis, rev, kind):
     lse = lambda x, p: lx.cumlogsumexp(x, axis, reverse=rev)
     fma = lambda x, p: lx.cumsum(x, axis, reverse=rev) * 0.5 + x
     fs = {"int": (sum_, prod, mx, mn), "f32": (sum_, prod, mx, mn, lse, fma),
-          # bf16 and f16 cumsum and cumprod differ from XLA:CPU already
-          # below 16 elements, where nothing is rewritten (a few ulp; the
-          # evaluator's narrow reduce-window folds, not this rewrite).
-          "narrow": (mx, mn, lse)}[kind]
+          "narrow": (sum_, prod, mx, mn, lse)}[kind]
     return lambda x, p: tuple(f(x, p) for f in fs)
 
 for tn, dt in (("f32", np.float32), ("bf16", bf16), ("f16", np.float16), ("s32", np.int32)):
