@@ -179,13 +179,19 @@ func TestBinaryFTZF32VectorMatchesFlushAfter(t *testing.T) {
 	defer func() { binaryLanes = saved }()
 	rng := rand.New(rand.NewSource(12))
 	val := func() float32 {
-		switch rng.Intn(8) {
+		switch rng.Intn(10) {
 		case 0:
 			return math.Float32frombits(0x7f800001 | rng.Uint32()&0x803fffff)
 		case 1:
 			return math.Float32frombits(rng.Uint32()&0x80ffffff | 0x00800000) // near the smallest normal
 		case 2:
 			return float32(math.Inf(rng.Intn(2)*2 - 1))
+		case 3:
+			// Scales that move a value near the smallest normal just across
+			// it, either way.
+			return []float32{1, -1, 0.5, -0.5, 2, 0.75, 1.5}[rng.Intn(7)]
+		case 4:
+			return math.Float32frombits(rng.Uint32() & 0x807fffff) // subnormal or zero
 		}
 		return float32(rng.NormFloat64() * math.Pow(2, float64(rng.Intn(140)-70)))
 	}

@@ -3,8 +3,8 @@
 package eval
 
 import (
-	bin "encoding/binary"
 	"simd/archsimd"
+	"unsafe"
 )
 
 // Compares of f32, s32 and u32 blocks into pred bytes, and selects of
@@ -25,61 +25,94 @@ var predSpread = func() (t [256]uint64) {
 	return
 }()
 
+// Compare directions as the loops test them: GT and GE run as LT and LE
+// with the operands swapped, so each loop tells four cases apart, by a
+// small integer the branch predictor learns in one vector.
+const (
+	cmpEQ = iota
+	cmpNE
+	cmpLT
+	cmpLE
+)
+
+// compareOrder returns dir's loop case and whether the operands swap; ok is
+// false for a direction with no vector form.
+func compareOrder(dir string) (c int, swap, ok bool) {
+	switch dir {
+	case "EQ":
+		return cmpEQ, false, true
+	case "NE":
+		return cmpNE, false, true
+	case "LT":
+		return cmpLT, false, true
+	case "LE":
+		return cmpLE, false, true
+	case "GT":
+		return cmpLT, true, true
+	case "GE":
+		return cmpLE, true, true
+	}
+	return 0, false, false
+}
+
+// storePred8 writes the pred bytes of 8 mask bits at p+off.
+func storePred8(bits uint8, p unsafe.Pointer, off int) {
+	*(*uint64)(unsafe.Add(p, off)) = predSpread[bits]
+}
+
 // compareF32Vector computes the whole vectors at the front of o and returns
 // how many elements that was (0 when dir has no vector form here).
 func compareF32Vector(dir string, a, b []float32, o []byte) int {
-	n := len(o)
-	a, b = a[:n], b[:n]
+	c, swap, ok := compareOrder(dir)
+	if !ok {
+		return 0
+	}
+	if swap {
+		a, b = b, a
+	}
+	var n int
 	switch binaryLanes {
 	case 16:
-		n &^= 15
+		if n = len(o) &^ 15; n == 0 {
+			return 0
+		}
+		pa, pb, po := f32Base(a, n), f32Base(b, n), unsafe.Pointer(&o[:n][0])
 		for i := 0; i < n; i += 16 {
-			x := archsimd.LoadFloat32x16((*[16]float32)(a[i:]))
-			y := archsimd.LoadFloat32x16((*[16]float32)(b[i:]))
+			x, y := loadFloat32x16(pa, 4*i), loadFloat32x16(pb, 4*i)
 			var m archsimd.Mask32x16
-			switch dir {
-			case "EQ":
+			switch c {
+			case cmpEQ:
 				m = x.Equal(y)
-			case "NE":
+			case cmpNE:
 				m = x.NotEqual(y)
-			case "LT":
+			case cmpLT:
 				m = x.Less(y)
-			case "LE":
-				m = x.LessEqual(y)
-			case "GT":
-				m = x.Greater(y)
-			case "GE":
-				m = x.GreaterEqual(y)
 			default:
-				return 0
+				m = x.LessEqual(y)
 			}
 			bits := m.ToBits()
-			bin.LittleEndian.PutUint64(o[i:], predSpread[uint8(bits)])
-			bin.LittleEndian.PutUint64(o[i+8:], predSpread[bits>>8])
+			storePred8(uint8(bits), po, i)
+			storePred8(uint8(bits>>8), po, i+8)
 		}
 	case 8:
-		n &^= 7
+		if n = len(o) &^ 7; n == 0 {
+			return 0
+		}
+		pa, pb, po := f32Base(a, n), f32Base(b, n), unsafe.Pointer(&o[:n][0])
 		for i := 0; i < n; i += 8 {
-			x := archsimd.LoadFloat32x8((*[8]float32)(a[i:]))
-			y := archsimd.LoadFloat32x8((*[8]float32)(b[i:]))
+			x, y := loadFloat32x8(pa, 4*i), loadFloat32x8(pb, 4*i)
 			var m archsimd.Mask32x8
-			switch dir {
-			case "EQ":
+			switch c {
+			case cmpEQ:
 				m = x.Equal(y)
-			case "NE":
+			case cmpNE:
 				m = x.NotEqual(y)
-			case "LT":
+			case cmpLT:
 				m = x.Less(y)
-			case "LE":
-				m = x.LessEqual(y)
-			case "GT":
-				m = x.Greater(y)
-			case "GE":
-				m = x.GreaterEqual(y)
 			default:
-				return 0
+				m = x.LessEqual(y)
 			}
-			bin.LittleEndian.PutUint64(o[i:], predSpread[m.ToBits()])
+			storePred8(m.ToBits(), po, i)
 		}
 	default:
 		return 0
@@ -90,67 +123,66 @@ func compareF32Vector(dir string, a, b []float32, o []byte) int {
 
 // compareInt32Vector is compareF32Vector for s32 (signed) or u32 bits.
 func compareInt32Vector(dir string, signed bool, a, b []uint32, o []byte) int {
-	n := len(o)
-	a, b = a[:n], b[:n]
-	switch dir {
-	case "EQ", "NE", "LT", "LE", "GT", "GE":
-	default:
+	c, swap, ok := compareOrder(dir)
+	if !ok {
 		return 0
 	}
+	if swap {
+		a, b = b, a
+	}
+	var n int
 	switch binaryLanes {
 	case 16:
-		n &^= 15
+		if n = len(o) &^ 15; n == 0 {
+			return 0
+		}
+		pa, pb, po := u32Base(a, n), u32Base(b, n), unsafe.Pointer(&o[:n][0])
 		flip := archsimd.BroadcastUint32x16(0)
 		if !signed {
 			flip = archsimd.BroadcastUint32x16(1 << 31) // unsigned order as signed order of flipped bits
 		}
 		for i := 0; i < n; i += 16 {
-			x := archsimd.LoadUint32x16((*[16]uint32)(a[i:])).Xor(flip).AsInt32x16()
-			y := archsimd.LoadUint32x16((*[16]uint32)(b[i:])).Xor(flip).AsInt32x16()
+			x := loadUint32x16(pa, 4*i).Xor(flip).AsInt32x16()
+			y := loadUint32x16(pb, 4*i).Xor(flip).AsInt32x16()
 			var m archsimd.Mask32x16
-			switch dir {
-			case "EQ":
+			switch c {
+			case cmpEQ:
 				m = x.Equal(y)
-			case "NE":
+			case cmpNE:
 				m = x.NotEqual(y)
-			case "LT":
+			case cmpLT:
 				m = x.Less(y)
-			case "LE":
+			default:
 				m = x.LessEqual(y)
-			case "GT":
-				m = x.Greater(y)
-			case "GE":
-				m = x.GreaterEqual(y)
 			}
 			bits := m.ToBits()
-			bin.LittleEndian.PutUint64(o[i:], predSpread[uint8(bits)])
-			bin.LittleEndian.PutUint64(o[i+8:], predSpread[bits>>8])
+			storePred8(uint8(bits), po, i)
+			storePred8(uint8(bits>>8), po, i+8)
 		}
 	case 8:
-		n &^= 7
+		if n = len(o) &^ 7; n == 0 {
+			return 0
+		}
+		pa, pb, po := u32Base(a, n), u32Base(b, n), unsafe.Pointer(&o[:n][0])
 		flip := archsimd.BroadcastUint32x8(0)
 		if !signed {
 			flip = archsimd.BroadcastUint32x8(1 << 31)
 		}
 		for i := 0; i < n; i += 8 {
-			x := archsimd.LoadUint32x8((*[8]uint32)(a[i:])).Xor(flip).AsInt32x8()
-			y := archsimd.LoadUint32x8((*[8]uint32)(b[i:])).Xor(flip).AsInt32x8()
+			x := loadUint32x8(pa, 4*i).Xor(flip).AsInt32x8()
+			y := loadUint32x8(pb, 4*i).Xor(flip).AsInt32x8()
 			var m archsimd.Mask32x8
-			switch dir {
-			case "EQ":
+			switch c {
+			case cmpEQ:
 				m = x.Equal(y)
-			case "NE":
+			case cmpNE:
 				m = x.NotEqual(y)
-			case "LT":
+			case cmpLT:
 				m = x.Less(y)
-			case "LE":
+			default:
 				m = x.LessEqual(y)
-			case "GT":
-				m = x.Greater(y)
-			case "GE":
-				m = x.GreaterEqual(y)
 			}
-			bin.LittleEndian.PutUint64(o[i:], predSpread[m.ToBits()])
+			storePred8(m.ToBits(), po, i)
 		}
 	default:
 		return 0
@@ -162,27 +194,28 @@ func compareInt32Vector(dir string, signed bool, a, b []uint32, o []byte) int {
 // selectBitsVector computes the whole vectors at the front of o (selectBits
 // on them) and returns how many elements that was.
 func selectBitsVector(p []byte, a, b, o []uint32) int {
-	n := len(o)
-	p, a, b = p[:n], a[:n], b[:n]
+	var n int
 	switch binaryLanes {
 	case 16:
-		n &^= 15
+		if n = len(o) &^ 15; n == 0 {
+			return 0
+		}
+		pp, pa, pb, po := unsafe.Pointer(&p[:n][0]), u32Base(a, n), u32Base(b, n), u32Base(o, n)
 		zero := archsimd.BroadcastUint32x16(0)
 		for i := 0; i < n; i += 16 {
-			m := archsimd.LoadUint8x16((*[16]uint8)(p[i:])).ExtendToUint32().NotEqual(zero)
-			x := archsimd.LoadUint32x16((*[16]uint32)(a[i:]))
-			y := archsimd.LoadUint32x16((*[16]uint32)(b[i:]))
-			x.Merge(y, m).Store((*[16]uint32)(o[i:]))
+			m := archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(pp, i))).ExtendToUint32().NotEqual(zero)
+			storeUint32x16(loadUint32x16(pa, 4*i).Merge(loadUint32x16(pb, 4*i), m), po, 4*i)
 		}
 	case 8:
-		n &^= 7
+		if n = len(o) &^ 7; n == 0 {
+			return 0
+		}
+		pp, pa, pb, po := unsafe.Pointer(&p[:n][0]), u32Base(a, n), u32Base(b, n), u32Base(o, n)
 		zero := archsimd.BroadcastUint32x8(0)
 		for i := 0; i < n; i += 8 {
-			pv := archsimd.BroadcastUint64x2(bin.LittleEndian.Uint64(p[i:])).AsUint8x16()
+			pv := archsimd.BroadcastUint64x2(*(*uint64)(unsafe.Add(pp, i))).AsUint8x16()
 			m := pv.ExtendLo8ToUint32().Equal(zero) // where b is taken
-			x := archsimd.LoadUint32x8((*[8]uint32)(a[i:]))
-			y := archsimd.LoadUint32x8((*[8]uint32)(b[i:]))
-			y.Merge(x, m).Store((*[8]uint32)(o[i:]))
+			storeUint32x8(loadUint32x8(pb, 4*i).Merge(loadUint32x8(pa, 4*i), m), po, 4*i)
 		}
 	default:
 		return 0

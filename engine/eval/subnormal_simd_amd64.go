@@ -51,20 +51,24 @@ func scanSubnormal(xs []uint32) (int, bool) {
 }
 
 func scanSubnormalX16(xs []uint32) (int, bool) {
+	if len(xs) < 16 {
+		return 0, false
+	}
+	p := u32Base(xs, len(xs))
 	abs, one, lim := archsimd.BroadcastUint32x16(0x7fffffff), archsimd.BroadcastUint32x16(1), archsimd.BroadcastUint32x16(0x007fffff)
 	i := 0
 	for ; i+64 <= len(xs); i += 64 {
-		a := archsimd.LoadUint32x16((*[16]uint32)(xs[i:])).And(abs).Sub(one)
-		b := archsimd.LoadUint32x16((*[16]uint32)(xs[i+16:])).And(abs).Sub(one)
-		c := archsimd.LoadUint32x16((*[16]uint32)(xs[i+32:])).And(abs).Sub(one)
-		d := archsimd.LoadUint32x16((*[16]uint32)(xs[i+48:])).And(abs).Sub(one)
+		a := loadUint32x16(p, 4*i).And(abs).Sub(one)
+		b := loadUint32x16(p, 4*i+64).And(abs).Sub(one)
+		c := loadUint32x16(p, 4*i+128).And(abs).Sub(one)
+		d := loadUint32x16(p, 4*i+192).And(abs).Sub(one)
 		if a.Min(b).Min(c.Min(d)).Less(lim).ToBits() != 0 {
 			archsimd.ClearAVXUpperBits()
 			return i, true
 		}
 	}
 	for ; i+16 <= len(xs); i += 16 {
-		if archsimd.LoadUint32x16((*[16]uint32)(xs[i:])).And(abs).Sub(one).Less(lim).ToBits() != 0 {
+		if loadUint32x16(p, 4*i).And(abs).Sub(one).Less(lim).ToBits() != 0 {
 			archsimd.ClearAVXUpperBits()
 			return i, true
 		}
@@ -74,20 +78,24 @@ func scanSubnormalX16(xs []uint32) (int, bool) {
 }
 
 func scanSubnormalX8(xs []uint32) (int, bool) {
+	if len(xs) < 8 {
+		return 0, false
+	}
+	p := u32Base(xs, len(xs))
 	abs, one, lim := archsimd.BroadcastUint32x8(0x7fffffff), archsimd.BroadcastUint32x8(1), archsimd.BroadcastUint32x8(0x007fffff)
 	i := 0
 	for ; i+32 <= len(xs); i += 32 {
-		a := archsimd.LoadUint32x8((*[8]uint32)(xs[i:])).And(abs).Sub(one)
-		b := archsimd.LoadUint32x8((*[8]uint32)(xs[i+8:])).And(abs).Sub(one)
-		c := archsimd.LoadUint32x8((*[8]uint32)(xs[i+16:])).And(abs).Sub(one)
-		d := archsimd.LoadUint32x8((*[8]uint32)(xs[i+24:])).And(abs).Sub(one)
+		a := loadUint32x8(p, 4*i).And(abs).Sub(one)
+		b := loadUint32x8(p, 4*i+32).And(abs).Sub(one)
+		c := loadUint32x8(p, 4*i+64).And(abs).Sub(one)
+		d := loadUint32x8(p, 4*i+96).And(abs).Sub(one)
 		if a.Min(b).Min(c.Min(d)).Less(lim).ToBits() != 0 {
 			archsimd.ClearAVXUpperBits()
 			return i, true
 		}
 	}
 	for ; i+8 <= len(xs); i += 8 {
-		if archsimd.LoadUint32x8((*[8]uint32)(xs[i:])).And(abs).Sub(one).Less(lim).ToBits() != 0 {
+		if loadUint32x8(p, 4*i).And(abs).Sub(one).Less(lim).ToBits() != 0 {
 			archsimd.ClearAVXUpperBits()
 			return i, true
 		}
