@@ -103,6 +103,9 @@ type fusedGroup struct {
 	// outside value has one number), -1 for a member's; nExt counts them.
 	extID [][]int
 	nExt  int
+	// opPos is each member operand's member position (-1 from outside):
+	// g.pos read once at planning, not per operand per block.
+	opPos [][]int
 	// preserves marks members whose result is subnormal exactly where
 	// their operand is: abs and negate (sign bit only), and tanh, which
 	// returns x itself for |x| < 4e-4 and a normal number for every other
@@ -834,14 +837,18 @@ func planFusion(c *hlo.Computation) *fusionPlan {
 			}
 		}
 		g.extID = make([][]int, n)
+		g.opPos = make([][]int, n)
 		g.preserves = make([]bool, n)
 		g.opRef = make([]int, n)
 		ids := map[*hlo.Instruction]int{}
 		for j, m := range g.members {
 			g.extID[j] = make([]int, len(m.Operands))
+			g.opPos[j] = make([]int, len(m.Operands))
 			for k, op := range m.Operands {
-				if _, in := g.pos[op]; in {
+				g.opPos[j][k] = -1
+				if q, in := g.pos[op]; in {
 					g.extID[j][k] = -1
+					g.opPos[j][k] = q
 					continue
 				}
 				id, ok := ids[op]
@@ -1311,7 +1318,7 @@ func (w *fuseWorker) block(g *fusedGroup, ext fuseInputs, s, e int, o []float32)
 			if id := g.extID[j][k]; id >= 0 {
 				return ^id
 			}
-			return g.pos[m.Operands[k]]
+			return g.opPos[j][k]
 		}
 		arg := func(k int) []float32 {
 			if id := g.extID[j][k]; id >= 0 && ext.nraw != nil && ext.nraw[id] != nil && !g.kinds[j].gathers() {
@@ -1328,7 +1335,7 @@ func (w *fuseWorker) block(g *fusedGroup, ext fuseInputs, s, e int, o []float32)
 				}
 				return x[s:e]
 			}
-			return w.bufs[g.pos[m.Operands[k]]][:l]
+			return w.bufs[g.opPos[j][k]][:l]
 		}
 		// daz reads operand k with subnormals flushed: a block known to hold
 		// none (a member's own op flushed it, or an earlier scan found none)
@@ -1446,7 +1453,7 @@ func (w *fuseWorker) block(g *fusedGroup, ext fuseInputs, s, e int, o []float32)
 				if ext.predArgs != nil && ext.predArgs[j] != nil && ext.predArgs[j][k] != nil {
 					return ext.predArgs[j][k][s:e]
 				}
-				return predBlock(w.bufs[g.pos[m.Operands[k]]][:l])
+				return predBlock(w.bufs[g.opPos[j][k]][:l])
 			}
 			pd := predBlock(dst)
 			if m.Opcode == "compare" {
@@ -1463,7 +1470,7 @@ func (w *fuseWorker) block(g *fusedGroup, ext fuseInputs, s, e int, o []float32)
 			if p != nil {
 				p = p[s:e]
 			} else {
-				p = predBlock(w.bufs[g.pos[m.Operands[0]]][:l])
+				p = predBlock(w.bufs[g.opPos[j][0]][:l])
 			}
 			selectBits(p, f32Bits(arg(1)), f32Bits(arg(2)), f32Bits(dst))
 		}

@@ -160,7 +160,7 @@ func (w *fuseWorker) block64(g *fusedGroup, ext fuseInputs, s, e int, o []float6
 			if id := g.extID[j][k]; id >= 0 {
 				return ^id
 			}
-			return g.pos[m.Operands[k]]
+			return g.opPos[j][k]
 		}
 		arg := func(k int) []float64 {
 			if x := ext.f[j][k]; x != nil {
@@ -169,7 +169,7 @@ func (w *fuseWorker) block64(g *fusedGroup, ext fuseInputs, s, e int, o []float6
 				}
 				return f64View(x[2*s : 2*e])
 			}
-			return buf(g.pos[m.Operands[k]])
+			return buf(g.opPos[j][k])
 		}
 		daz := func(k int, tmp []float32) []float64 {
 			x := arg(k)
@@ -237,7 +237,7 @@ func (w *fuseWorker) block64(g *fusedGroup, ext fuseInputs, s, e int, o []float6
 				if ext.predArgs != nil && ext.predArgs[j] != nil && ext.predArgs[j][k] != nil {
 					return ext.predArgs[j][k][s:e]
 				}
-				return predBlock(w.bufs[g.pos[m.Operands[k]]][:l])
+				return predBlock(w.bufs[g.opPos[j][k]][:l])
 			}
 			pd := unsafe.Slice((*byte)(unsafe.Pointer(&dst[0])), l)
 			if m.Opcode == "compare" {
@@ -254,7 +254,7 @@ func (w *fuseWorker) block64(g *fusedGroup, ext fuseInputs, s, e int, o []float6
 			if p != nil {
 				p = p[s:e]
 			} else {
-				p = predBlock(w.bufs[g.pos[m.Operands[0]]][:l])
+				p = predBlock(w.bufs[g.opPos[j][0]][:l])
 			}
 			selectBits64(p, f64Bits(arg(1)), f64Bits(arg(2)), f64Bits(dst))
 		default:
