@@ -106,16 +106,21 @@ var infos = []Info{
 	{OpaqueType, "opaque", "", KindNone, 0, 0},
 }
 
+// maxType bounds the proto numbers byNumber holds.
+const maxType = 64
+
 var (
-	byType  = map[Type]*Info{}
-	byHLO   = map[string]Type{}
-	byNumpy = map[string]Type{}
+	byNumber [maxType]*Info // by proto number, for the lookups every kernel makes
+	byType   = map[Type]*Info{}
+	byHLO    = map[string]Type{}
+	byNumpy  = map[string]Type{}
 )
 
 func init() {
 	for i := range infos {
 		in := &infos[i]
 		byType[in.Type] = in
+		byNumber[in.Type] = in
 		byHLO[in.HLOName] = in.Type
 		if in.NumpyName != "" {
 			byNumpy[in.NumpyName] = in.Type
@@ -142,8 +147,10 @@ func Lookup(t Type) (*Info, bool) {
 }
 
 func (t Type) info() *Info {
-	if in, ok := byType[t]; ok {
-		return in
+	if uint32(t) < maxType {
+		if in := byNumber[t]; in != nil {
+			return in
+		}
 	}
 	return &Info{Type: t, HLOName: fmt.Sprintf("type%d", int32(t))}
 }

@@ -49,11 +49,13 @@ func evalWhile(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) 
 	// owned: which elements of state the body made and its frame alone
 	// held; the step after next may reuse their storage (recycle.go).
 	var owned, nextOwned []bool
+	arg := make([]Value, 1) // the state, as the condition's and the body's argument
 	for {
 		if err := ev.Ctx.Err(); err != nil {
 			return Value{}, err
 		}
-		c, err := ev.Call(cond, []Value{state})
+		arg[0] = state
+		c, err := ev.Call(cond, arg)
 		if err != nil {
 			return Value{}, err
 		}
@@ -63,7 +65,8 @@ func evalWhile(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) 
 		if c.T.Data[0] == 0 {
 			return state, nil
 		}
-		next, err := ev.Call(body, []Value{state})
+		arg[0] = state
+		next, err := ev.Call(body, arg)
 		if err != nil {
 			return Value{}, err
 		}
@@ -73,7 +76,7 @@ func evalWhile(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) 
 		} else {
 			nextOwned = nextOwned[:0]
 		}
-		state = next
+		state, arg[0] = next, Value{}
 		owned, nextOwned = nextOwned, owned
 	}
 }

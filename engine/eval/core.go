@@ -182,9 +182,10 @@ func Evaluate(m *hlo.Module, args []Value, opts Options) (Value, error) {
 }
 
 // framePlan is what Call works out once per computation: each
-// instruction's position, its operands' positions and the use counts, so
-// that a call (a loop body's step) keeps its values in slices and
-// re-plans nothing.
+// instruction's position, its operands' positions, the use counts, its op
+// and the computation's blocked groups by position, so that a call (a loop
+// body's step) keeps its values in slices and re-plans nothing: no map
+// lookup, no allocation of its own at a step.
 type framePlan struct {
 	pos      map[*hlo.Instruction]int32
 	operands [][]int32 // per instruction, its operands' positions (-1: not in the computation)
@@ -192,15 +193,28 @@ type framePlan struct {
 	root     int32     // the root's position, -1 if none
 	nargs    int       // operands of all instructions
 	free     []*frameBuf
+
+	fns []OpFunc // per instruction, its op (nil: a parameter, or no evaluator)
+	// fresh: the op always allocates its result (freshOp); tuple: the op
+	// is a tuple; ownArgs: the op may keep its argument slice (in a value
+	// or past the op), so it gets a slice of its own, not the frame's.
+	fresh, tuple, ownArgs []bool
+	fusion                *fusionPlan   // nil: no blocked group
+	interior              []bool        // evaluated inside a group, never stored
+	groups                []*fusedGroup // by the position of the group's value
+	gconsumes, gextras    [][]int32     // per group position: consumed operands', extras' positions
 }
 
 // frameBuf is one call's per-instruction state, reused by the next call of
 // the same computation.
 type frameBuf struct {
-	vals  []Value
-	have  []bool
-	uses  []int32
-	owned []bool
+	vals      []Value
+	have      []bool
+	uses      []int32
+	owned     []bool
+	args      []Value     // the operands of ops that keep no argument slice
+	made      madeStorage // see Call; nil until a frame recycles
+	rootOwned []bool      // see Evaluator.rootOwned
 }
 
 func (fp *framePlan) get() *frameBuf {
@@ -210,7 +224,8 @@ func (fp *framePlan) get() *frameBuf {
 		return fb
 	}
 	n := len(fp.uses)
-	return &frameBuf{vals: make([]Value, n), have: make([]bool, n), uses: make([]int32, n), owned: make([]bool, n)}
+	return &frameBuf{vals: make([]Value, n), have: make([]bool, n), uses: make([]int32, n), owned: make([]bool, n),
+		args: make([]Value, fp.nargs)}
 }
 
 // put returns fb cleared, holding no values.
@@ -218,15 +233,27 @@ func (fp *framePlan) put(fb *frameBuf) {
 	clear(fb.vals)
 	clear(fb.have)
 	clear(fb.owned)
+	clear(fb.args)
+	clear(fb.made)
 	fp.free = append(fp.free, fb)
 }
+
+// argFreeOps keep no reference to their argument slice once they return
+// (what they return holds values, never the slice), so their operands can
+// live in a frame's reused slice; any other op gets a slice of its own.
+var argFreeOps = map[string]bool{"tuple": true, "get-tuple-element": true, "broadcast": true, "reshape": true,
+	"bitcast": true, "transpose": true, "slice": true, "dynamic-slice": true, "dynamic-update-slice": true,
+	"concatenate": true, "constant": true, "iota": true, "convert": true, "compare": true, "select": true,
+	"clamp": true, "dot": true, "while": true, "call": true, "fusion": true, "conditional": true,
+	"reduce": true, "copy": true, "pad": true, "reverse": true}
 
 func (ev *Evaluator) framePlanFor(c *hlo.Computation) *framePlan {
 	if fp, ok := ev.frames[c]; ok {
 		return fp
 	}
 	n := len(c.Instructions)
-	fp := &framePlan{pos: make(map[*hlo.Instruction]int32, n), operands: make([][]int32, n), uses: make([]int32, n), root: -1}
+	fp := &framePlan{pos: make(map[*hlo.Instruction]int32, n), operands: make([][]int32, n), uses: make([]int32, n), root: -1,
+		fns: make([]OpFunc, n), fresh: make([]bool, n), tuple: make([]bool, n), ownArgs: make([]bool, n)}
 	for i, in := range c.Instructions {
 		fp.pos[in] = int32(i)
 	}
@@ -243,16 +270,71 @@ func (ev *Evaluator) framePlanFor(c *hlo.Computation) *framePlan {
 			flat = append(flat, p)
 		}
 		fp.operands[i] = flat[start:len(flat):len(flat)]
+		if in.Opcode != "parameter" {
+			f, ok := ops[in.Opcode]
+			if !ok {
+				f, _ = asyncWrapper(in.Opcode)
+			}
+			if s := scalarStepOp(in, f); s != nil {
+				f = s // a loop's counter arithmetic, without the general kernels' bookkeeping
+			}
+			fp.fns[i] = f
+		}
+		fp.fresh[i] = freshOp(in)
+		fp.tuple[i] = in.Opcode == "tuple"
+		fp.ownArgs[i] = !argFreeOps[in.Opcode] && !isElementwiseOp(in.Opcode)
 	}
 	fp.nargs = len(flat)
 	if p, ok := fp.pos[c.Root]; ok {
 		fp.root = p
+	}
+	if plan := ev.fusionPlanFor(c); plan != nil {
+		fp.fusion = plan
+		fp.interior = make([]bool, n)
+		fp.groups = make([]*fusedGroup, n)
+		fp.gconsumes = make([][]int32, n)
+		fp.gextras = make([][]int32, n)
+		posOf := func(x *hlo.Instruction) int32 {
+			if p, ok := fp.pos[x]; ok {
+				return p
+			}
+			return -1
+		}
+		for i, in := range c.Instructions {
+			fp.interior[i] = plan.interior[in]
+			g := plan.group(in)
+			if g == nil {
+				continue
+			}
+			fp.groups[i] = g
+			for _, op := range g.consumes {
+				fp.gconsumes[i] = append(fp.gconsumes[i], posOf(op))
+			}
+			for _, x := range g.extras {
+				fp.gextras[i] = append(fp.gextras[i], fp.pos[x])
+			}
+		}
 	}
 	if ev.frames == nil {
 		ev.frames = map[*hlo.Computation]*framePlan{}
 	}
 	ev.frames[c] = fp
 	return fp
+}
+
+// frameValues is the lookup a blocked group reads its outside operands
+// through: the values of one running frame.
+type frameValues struct {
+	fp   *framePlan
+	vals []Value
+	have []bool
+}
+
+func (f *frameValues) value(op *hlo.Instruction) (Value, bool) {
+	if p, ok := f.fp.pos[op]; ok && f.have[p] {
+		return f.vals[p], true
+	}
+	return Value{}, false
 }
 
 // Call evaluates computation c on args.
@@ -267,28 +349,34 @@ func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 	defer fp.put(fb)
 	uses, vals, have := fb.uses, fb.vals, fb.have
 	copy(uses, fp.uses)
-	// Every instruction's operand values, in one allocation (an op may keep
-	// its argument slice).
-	argVals := make([]Value, fp.nargs)
-	plan := ev.fusionPlanFor(c)
+	// Every instruction's operand values, in the frame's slice (an op that
+	// may keep its argument slice gets one of its own).
+	argVals := fb.args
 	// owned: values whose storage this frame alone holds (recycle.go).
 	var owned []bool
 	var made madeStorage // storage this frame allocated (recycle.go); in loops only, as it holds the storage
 	if ev.ownsStorage() {
 		owned = fb.owned
 	}
-	if ev.recycling() {
-		made = madeStorage{}
+	recycling := ev.recycling()
+	if recycling {
+		if fb.made == nil {
+			fb.made = madeStorage{}
+		}
+		made = fb.made
 	}
 	var rootOwned []bool      // see Evaluator.rootOwned
 	hoisted := ev.hoisting[c] // nil unless c is a running loop's body
 	consume := ev.Options.ConsumeArgs && c == ev.Module.Entry
+	mem := ev.Options.Memory
 	release := func(p int32) {
-		if in := c.Instructions[p]; consume && in.Opcode == "parameter" && int(in.ParameterNumber) < len(args) {
-			args[in.ParameterNumber] = Value{}
+		if consume {
+			if in := c.Instructions[p]; in.Opcode == "parameter" && int(in.ParameterNumber) < len(args) {
+				args[in.ParameterNumber] = Value{}
+			}
 		}
 		if owned != nil && owned[p] {
-			if ev.recycling() {
+			if recycling {
 				ev.pool.put(vals[p].T.Data)
 			} else {
 				tensor.Release(vals[p].T.Data)
@@ -296,7 +384,7 @@ func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 			owned[p] = false
 		}
 		if have[p] {
-			if mem := ev.Options.Memory; mem != nil {
+			if mem != nil {
 				mem.drop(vals[p])
 			}
 			vals[p], have[p] = Value{}, false
@@ -311,54 +399,53 @@ func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 			release(p)
 		}
 	}
-	var valueOf func(op *hlo.Instruction) (Value, bool)
-	if plan != nil {
-		valueOf = func(op *hlo.Instruction) (Value, bool) {
-			if p, ok := fp.pos[op]; ok && have[p] {
-				return vals[p], true
-			}
-			return Value{}, false
-		}
+	var lookup *frameValues
+	if fp.fusion != nil {
+		lookup = &frameValues{fp, vals, have}
 	}
 	for idx, in := range c.Instructions {
 		if err := ev.Ctx.Err(); err != nil {
 			return Value{}, err
 		}
 		var v Value
-		if plan != nil && plan.interior[in] {
+		if fp.fusion != nil && fp.interior[idx] {
 			continue // computed block by block with its group
 		}
-		if g := plan.group(in); g != nil {
-			var err error
-			var extras []Value
-			if v, extras, err = runGroup(ev, g, valueOf); err != nil {
-				return Value{}, &Error{c.Name, in.Name, in.Opcode, err}
-			}
-			ev.noteLive(v) // before its operands may die: both existed at once
-			// Members also read outside the group: their values are set
-			// here, ahead of their positions (skipped as interior), and
-			// before the group's consumed operands count down.
-			for i, x := range g.extras {
-				p := fp.pos[x]
-				ev.noteLive(extras[i])
-				vals[p], have[p] = extras[i], true
-				if owned != nil {
-					owned[p] = true
-					made.add(extras[i].T)
+		if g := (*fusedGroup)(nil); fp.fusion != nil {
+			g = fp.groups[idx]
+			if g != nil {
+				var err error
+				var extras []Value
+				if v, extras, err = runGroup(ev, g, lookup.value); err != nil {
+					return Value{}, &Error{c.Name, in.Name, in.Opcode, err}
 				}
-			}
-			for _, op := range g.consumes {
-				p, ok := fp.pos[op]
-				if !ok {
-					p = -1
+				ev.noteLive(v) // before its operands may die: both existed at once
+				// Members also read outside the group: their values are set
+				// here, ahead of their positions (skipped as interior), and
+				// before the group's consumed operands count down.
+				for i, p := range fp.gextras[idx] {
+					ev.noteLive(extras[i])
+					vals[p], have[p] = extras[i], true
+					if owned != nil {
+						owned[p] = true
+						made.add(extras[i].T)
+					}
 				}
-				done(p)
+				for _, p := range fp.gconsumes[idx] {
+					done(p)
+				}
+				if owned != nil && v.T != nil {
+					owned[idx] = true // a group's value is always new storage
+					made.add(v.T)
+				}
+				if ev.Options.Trace != nil {
+					ev.Options.Trace(in, v)
+				}
+				vals[idx], have[idx] = v, true
+				continue
 			}
-			if owned != nil && v.T != nil {
-				owned[idx] = true // a group's value is always new storage
-				made.add(v.T)
-			}
-		} else if in.Opcode == "parameter" {
+		}
+		if in.Opcode == "parameter" {
 			v = args[in.ParameterNumber]
 			ev.noteLive(v)
 		} else if kept, ok := hoisted.value(in); ok {
@@ -369,19 +456,21 @@ func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 			}
 		} else {
 			opPos := fp.operands[idx]
-			opArgs := argVals[:len(opPos):len(opPos)]
-			argVals = argVals[len(opPos):]
+			var opArgs []Value
+			if fp.ownArgs[idx] {
+				opArgs = make([]Value, len(opPos))
+			} else {
+				opArgs = argVals[:len(opPos):len(opPos)]
+				argVals = argVals[len(opPos):]
+			}
 			for i, p := range opPos {
 				if p < 0 || !have[p] {
 					return Value{}, &Error{c.Name, in.Name, in.Opcode, fmt.Errorf("operand %%%s has no value", in.Operands[i].Name)}
 				}
 				opArgs[i] = vals[p]
 			}
-			f, ok := ops[in.Opcode]
-			if !ok {
-				f, ok = asyncWrapper(in.Opcode)
-			}
-			if !ok {
+			f := fp.fns[idx]
+			if f == nil {
 				return Value{}, &Error{c.Name, in.Name, in.Opcode, Unsupported("opcode %q", in.Opcode)}
 			}
 			var err error
@@ -393,15 +482,17 @@ func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 				return Value{}, &Error{c.Name, in.Name, in.Opcode, err}
 			}
 			ev.noteLive(v)
+			tuple := fp.tuple[idx]
 			if owned != nil {
-				if int32(idx) == fp.root && in.Opcode == "tuple" {
-					rootOwned = rootOwnedOf(opArgs, made)
+				if int32(idx) == fp.root && tuple {
+					fb.rootOwned = rootOwnedOf(fb.rootOwned, opArgs, made)
+					rootOwned = fb.rootOwned
 				}
-				fresh := v.T != nil && freshOp(in)
+				fresh := v.T != nil && fp.fresh[idx]
 				var heir bool
 				for i, p := range opPos {
 					switch {
-					case in.Opcode == "tuple":
+					case tuple:
 						owned[p] = false // the tuple holds its storage now
 					case (fresh || owned[p]) && sharesValue(v, opArgs[i]):
 						// This view or pass-through holds its storage now;
@@ -432,7 +523,7 @@ func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 		vals[idx], have[idx] = v, true
 	}
 	ev.rootOwned = rootOwned
-	if mem := ev.Options.Memory; mem != nil {
+	if mem != nil {
 		// What is left dies with this call; the caller counts the result again.
 		for p, v := range vals {
 			if have[p] {

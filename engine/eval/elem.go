@@ -194,9 +194,13 @@ func parallelFor(n int, body func(lo, hi int)) { parallelForWork(n, n, body) }
 // parallelForWork is parallelFor for items that cost more than an element
 // each: work estimates the whole loop's cost in elementwise-op units.
 func parallelForWork(n, work int, body func(lo, hi int)) {
-	workers := min(runtime.GOMAXPROCS(0), n)
 	sseAfterAVX()
-	if work < parallelThreshold || workers < 2 {
+	if work < parallelThreshold {
+		body(0, n) // (GOMAXPROCS takes the scheduler's lock: not asked for small loops)
+		return
+	}
+	workers := min(runtime.GOMAXPROCS(0), n)
+	if workers < 2 {
 		body(0, n)
 		return
 	}
@@ -233,8 +237,12 @@ func parallelForWork(n, work int, body func(lo, hi int)) {
 // goroutines, the caller's among them, pull small chunks from a shared
 // counter, so a core slowed by other work does not hold up the rest.
 func parallelPull(n, work int, body func(lo, hi int)) {
+	if work < parallelThreshold {
+		body(0, n)
+		return
+	}
 	workers := min(runtime.GOMAXPROCS(0), n)
-	if work < parallelThreshold || workers < 2 {
+	if workers < 2 {
 		body(0, n)
 		return
 	}

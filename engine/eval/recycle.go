@@ -229,21 +229,45 @@ func (m madeStorage) drop(v Value) {
 // result holds such storage (every other value of the frame dies with it,
 // views and tuples that took it included), so evalWhile may recycle it
 // once the next step's state no longer holds it.
-func rootOwnedOf(args []Value, made madeStorage) []bool {
-	ro := make([]bool, len(args))
-	var seen map[*byte]bool
+func rootOwnedOf(buf []bool, args []Value, made madeStorage) []bool {
+	ro := append(buf[:0], make([]bool, len(args))...)
+	var seen map[*byte]bool // first bytes taken, once past a few (else the earlier elements are scanned)
 	for i, a := range args {
 		t := a.T
-		if t == nil || len(t.Data) == 0 || made[&t.Data[0]] != len(t.Data) || seen[&t.Data[0]] {
+		if t == nil || len(t.Data) == 0 || made[&t.Data[0]] != len(t.Data) {
 			continue
 		}
-		if seen == nil {
-			seen = map[*byte]bool{}
+		if seen != nil {
+			if seen[&t.Data[0]] {
+				continue
+			}
+		} else if taken(args[:i], ro, &t.Data[0]) {
+			continue
 		}
-		seen[&t.Data[0]] = true
+		if seen == nil && i >= 16 {
+			seen = map[*byte]bool{}
+			for j, o := range ro[:i] {
+				if o {
+					seen[&args[j].T.Data[0]] = true
+				}
+			}
+		}
+		if seen != nil {
+			seen[&t.Data[0]] = true
+		}
 		ro[i] = true
 	}
 	return ro
+}
+
+// taken reports whether an element of args marked in ro starts at p.
+func taken(args []Value, ro []bool, p *byte) bool {
+	for j, o := range ro[:len(args)] {
+		if o && &args[j].T.Data[0] == p {
+			return true
+		}
+	}
+	return false
 }
 
 // recycleReplaced hands the storage of the elements of a loop's old state
