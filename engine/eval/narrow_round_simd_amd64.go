@@ -52,12 +52,16 @@ const (
 )
 
 func roundBF16X16(xs []int32) int {
+	if len(xs) == 0 {
+		return 0
+	}
 	sign, abs, inf := archsimd.BroadcastInt32x16(bitsSign), archsimd.BroadcastInt32x16(bitsAbs), archsimd.BroadcastInt32x16(bitsInf)
 	qnan, keep := archsimd.BroadcastInt32x16(bf16QNaN), archsimd.BroadcastInt32x16(bf16Keep)
 	half, one := archsimd.BroadcastInt32x16(0x7fff), archsimd.BroadcastInt32x16(1)
+	base := unsafe.Pointer(&xs[0])
 	i := 0
 	for ; i+16 <= len(xs); i += 16 {
-		p := (*[16]int32)(xs[i:])
+		p := (*[16]int32)(unsafe.Add(base, 4*i))
 		b := archsimd.LoadInt32x16(p)
 		r := b.Add(half).Add(b.ShiftAllRight(16).And(one)).And(keep)
 		nan := b.And(sign).Or(qnan)
@@ -68,12 +72,16 @@ func roundBF16X16(xs []int32) int {
 }
 
 func roundBF16X8(xs []int32) int {
+	if len(xs) == 0 {
+		return 0
+	}
 	sign, abs, inf := archsimd.BroadcastInt32x8(bitsSign), archsimd.BroadcastInt32x8(bitsAbs), archsimd.BroadcastInt32x8(bitsInf)
 	qnan, keep := archsimd.BroadcastInt32x8(bf16QNaN), archsimd.BroadcastInt32x8(bf16Keep)
 	half, one := archsimd.BroadcastInt32x8(0x7fff), archsimd.BroadcastInt32x8(1)
+	base := unsafe.Pointer(&xs[0])
 	i := 0
 	for ; i+8 <= len(xs); i += 8 {
-		p := (*[8]int32)(xs[i:])
+		p := (*[8]int32)(unsafe.Add(base, 4*i))
 		b := archsimd.LoadInt32x8(p)
 		r := b.Add(half).Add(b.ShiftAllRight(16).And(one)).And(keep)
 		nan := b.And(sign).Or(qnan)
@@ -84,14 +92,18 @@ func roundBF16X8(xs []int32) int {
 }
 
 func roundF16X16(xs []int32) int {
+	if len(xs) == 0 {
+		return 0
+	}
 	sign, abs, inf := archsimd.BroadcastInt32x16(bitsSign), archsimd.BroadcastInt32x16(bitsAbs), archsimd.BroadcastInt32x16(bitsInf)
 	keep, rnd, one := archsimd.BroadcastInt32x16(f16Keep), archsimd.BroadcastInt32x16(0xfff), archsimd.BroadcastInt32x16(1)
 	nanBits, nanMin := archsimd.BroadcastInt32x16(f16NaNBits), archsimd.BroadcastInt32x16(f16NaNMin)
 	minNorm, infAfter := archsimd.BroadcastInt32x16(f16MinNorm), archsimd.BroadcastInt32x16(f16InfAfter)
 	halfF := archsimd.BroadcastFloat32x16(0.5)
+	base := unsafe.Pointer(&xs[0])
 	i := 0
 	for ; i+16 <= len(xs); i += 16 {
-		p := (*[16]int32)(xs[i:])
+		p := (*[16]int32)(unsafe.Add(base, 4*i))
 		b := archsimd.LoadInt32x16(p)
 		a := b.And(abs)
 		r := a.Add(rnd).Add(a.ShiftAllRight(13).And(one)).And(keep)
@@ -106,14 +118,18 @@ func roundF16X16(xs []int32) int {
 }
 
 func roundF16X8(xs []int32) int {
+	if len(xs) == 0 {
+		return 0
+	}
 	sign, abs, inf := archsimd.BroadcastInt32x8(bitsSign), archsimd.BroadcastInt32x8(bitsAbs), archsimd.BroadcastInt32x8(bitsInf)
 	keep, rnd, one := archsimd.BroadcastInt32x8(f16Keep), archsimd.BroadcastInt32x8(0xfff), archsimd.BroadcastInt32x8(1)
 	nanBits, nanMin := archsimd.BroadcastInt32x8(f16NaNBits), archsimd.BroadcastInt32x8(f16NaNMin)
 	minNorm, infAfter := archsimd.BroadcastInt32x8(f16MinNorm), archsimd.BroadcastInt32x8(f16InfAfter)
 	halfF := archsimd.BroadcastFloat32x8(0.5)
+	base := unsafe.Pointer(&xs[0])
 	i := 0
 	for ; i+8 <= len(xs); i += 8 {
-		p := (*[8]int32)(xs[i:])
+		p := (*[8]int32)(unsafe.Add(base, 4*i))
 		b := archsimd.LoadInt32x8(p)
 		a := b.And(abs)
 		r := a.Add(rnd).Add(a.ShiftAllRight(13).And(one)).And(keep)
@@ -161,11 +177,15 @@ func widenBF16Vector(src []uint16, dst []uint32) int {
 	if subnormalLanes < 8 {
 		return 0
 	}
+	if len(dst) == 0 {
+		return 0
+	}
 	src = src[:len(dst)]
+	ps, pd := unsafe.Pointer(&src[0]), unsafe.Pointer(&dst[0])
 	c := archsimd.LoadInt32x8(&vec16s).AsUint32x8()
 	i := 0
 	for ; i+8 <= len(dst); i += 8 {
-		archsimd.LoadUint16x8((*[8]uint16)(src[i:])).ExtendToUint32().ShiftLeft(c).Store((*[8]uint32)(dst[i:]))
+		archsimd.LoadUint16x8((*[8]uint16)(unsafe.Add(ps, 2*i))).ExtendToUint32().ShiftLeft(c).Store((*[8]uint32)(unsafe.Add(pd, 4*i)))
 	}
 	archsimd.ClearAVXUpperBits()
 	return i
