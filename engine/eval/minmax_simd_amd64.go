@@ -27,13 +27,14 @@ func minMaxF32Vector(op string, x, y, o []float32, flush bool) int {
 	n := len(o)
 	x, y = x[:n], y[:n]
 	if binaryLanes == 16 {
-		n &^= 15
+		if n &^= 15; n == 0 {
+			return 0
+		}
+		px, py, po := f32Base(x, n), f32Base(y, n), f32Base(o, n)
 		zero := archsimd.BroadcastInt32x16(0)
-		abs, one, lim := archsimd.BroadcastUint32x16(0x7fffffff), archsimd.BroadcastUint32x16(1), archsimd.BroadcastUint32x16(0x007fffff)
-		sign := archsimd.BroadcastUint32x16(0x80000000)
-		for c := 0; c < n; c += 16 {
-			a := archsimd.LoadFloat32x16((*[16]float32)(x[c:]))
-			b := archsimd.LoadFloat32x16((*[16]float32)(y[c:]))
+		sign, minNormal := archsimd.BroadcastUint32x16(0x80000000), archsimd.BroadcastFloat32x16(0x1p-126)
+		for off, end := 0, 4*n; off < end; off += 64 {
+			a, b := loadFloat32x16(px, off), loadFloat32x16(py, off)
 			neg := a.AsInt32x16().Less(zero)
 			var selA, selB archsimd.Mask32x16
 			var tie archsimd.Float32x16
@@ -46,22 +47,22 @@ func minMaxF32Vector(op string, x, y, o []float32, flush bool) int {
 			}
 			r := a.Merge(b.Merge(tie, selB), selA)
 			if flush {
-				u := r.AsUint32x16()
-				r = u.And(sign).Merge(u, u.And(abs).Sub(one).Less(lim)).AsFloat32x16()
+				r = flushSubnormal16(r, sign, minNormal)
 			}
-			r.Store((*[16]float32)(o[c:]))
+			storeFloat32x16(r, po, off)
 		}
 		archsimd.ClearAVXUpperBits()
 		return n
 	}
 	if binaryLanes == 8 {
-		n &^= 7
+		if n &^= 7; n == 0 {
+			return 0
+		}
+		px, py, po := f32Base(x, n), f32Base(y, n), f32Base(o, n)
 		zero := archsimd.BroadcastInt32x8(0)
-		abs, one, lim := archsimd.BroadcastUint32x8(0x7fffffff), archsimd.BroadcastUint32x8(1), archsimd.BroadcastUint32x8(0x007fffff)
-		sign := archsimd.BroadcastUint32x8(0x80000000)
-		for c := 0; c < n; c += 8 {
-			a := archsimd.LoadFloat32x8((*[8]float32)(x[c:]))
-			b := archsimd.LoadFloat32x8((*[8]float32)(y[c:]))
+		mag, minNormal := archsimd.BroadcastUint32x8(0x7fffffff), archsimd.BroadcastFloat32x8(0x1p-126)
+		for off, end := 0, 4*n; off < end; off += 32 {
+			a, b := loadFloat32x8(px, off), loadFloat32x8(py, off)
 			neg := a.AsInt32x8().Less(zero)
 			var selA, selB archsimd.Mask32x8
 			var tie archsimd.Float32x8
@@ -74,10 +75,9 @@ func minMaxF32Vector(op string, x, y, o []float32, flush bool) int {
 			}
 			r := a.Merge(b.Merge(tie, selB), selA)
 			if flush {
-				u := r.AsUint32x8()
-				r = u.And(sign).Merge(u, u.And(abs).Sub(one).Less(lim)).AsFloat32x8()
+				r = flushSubnormal8(r, mag, minNormal)
 			}
-			r.Store((*[8]float32)(o[c:]))
+			storeFloat32x8(r, po, off)
 		}
 		archsimd.ClearAVXUpperBits()
 		return n
