@@ -16,39 +16,69 @@ import "simd/archsimd"
 // unaryF32Vector computes the whole vectors at the front of o and returns
 // how many elements that was (0 when op has no vector form here).
 func unaryF32Vector(op string, x, o []float32) int {
-	n := len(o)
-	x = x[:n]
+	// The op as a small integer, so each vector's switch is a compare and
+	// a predicted branch, not string compares.
+	const (
+		opSqrt = iota
+		opFloor
+		opAbs
+		opNegate
+		opSign
+		opCeil
+		opRoundEven
+		opRoundAway
+	)
+	var k int
 	switch op {
-	case "sqrt", "floor", "ceil", "round-nearest-even", "round-nearest-afz", "abs", "negate", "sign":
+	case "sqrt":
+		k = opSqrt
+	case "floor":
+		k = opFloor
+	case "abs":
+		k = opAbs
+	case "negate":
+		k = opNegate
+	case "sign":
+		k = opSign
+	case "ceil":
+		k = opCeil
+	case "round-nearest-even":
+		k = opRoundEven
+	case "round-nearest-afz":
+		k = opRoundAway
 	default:
 		return 0
 	}
+	var n int
 	switch binaryLanes {
 	case 16:
-		n &^= 15
+		if n = len(o) &^ 15; n == 0 {
+			return 0
+		}
+		px, po := f32Base(x, n), f32Base(o, n)
 		half := archsimd.LoadUint32x16(&unaryK16[0]).AsFloat32x16()
 		abs := archsimd.LoadUint32x16(&unaryK16[1])
 		sign := archsimd.LoadUint32x16(&unaryK16[2])
 		one := archsimd.LoadUint32x16(&unaryK16[3])
 		var zero16 archsimd.Float32x16
-		for i := 0; i < n; i += 16 {
-			v := archsimd.LoadFloat32x16((*[16]float32)(x[i:]))
+		for off, end := 0, 4*n; off < end; off += 64 {
+			v := loadFloat32x16(px, off)
 			var r archsimd.Float32x16
-			switch op {
-			case "sqrt":
+			switch k {
+			case opSqrt:
 				r = v.Sqrt()
-			case "floor":
+			case opFloor:
 				r = v.FloorScaled(0)
-			case "abs": // the sign bit cleared (a NaN keeps its payload, as XLA's vandps does)
+			case opAbs: // the sign bit cleared (a NaN keeps its payload, as XLA's vandps does)
 				r = v.AsUint32x16().And(abs).AsFloat32x16()
-			case "negate":
+			case opNegate:
 				r = v.AsUint32x16().Xor(sign).AsFloat32x16()
-			case "sign": // ±1 with v's sign; NaN and ±0 as they are
+			case opSign: // ±1 with v's sign; NaN and ±0 as they are
 				r = v.AsUint32x16().And(sign).Or(one).AsFloat32x16()
 				r = v.Merge(r, v.IsNaN().Or(v.Equal(zero16)))
-			case "ceil":
+			case opCeil:
 				r = v.CeilScaled(0)
-			case "round-nearest-even":
+			case opRoundEven:
 				r = v.RoundToEvenScaled(0)
 			default:
 				t := v.TruncScaled(0)
@@ -56,33 +86,36 @@ func unaryF32Vector(op string, x, o []float32) int {
 				away := v.AsUint32x16().And(sign).Or(one).AsFloat32x16()
 				r = t.Add(away).Merge(t, d.GreaterEqual(half))
 			}
-			r.Store((*[16]float32)(o[i:]))
+			storeFloat32x16(r, po, off)
 		}
 	case 8:
-		n &^= 7
+		if n = len(o) &^ 7; n == 0 {
+			return 0
+		}
+		px, po := f32Base(x, n), f32Base(o, n)
 		half := archsimd.LoadUint32x8(&unaryK8[0]).AsFloat32x8()
 		abs := archsimd.LoadUint32x8(&unaryK8[1])
 		sign := archsimd.LoadUint32x8(&unaryK8[2])
 		one := archsimd.LoadUint32x8(&unaryK8[3])
 		var zero8 archsimd.Float32x8
-		for i := 0; i < n; i += 8 {
-			v := archsimd.LoadFloat32x8((*[8]float32)(x[i:]))
+		for off, end := 0, 4*n; off < end; off += 32 {
+			v := loadFloat32x8(px, off)
 			var r archsimd.Float32x8
-			switch op {
-			case "sqrt":
+			switch k {
+			case opSqrt:
 				r = v.Sqrt()
-			case "floor":
+			case opFloor:
 				r = v.Floor()
-			case "abs": // the sign bit cleared (a NaN keeps its payload, as XLA's vandps does)
+			case opAbs: // the sign bit cleared (a NaN keeps its payload, as XLA's vandps does)
 				r = v.AsUint32x8().And(abs).AsFloat32x8()
-			case "negate":
+			case opNegate:
 				r = v.AsUint32x8().Xor(sign).AsFloat32x8()
-			case "sign": // ±1 with v's sign; NaN and ±0 as they are
+			case opSign: // ±1 with v's sign; NaN and ±0 as they are
 				r = v.AsUint32x8().And(sign).Or(one).AsFloat32x8()
 				r = v.Merge(r, v.IsNaN().Or(v.Equal(zero8)))
-			case "ceil":
+			case opCeil:
 				r = v.Ceil()
-			case "round-nearest-even":
+			case opRoundEven:
 				r = v.RoundToEven()
 			default:
 				t := v.Trunc()
@@ -90,7 +123,7 @@ func unaryF32Vector(op string, x, o []float32) int {
 				away := v.AsUint32x8().And(sign).Or(one).AsFloat32x8()
 				r = t.Add(away).Merge(t, d.GreaterEqual(half))
 			}
-			r.Store((*[8]float32)(o[i:]))
+			storeFloat32x8(r, po, off)
 		}
 	default:
 		return 0
