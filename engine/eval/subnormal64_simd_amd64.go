@@ -8,7 +8,10 @@ package eval
 // the IEEE operation per lane, as the scalar loops compute it
 // (TestF64VectorKernelsMatchScalar).
 
-import "simd/archsimd"
+import (
+	"simd/archsimd"
+	"unsafe"
+)
 
 // f64BitLanes is the width of these kernels: 8, 4 or 0 (scalar). Tests
 // set it to each width the CPU runs.
@@ -76,27 +79,32 @@ func scanSubnormal64(xs []uint64) (int, bool) {
 // result's subnormal replaced by its signed zero before the store.
 func binaryFTZF64x4(op string, a, b, o []float64) int {
 	n := len(o) &^ (4 - 1)
-	a, b = a[:n], b[:n]
-	abs := archsimd.LoadUint64x4((*[4]uint64)(f64Bits64K[0][:4]))
-	one := archsimd.LoadUint64x4((*[4]uint64)(f64Bits64K[1][:4]))
-	lim := archsimd.LoadUint64x4((*[4]uint64)(f64Bits64K[2][:4]))
-	sign := archsimd.LoadUint64x4((*[4]uint64)(f64Bits64K[3][:4]))
-	for i := 0; i < n; i += 4 {
-		x := archsimd.LoadFloat64x4((*[4]float64)(a[i:]))
-		y := archsimd.LoadFloat64x4((*[4]float64)(b[i:]))
+	if n == 0 {
+		return 0
+	}
+	k := f64OpCode(op)
+	pa, pb, po := unsafe.Pointer(&a[:n][0]), unsafe.Pointer(&b[:n][0]), unsafe.Pointer(&o[:n][0])
+	mag := archsimd.LoadUint64x4((*[4]uint64)(f64Bits64K[0][:4]))
+	minNormal := archsimd.BroadcastFloat64x4(0x1p-1022)
+	for off, end := 0, 8*n; off < end; off += 32 {
+		x := archsimd.LoadFloat64x4((*[4]float64)(unsafe.Add(pa, off)))
+		y := archsimd.LoadFloat64x4((*[4]float64)(unsafe.Add(pb, off)))
 		var r archsimd.Float64x4
-		switch op {
-		case "add":
+		switch k {
+		case f64Add:
 			r = x.Add(y)
-		case "subtract":
+		case f64Sub:
 			r = x.Sub(y)
-		case "multiply":
+		case f64Mul:
 			r = x.Mul(y)
 		default:
 			r = x.Div(y)
 		}
+		// A lane whose magnitude is below the smallest normal (a subnormal
+		// or a zero) keeps only its sign; NaN magnitudes compare false.
 		u := r.AsUint64x4()
-		u.And(sign).Merge(u, u.And(abs).Sub(one).Less(lim)).AsFloat64x4().Store((*[4]float64)(o[i:]))
+		tiny := u.And(mag).AsFloat64x4().Less(minNormal).ToInt64x4().AsUint64x4()
+		u.AndNot(tiny.And(mag)).AsFloat64x4().Store((*[4]float64)(unsafe.Add(po, off)))
 	}
 	archsimd.ClearAVXUpperBits()
 	return n
@@ -132,30 +140,53 @@ func scanSubnormal64x4(xs []uint64) (int, bool) {
 // result's subnormal replaced by its signed zero before the store.
 func binaryFTZF64x8(op string, a, b, o []float64) int {
 	n := len(o) &^ (8 - 1)
-	a, b = a[:n], b[:n]
-	abs := archsimd.LoadUint64x8((*[8]uint64)(f64Bits64K[0][:8]))
-	one := archsimd.LoadUint64x8((*[8]uint64)(f64Bits64K[1][:8]))
-	lim := archsimd.LoadUint64x8((*[8]uint64)(f64Bits64K[2][:8]))
+	if n == 0 {
+		return 0
+	}
+	k := f64OpCode(op)
+	pa, pb, po := unsafe.Pointer(&a[:n][0]), unsafe.Pointer(&b[:n][0]), unsafe.Pointer(&o[:n][0])
 	sign := archsimd.LoadUint64x8((*[8]uint64)(f64Bits64K[3][:8]))
-	for i := 0; i < n; i += 8 {
-		x := archsimd.LoadFloat64x8((*[8]float64)(a[i:]))
-		y := archsimd.LoadFloat64x8((*[8]float64)(b[i:]))
+	minNormal := archsimd.BroadcastFloat64x8(0x1p-1022)
+	for off, end := 0, 8*n; off < end; off += 64 {
+		x := archsimd.LoadFloat64x8((*[8]float64)(unsafe.Add(pa, off)))
+		y := archsimd.LoadFloat64x8((*[8]float64)(unsafe.Add(pb, off)))
 		var r archsimd.Float64x8
-		switch op {
-		case "add":
+		switch k {
+		case f64Add:
 			r = x.Add(y)
-		case "subtract":
+		case f64Sub:
 			r = x.Sub(y)
-		case "multiply":
+		case f64Mul:
 			r = x.Mul(y)
 		default:
 			r = x.Div(y)
 		}
 		u := r.AsUint64x8()
-		u.And(sign).Merge(u, u.And(abs).Sub(one).Less(lim)).AsFloat64x8().Store((*[8]float64)(o[i:]))
+		tiny := u.AndNot(sign).AsFloat64x8().Less(minNormal)
+		u.And(sign).Merge(u, tiny).AsFloat64x8().Store((*[8]float64)(unsafe.Add(po, off)))
 	}
 	archsimd.ClearAVXUpperBits()
 	return n
+}
+
+// The f64 binary ops as small integers for the loops' per-vector switch.
+const (
+	f64Add = iota
+	f64Sub
+	f64Mul
+	f64Div
+)
+
+func f64OpCode(op string) int {
+	switch op {
+	case "add":
+		return f64Add
+	case "subtract":
+		return f64Sub
+	case "multiply":
+		return f64Mul
+	}
+	return f64Div
 }
 
 // scanSubnormal64x8 is scanSubnormal64 on 8 lanes.
