@@ -140,7 +140,21 @@ def main():
     print(f"parse: {parse[2]:.1f} MB module in {parse[0]:.0f} ms ({parse[1]:.0f} MB/s)")
     import large  # the real-sized modules (bench/large.py)
     large_lines = large.report_lines(*large.run(REPEATS))
-    write_report(rows, ours_dot, xla_dot, parse, large_lines)
+    write_report(rows, ours_dot, xla_dot, parse, large_lines + avx2_pass())
+
+
+def avx2_pass():
+    """On an AVX-512 machine, the large modules again with AVX-512 turned off on
+    both sides (GODEBUG for goldtrace, --xla_cpu_max_isa for XLA), in a fresh
+    process: both settings are read once, at start-up. [] elsewhere."""
+    if goldtrace.build_info()["simd_level"] != "avx512":
+        return []
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "avx2.md")
+        env = dict(os.environ, GODEBUG="cpu.avx512f=off", XLA_FLAGS="--xla_cpu_max_isa=AVX2",
+                   BENCH_AVX2_REPORT=out, BENCH_REPEATS=str(REPEATS))
+        subprocess.run([sys.executable, os.path.join(HERE, "large.py")], env=env, check=True)
+        return [""] + open(out).read().splitlines() + [""]
 
 
 def machine():
