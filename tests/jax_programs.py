@@ -789,6 +789,23 @@ prog("nested-while-cond", lambda x: lax.fori_loop(0, 4, lambda i, c: lax.cond(i 
                                                                               lambda v: v * 2, c), x),
      _a((3,), "s32"))
 
+# Loops of many small steps (issue 12: frames, operand slices, storage and the
+# scalar counter ops reused from step to step must not change a value).
+prog("while-many-steps-small", lambda x: lax.fori_loop(0, 3000, lambda i, c: c * 0.999 + jnp.maximum(c, 0.25) * 1e-3, x),
+     lambda rng: (normal(rng, (16,)),))
+prog("while-counter-u32-wrap", lambda x: lax.fori_loop(jnp.uint32(4294967000), jnp.uint32(4294967295),
+                                                       lambda i, c: c ^ (i * jnp.uint32(2654435761)), x),
+     _a((4,), "u32"))
+prog("while-counter-s32-scaled", lambda x: lax.fori_loop(0, 500, lambda i, c: c + (i * 7 - 3) % 11 + jnp.minimum(i, 200), x),
+     _a((4,), "s32"))
+prog("while-swap-carry", lambda x, y: lax.fori_loop(0, 301, lambda i, c: (c[1], (c[0] + 3.0) * 3.0, c[2]), (x, y, x)),
+     lambda rng: (normal(rng, (2048,)) * 1e-3, normal(rng, (2048,)) * 1e-3))
+prog("scan-stacked-and-passthrough", lambda xs, w: lax.scan(lambda c, x: ((c[0] * 0.5 + x * w, c[1]), (c[0], x * 2.0)),
+                                                            (w, w * 3.0), xs),
+     lambda rng: (normal(rng, (400, 32)), normal(rng, (32,))))
+prog("nested-fori-small", lambda x: lax.fori_loop(0, 40, lambda i, c: lax.fori_loop(
+    i, 45, lambda j, d: d * 0.75 + (j - i).astype(jnp.float32), c), x), lambda rng: (normal(rng, (8,)),))
+
 # ---------------------------------------------------------------- random
 
 
