@@ -50,6 +50,9 @@ func evalWhile(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) 
 	// held; the step after next may reuse their storage (recycle.go).
 	var owned, nextOwned []bool
 	arg := make([]Value, 1) // the state, as the condition's and the body's argument
+	var spare []Value       // a dead state's elements, for the body's root tuple
+	stateMade := false      // state's elements are a slice the body's root tuple made
+	reuseState := ev.ownsStorage() && !stateSpareDisabled
 	for {
 		if err := ev.Ctx.Err(); err != nil {
 			return Value{}, err
@@ -66,7 +69,9 @@ func evalWhile(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) 
 			return state, nil
 		}
 		arg[0] = state
+		ev.stateSpare, ev.stateBody = spare, body
 		next, err := ev.Call(body, arg)
+		ev.stateSpare, ev.stateBody = nil, nil
 		if err != nil {
 			return Value{}, err
 		}
@@ -76,6 +81,17 @@ func evalWhile(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) 
 		} else {
 			nextOwned = nextOwned[:0]
 		}
+		// The old state's element slice is dead once the new state is not
+		// that very slice, when the body's root tuple made it (nothing
+		// else holds it: not the operand's, a constant's or a parameter's).
+		spare = nil
+		if reuseState && stateMade && next.IsTuple() && (len(next.Tuple) == 0 || &next.Tuple[0] != &state.Tuple[0]) {
+			spare = state.Tuple
+			clear(spare)
+		}
+		// stateMade: next's slice is the one the body's root tuple made
+		// (not a constant's, a parameter's or the loop operand's).
+		stateMade = len(next.Tuple) > 0 && len(ev.rootTuple) == len(next.Tuple) && &ev.rootTuple[0] == &next.Tuple[0]
 		state, arg[0] = next, Value{}
 		owned, nextOwned = nextOwned, owned
 	}

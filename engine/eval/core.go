@@ -133,7 +133,16 @@ type Evaluator struct {
 	// elements the frame alone held (recycle.go).
 	rootOwned []bool
 	hoisting  map[*hlo.Computation]*hoistedState // running loop bodies' kept values (loop_hoist.go)
-	frames    map[*hlo.Computation]*framePlan    // Call's plan of each computation
+	// stateSpare, when set, is the element slice of a running loop's dead
+	// state, which the root tuple of stateBody (the loop's body) fills
+	// instead of allocating one (evalWhile).
+	stateSpare []Value
+	stateBody  *hlo.Computation
+	boxes      boxes // dead small tensors' boxes, in loops (small_box.go)
+	// rootTuple is, after a call whose root is a tuple instruction, the
+	// element slice that instruction made (nil otherwise).
+	rootTuple []Value
+	frames    map[*hlo.Computation]*framePlan // Call's plan of each computation
 }
 
 // New returns an evaluator of m.
@@ -215,6 +224,8 @@ type frameBuf struct {
 	args      []Value     // the operands of ops that keep no argument slice
 	made      madeStorage // see Call; nil until a frame recycles
 	rootOwned []bool      // see Evaluator.rootOwned
+	lookup    frameValues // the frame's values, as its blocked groups read them
+	valueOf   func(*hlo.Instruction) (Value, bool)
 }
 
 func (fp *framePlan) get() *frameBuf {
@@ -224,8 +235,11 @@ func (fp *framePlan) get() *frameBuf {
 		return fb
 	}
 	n := len(fp.uses)
-	return &frameBuf{vals: make([]Value, n), have: make([]bool, n), uses: make([]int32, n), owned: make([]bool, n),
+	fb := &frameBuf{vals: make([]Value, n), have: make([]bool, n), uses: make([]int32, n), owned: make([]bool, n),
 		args: make([]Value, fp.nargs)}
+	fb.lookup = frameValues{fp, fb.vals, fb.have}
+	fb.valueOf = fb.lookup.value
+	return fb
 }
 
 // put returns fb cleared, holding no values.
@@ -366,6 +380,7 @@ func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 		made = fb.made
 	}
 	var rootOwned []bool      // see Evaluator.rootOwned
+	var rootTuple []Value     // see Evaluator.rootTuple
 	hoisted := ev.hoisting[c] // nil unless c is a running loop's body
 	consume := ev.Options.ConsumeArgs && c == ev.Module.Entry
 	mem := ev.Options.Memory
@@ -377,7 +392,9 @@ func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 		}
 		if owned != nil && owned[p] {
 			if recycling {
-				ev.pool.put(vals[p].T.Data)
+				if !ev.recycleBox(vals[p].T) {
+					ev.pool.put(vals[p].T.Data)
+				}
 			} else {
 				tensor.Release(vals[p].T.Data)
 			}
@@ -399,10 +416,6 @@ func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 			release(p)
 		}
 	}
-	var lookup *frameValues
-	if fp.fusion != nil {
-		lookup = &frameValues{fp, vals, have}
-	}
 	for idx, in := range c.Instructions {
 		if err := ev.Ctx.Err(); err != nil {
 			return Value{}, err
@@ -416,7 +429,7 @@ func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 			if g != nil {
 				var err error
 				var extras []Value
-				if v, extras, err = runGroup(ev, g, lookup.value); err != nil {
+				if v, extras, err = runGroup(ev, g, fb.valueOf); err != nil {
 					return Value{}, &Error{c.Name, in.Name, in.Opcode, err}
 				}
 				ev.noteLive(v) // before its operands may die: both existed at once
@@ -474,12 +487,22 @@ func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 				return Value{}, &Error{c.Name, in.Name, in.Opcode, Unsupported("opcode %q", in.Opcode)}
 			}
 			var err error
-			v, err = callOp(f, ev, in, opArgs)
+			if spare := ev.stateSpare; spare != nil && int32(idx) == fp.root && fp.tuple[idx] && c == ev.stateBody && len(spare) == len(opArgs) {
+				// The loop's state of two steps ago, dead now (evalWhile).
+				ev.stateSpare = nil
+				copy(spare, opArgs)
+				v = Value{Tuple: spare}
+			} else {
+				v, err = callOp(f, ev, in, opArgs)
+			}
 			if err != nil {
 				if _, located := err.(*Error); located {
 					return Value{}, err
 				}
 				return Value{}, &Error{c.Name, in.Name, in.Opcode, err}
+			}
+			if int32(idx) == fp.root && fp.tuple[idx] {
+				rootTuple = v.Tuple
 			}
 			ev.noteLive(v)
 			tuple := fp.tuple[idx]
@@ -523,6 +546,7 @@ func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 		vals[idx], have[idx] = v, true
 	}
 	ev.rootOwned = rootOwned
+	ev.rootTuple = rootTuple
 	if mem != nil {
 		// What is left dies with this call; the caller counts the result again.
 		for p, v := range vals {

@@ -410,3 +410,46 @@ func repeatF32(v float32, n int) []float32 {
 	}
 	return out
 }
+
+// Only a box's own tensor is taken back as a box: not a view of its
+// storage and dims, not an ordinary tensor of the same size, not a
+// scalar view into a larger array.
+func TestBoxRecognition(t *testing.T) {
+	ev := New(nil, Options{})
+	s := ev.newScalar(dtype.S32)
+	view := &tensor.Tensor{Type: dtype.F32, Dims: s.Dims, Data: s.Data}
+	small := ev.newSmall(dtype.F32, []int64{4, 4}, true)
+	if small == nil || len(small.Data) != 64 || len(small.Dims) != 2 || small.Dims[0] != 4 {
+		t.Fatalf("newSmall f32[4,4] = %+v", small)
+	}
+	sview := &tensor.Tensor{Type: dtype.S32, Dims: small.Dims, Data: small.Data}
+	big := tensor.New(dtype.F32, []int64{16})
+	for _, c := range []struct {
+		name string
+		t    *tensor.Tensor
+		box  bool
+	}{
+		{"scalar view", view, false}, {"small view", sview, false}, {"tensor.New scalar", tensor.New(dtype.S32, nil), false},
+		{"tensor.New f32[16]", big, false}, {"scalar view of an array", scalarView(big, 0), false},
+		{"scalar box", s, true}, {"small box", small, true},
+	} {
+		if got := ev.recycleBox(c.t); got != c.box {
+			t.Errorf("%s: recycleBox = %v, want %v", c.name, got, c.box)
+		}
+	}
+	if len(ev.boxes.scalars) != 1 || len(ev.boxes.small) != 1 {
+		t.Fatalf("kept %d scalar and %d small boxes, want 1 and 1", len(ev.boxes.scalars), len(ev.boxes.small))
+	}
+	// Reused boxes come back zeroed (newScalar always, newSmall when asked).
+	s.Data[0] = 7
+	small.Data[63] = 9
+	if r := ev.newScalar(dtype.S64); &r.Data[0] != &s.Data[0] || len(r.Data) != 8 || r.Data[0] != 0 {
+		t.Fatalf("reused scalar box: %p %x", &r.Data[0], r.Data)
+	}
+	if r := ev.newSmall(dtype.U8, []int64{64}, true); &r.Data[0] != &small.Data[0] || r.Data[63] != 0 || len(r.Dims) != 1 {
+		t.Fatalf("reused small box: %x", r.Data)
+	}
+	if ev.newSmall(dtype.F32, []int64{65}, false) != nil || ev.newSmall(dtype.F32, []int64{1, 1, 1, 1, 2}, false) != nil {
+		t.Fatal("newSmall took a tensor that does not fit a box")
+	}
+}

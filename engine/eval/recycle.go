@@ -84,6 +84,9 @@ func (r *recycler) get(n int) []byte {
 // with zero unset the caller writes every element itself.
 func (ev *Evaluator) newTensor(t dtype.Type, dims []int64, zero bool) *tensor.Tensor {
 	if ev != nil && ev.recycling() {
+		if s := ev.newSmall(t, dims, zero); s != nil {
+			return s
+		}
 		if err := tensor.CheckShape(t, dims); err == nil {
 			if b := ev.pool.get(int(tensor.NumElements(dims)) * t.Size()); b != nil {
 				if zero {
@@ -149,6 +152,7 @@ func (ev *Evaluator) enterLoop() func() {
 	return func() {
 		if ev.loops--; ev.loops == 0 {
 			ev.pool.drain()
+			ev.drainBoxes()
 		}
 	}
 }
@@ -278,7 +282,7 @@ func (ev *Evaluator) recycleReplaced(old Value, ownedOld []bool, next Value) {
 		if !o || i >= len(old.Tuple) {
 			continue
 		}
-		if t := old.Tuple[i].T; t != nil && !shares(next, t) {
+		if t := old.Tuple[i].T; t != nil && !shares(next, t) && !ev.recycleBox(t) {
 			ev.pool.put(t.Data)
 		}
 	}

@@ -11,26 +11,13 @@ package eval
 // not what the instruction's shape says falls back to the general op.
 
 import (
+	"os"
 	"unsafe"
 
 	"goldtrace/engine/dtype"
 	"goldtrace/engine/hlo"
 	"goldtrace/engine/tensor"
 )
-
-// scalarBox is a rank-0 tensor and its storage in one allocation; the
-// storage comes first so that it is aligned as the allocation is.
-type scalarBox struct {
-	w [2]uint64
-	t tensor.Tensor
-}
-
-// newScalar returns a zeroed rank-0 tensor of type t (at most 16 bytes).
-func newScalar(t dtype.Type) *tensor.Tensor {
-	b := &scalarBox{}
-	b.t = tensor.Tensor{Type: t, Dims: []int64{}, Data: unsafe.Slice((*byte)(unsafe.Pointer(&b.w[0])), t.Size())}
-	return &b.t
-}
 
 // isScalarOf reports whether s is a rank-0 array of type t.
 func isScalarOf(s hlo.Shape, t dtype.Type) bool {
@@ -69,7 +56,7 @@ func scalarStepOp(in *hlo.Instruction, general OpFunc) OpFunc {
 			if !ok {
 				return general(ev, in, args)
 			}
-			out := newScalar(t)
+			out := ev.newScalar(t)
 			switch t {
 			case dtype.S32:
 				*(*int32)(unsafe.Pointer(&out.Data[0])) = intStep(op, load[int32](a), load[int32](b))
@@ -112,7 +99,7 @@ func scalarStepOp(in *hlo.Instruction, general OpFunc) OpFunc {
 			default:
 				r = cmpStep(dir, load[uint64](a), load[uint64](b))
 			}
-			out := newScalar(dtype.Pred)
+			out := ev.newScalar(dtype.Pred)
 			out.Data[0] = b2u(r)
 			return ArrayValue(out), nil
 		}
@@ -177,3 +164,7 @@ func cmpStep[T int32 | uint32 | int64 | uint64](dir string, a, b T) bool {
 		return a >= b
 	}
 }
+
+// stateSpareDisabled turns off the reuse of a loop's dead state slices
+// (GOLDTRACE_NO_STATE_REUSE=1), to compare.
+var stateSpareDisabled = os.Getenv("GOLDTRACE_NO_STATE_REUSE") == "1"
