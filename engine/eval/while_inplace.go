@@ -4,7 +4,7 @@ package eval
 // stacked outputs in the loop state and writes one slice per step with a
 // dynamic-update-slice; copying the whole buffer each step costs O(steps²).
 // When the body's only use of a state element is one dynamic-update-slice
-// (directly, or inside calls made only from there, however deep) whose
+// (directly, or inside calls or fusions made only from there, however deep) whose
 // result goes back to the same state element and nowhere else (out of those
 // calls as their value or one element of their tuple), nothing can observe
 // the old contents: the loop copies that element once on entry and the update then
@@ -203,7 +203,9 @@ func (st *inPlaceState) sinkDUS(m *hlo.Module, c *hlo.Computation, v *hlo.Instru
 				return nil, nil, nil
 			}
 			v = next
-		case "call":
+		case "call", "fusion":
+			// (A fusion runs its computation as a call does: XLA-optimized
+			// bodies update their stacked outputs in a loop fusion.)
 			if len(u.Called) != 1 || u.Called[0] == nil || st.callSites(m, u.Called[0]) != 1 {
 				return nil, nil, nil
 			}

@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -364,6 +365,91 @@ ENTRY e {
 			if got := v.Tuple[i].T.F32(); !slices.Equal(got, want) {
 				t.Errorf("second output %s: output %d = %v, want %v", tc.second, i, got, want)
 			}
+		}
+	}
+}
+
+// The XLA-optimized form of a scan: the stacked output is updated inside a
+// loop fusion (the dynamic-update-slice is the fused computation's root).
+// The plan follows the fusion as it does a call, the values are those of
+// the copying path, the loop's operand keeps its contents, and a fusion
+// computation also called from elsewhere keeps the copying path.
+func TestWhileInPlaceThroughFusion(t *testing.T) {
+	const tmpl = `HloModule m
+fused {
+  b = f32[4,2] parameter(0)
+  i = s32[] parameter(1)
+  f = f32[] convert(i)
+  r = f32[1,2] broadcast(f), dimensions={}
+  z = s32[] constant(0)
+  ROOT d = f32[4,2] dynamic-update-slice(b, r, i, z)
+}
+body {
+  s = (s32[], f32[4,2]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  b = f32[4,2] get-tuple-element(s), index=1
+  d = f32[4,2] fusion(b, i), kind=kLoop, calls=fused
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  ROOT t = (s32[], f32[4,2]) tuple(i1, d)
+}
+cond {
+  s = (s32[], f32[4,2]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(4)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+ENTRY e {
+  p = f32[4,2] parameter(0)
+  z = s32[] constant(0)
+  w0 = (s32[], f32[4,2]) tuple(z, p)
+  w = (s32[], f32[4,2]) while(w0), condition=cond, body=body
+  d = f32[4,2] get-tuple-element(w), index=1
+  ROOT t = (f32[4,2], f32[4,2]%s) tuple(d, p%s)
+}`
+	for _, c := range []struct {
+		name       string
+		shape, use string
+		slots      []int
+	}{
+		{"fusion", "", "", []int{1}},
+		{"fusion called twice", ", f32[4,2]", ", x\n  x = f32[4,2] fusion(p, z), kind=kLoop, calls=fused", nil},
+	} {
+		src := fmt.Sprintf(tmpl, c.shape, c.use)
+		if c.use != "" {
+			// the second fusion must come before the root that uses it
+			src = strings.Replace(src, "  ROOT t = (f32[4,2], f32[4,2], f32[4,2]) tuple(d, p, x\n  x = f32[4,2] fusion(p, z), kind=kLoop, calls=fused)",
+				"  x = f32[4,2] fusion(p, z), kind=kLoop, calls=fused\n  ROOT t = (f32[4,2], f32[4,2], f32[4,2]) tuple(d, p, x)", 1)
+		}
+		m, err := hlo.ParseText([]byte(src), "test.hlo")
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", c.name, err, src)
+		}
+		var w *hlo.Instruction
+		for _, in := range m.Entry.Instructions {
+			if in.Opcode == "while" {
+				w = in
+			}
+		}
+		ev := New(m, Options{})
+		if p := ev.inPlace().plan(m, w); !slices.Equal(p.slots, c.slots) {
+			t.Fatalf("%s: in-place slots %v, want %v", c.name, p.slots, c.slots)
+		}
+		p := f32s(-1, -2, -3, -4, -5, -6, -7, -8)
+		p.Dims = []int64{4, 2}
+		v, err := ev.Run([]Value{ArrayValue(p)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		orig := []float32{-1, -2, -3, -4, -5, -6, -7, -8}
+		if got := v.Tuple[0].T.F32(); !slices.Equal(got, []float32{0, 0, 1, 1, 2, 2, 3, 3}) {
+			t.Errorf("%s: stacked = %v", c.name, got)
+		}
+		if got := v.Tuple[1].T.F32(); !slices.Equal(got, orig) {
+			t.Errorf("%s: the loop's operand returned = %v", c.name, got)
+		}
+		if got := p.F32(); !slices.Equal(got, orig) {
+			t.Errorf("%s: the input changed: %v", c.name, got)
 		}
 	}
 }
