@@ -2,7 +2,9 @@
 of small steps), not part of `make bench`: goldtrace's time-to-golden
 against XLA:CPU's compile-and-run in the same run, interleaved, best of N
 (BENCH_REPEATS, default 5). Run with `python3 bench/scans.py [name...]`;
-`GODEBUG=cpu.avx512f=off` measures the AVX2 kernels."""
+`GODEBUG=cpu.avx512f=off` measures the AVX2 kernels; BENCH_OPTIMIZED=1 hands
+goldtrace XLA:CPU's optimized module (loop fusions in the bodies) instead of
+the lowered one."""
 
 import os
 import sys
@@ -18,6 +20,8 @@ import jax.numpy as jnp  # noqa: E402
 
 import goldtrace  # noqa: E402
 from programs_large import programs  # noqa: E402
+
+OPTIMIZED = os.environ.get("BENCH_OPTIMIZED") == "1"
 
 
 def scan_programs():
@@ -58,7 +62,29 @@ def scan_programs():
             return h, jax.lax.dynamic_update_index_in_dim(ys, h, t, 0)
         return jax.lax.fori_loop(0, steps, body, (h0, jnp.zeros((steps,) + h0.shape, h0.dtype)))
 
+    def fori_small(x):
+        # 20000 steps of a few ops on f32[16]: the interpreter's cost per step.
+        return jax.lax.fori_loop(0, 20000, lambda i, c: c * 0.999 + jnp.sin(c) * 1e-3, x)
+
+    def fori_int(x):
+        return jax.lax.fori_loop(0, 10000, lambda i, c: c * 0.5 + i.astype(jnp.float32), x)
+
+    def mlp_scan(h0, w1, w2, b1):
+        def step(h, _):
+            h = jnp.tanh(h @ w1 + b1) @ w2
+            return h, h.sum()
+        return jax.lax.scan(step, h0, None, length=1000)
+
+    def dus_loop(x):
+        def body(i, buf):
+            return jax.lax.dynamic_update_slice(buf, (x * i.astype(jnp.float32))[None], (i, 0))
+        return jax.lax.fori_loop(0, 2000, body, jnp.zeros((2000, 32), jnp.float32))
+
     out += [
+        ("fori_small", fori_small, (f32(16),)),
+        ("fori_int", fori_int, (f32(4),)),
+        ("mlp_scan", mlp_scan, (f32(8, 64), f32(64, 64) * 0.1, f32(64, 64) * 0.1, f32(64))),
+        ("dus_loop", dus_loop, (f32(32),)),
         ("gru_scan", gru, (f32(768, 32, 96), f32(32, 192), f32(96, 576) * 0.1, f32(192, 576) * 0.1, f32(576))),
         ("rnn_scan", rnn, (f32(256, 64, 128), f32(64, 512), f32(128, 512) * 0.1, f32(512, 512) * 0.05, f32(512))),
         ("rnn_t_scan", rnn_t, (f32(512, 8, 64), f32(8, 384), f32(384, 64) * 0.1, f32(384, 384) * 0.05)),
@@ -77,7 +103,8 @@ def main(only, repeats):
     for name, fn, args in scan_programs():
         if only and name not in only:
             continue
-        text = jax.jit(fn).lower(*args).as_text(dialect="hlo")
+        lowered = jax.jit(fn).lower(*args)
+        text = lowered.compile().as_text() if OPTIMIZED else lowered.as_text(dialect="hlo")
         np_args = [np.asarray(a) for a in args]
         goldtrace.golden(text, *np_args)  # warm the process
         ours = peer = float("inf")
