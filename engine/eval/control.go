@@ -65,7 +65,11 @@ func evalWhile(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) 
 		if c.T == nil || c.T.Type != dtype.Pred || len(c.T.Data) != 1 {
 			return Value{}, fmt.Errorf("while condition %s must return a pred scalar", cond.Name)
 		}
-		if c.T.Data[0] == 0 {
+		stop := c.T.Data[0] == 0
+		if ev.rootMine && ev.recycling() {
+			ev.recycleBox(c.T) // the condition made it and nothing else holds it
+		}
+		if stop {
 			return state, nil
 		}
 		arg[0] = state

@@ -142,7 +142,10 @@ type Evaluator struct {
 	// rootTuple is, after a call whose root is a tuple instruction, the
 	// element slice that instruction made (nil otherwise).
 	rootTuple []Value
-	frames    map[*hlo.Computation]*framePlan // Call's plan of each computation
+	// rootMine is, after a call, whether the frame alone held its root
+	// value's storage (a condition's fresh pred).
+	rootMine bool
+	frames   map[*hlo.Computation]*framePlan // Call's plan of each computation
 }
 
 // New returns an evaluator of m.
@@ -208,10 +211,14 @@ type framePlan struct {
 	// is a tuple; ownArgs: the op may keep its argument slice (in a value
 	// or past the op), so it gets a slice of its own, not the frame's.
 	fresh, tuple, ownArgs []bool
-	fusion                *fusionPlan   // nil: no blocked group
-	interior              []bool        // evaluated inside a group, never stored
-	groups                []*fusedGroup // by the position of the group's value
-	gconsumes, gextras    [][]int32     // per group position: consumed operands', extras' positions
+	// localTuple: a tuple (not the root) whose every user is a
+	// get-tuple-element of this computation: its value never leaves the
+	// frame, so its element slice is the frame's, reused.
+	localTuple         []bool
+	fusion             *fusionPlan   // nil: no blocked group
+	interior           []bool        // evaluated inside a group, never stored
+	groups             []*fusedGroup // by the position of the group's value
+	gconsumes, gextras [][]int32     // per group position: consumed operands', extras' positions
 }
 
 // frameBuf is one call's per-instruction state, reused by the next call of
@@ -226,6 +233,7 @@ type frameBuf struct {
 	rootOwned []bool      // see Evaluator.rootOwned
 	lookup    frameValues // the frame's values, as its blocked groups read them
 	valueOf   func(*hlo.Instruction) (Value, bool)
+	tuples    [][]Value // per position, a local tuple's elements (localTuple)
 }
 
 func (fp *framePlan) get() *frameBuf {
@@ -249,6 +257,9 @@ func (fp *framePlan) put(fb *frameBuf) {
 	clear(fb.owned)
 	clear(fb.args)
 	clear(fb.made)
+	for _, t := range fb.tuples {
+		clear(t)
+	}
 	fp.free = append(fp.free, fb)
 }
 
@@ -301,6 +312,22 @@ func (ev *Evaluator) framePlanFor(c *hlo.Computation) *framePlan {
 	fp.nargs = len(flat)
 	if p, ok := fp.pos[c.Root]; ok {
 		fp.root = p
+	}
+	fp.localTuple = make([]bool, n)
+	for i := range c.Instructions {
+		fp.localTuple[i] = fp.tuple[i] && int32(i) != fp.root
+	}
+	for i, in := range c.Instructions {
+		for _, p := range fp.operands[i] {
+			if p >= 0 && (in.Opcode != "get-tuple-element" || len(in.Operands) != 1) {
+				fp.localTuple[p] = false
+			}
+		}
+	}
+	for i := range fp.localTuple {
+		if fp.uses[i] == 0 {
+			fp.localTuple[i] = false
+		}
 	}
 	if plan := ev.fusionPlanFor(c); plan != nil {
 		fp.fusion = plan
@@ -492,6 +519,16 @@ func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 				ev.stateSpare = nil
 				copy(spare, opArgs)
 				v = Value{Tuple: spare}
+			} else if fp.localTuple[idx] && ev.Options.Trace == nil {
+				// Taken apart by get-tuple-elements only, here: the frame's slice.
+				if fb.tuples == nil {
+					fb.tuples = make([][]Value, len(fp.uses))
+				}
+				if len(fb.tuples[idx]) != len(opArgs) {
+					fb.tuples[idx] = make([]Value, len(opArgs))
+				}
+				copy(fb.tuples[idx], opArgs)
+				v = Value{Tuple: fb.tuples[idx]}
 			} else {
 				v, err = callOp(f, ev, in, opArgs)
 			}
@@ -547,6 +584,7 @@ func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 	}
 	ev.rootOwned = rootOwned
 	ev.rootTuple = rootTuple
+	ev.rootMine = fp.root >= 0 && owned != nil && owned[fp.root] && have[fp.root]
 	if mem != nil {
 		// What is left dies with this call; the caller counts the result again.
 		for p, v := range vals {

@@ -453,3 +453,72 @@ func TestBoxRecognition(t *testing.T) {
 		t.Fatal("newSmall took a tensor that does not fit a box")
 	}
 }
+
+// Tuples taken apart inside the body (an inlined call's result) live in
+// the frame's reused slices; a tuple that leaves the frame inside another
+// (here a pair carried in the state) must keep its own.
+func TestLoopLocalTuples(t *testing.T) {
+	const src = `HloModule m
+body {
+  s = (s32[], (f32[3], f32[3])) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  pr = (f32[3], f32[3]) get-tuple-element(s), index=1
+  a = f32[3] get-tuple-element(pr), index=0
+  b = f32[3] get-tuple-element(pr), index=1
+  two = f32[] constant(2)
+  tb = f32[3] broadcast(two), dimensions={}
+  a1 = f32[3] multiply(a, tb)
+  b1 = f32[3] add(b, tb)
+  loc = (f32[3], f32[3]) tuple(a1, b1)
+  x = f32[3] get-tuple-element(loc), index=1
+  y = f32[3] get-tuple-element(loc), index=0
+  pair = (f32[3], f32[3]) tuple(x, y)
+  outer = ((f32[3], f32[3]), s32[]) tuple(pair, i)
+  p2 = (f32[3], f32[3]) get-tuple-element(outer), index=0
+  i1 = s32[] add(i, s32[] constant(1))
+  ROOT t = (s32[], (f32[3], f32[3])) tuple(i1, p2)
+}
+cond {
+  s = (s32[], (f32[3], f32[3])) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  ROOT lt = pred[] compare(i, s32[] constant(6)), direction=LT
+}
+ENTRY e {
+  x = f32[3] parameter(0)
+  y = f32[3] negate(x)
+  z = s32[] constant(0)
+  pr = (f32[3], f32[3]) tuple(x, y)
+  w0 = (s32[], (f32[3], f32[3])) tuple(z, pr)
+  w = (s32[], (f32[3], f32[3])) while(w0), condition=cond, body=body
+  ROOT r = (f32[3], f32[3]) get-tuple-element(w), index=1
+}`
+	m, err := hlo.ParseText([]byte(src), "local.hlo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := New(m, Options{})
+	v, err := ev.Run([]Value{ArrayValue(f32Tensor(1, -0.5, 3))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fp := ev.frames[m.Computation("body")]
+	var local []string
+	for i, in := range m.Computation("body").Instructions {
+		if fp.localTuple[i] {
+			local = append(local, in.Name)
+		}
+	}
+	if fmt.Sprint(local) != "[loc outer]" {
+		t.Fatalf("local tuples %v, want [loc outer]", local)
+	}
+	a, b := []float32{1, -0.5, 3}, []float32{-1, 0.5, -3}
+	for range 6 {
+		na, nb := make([]float32, 3), make([]float32, 3)
+		for k := range a {
+			na[k], nb[k] = float32(b[k]+2), float32(a[k]*2)
+		}
+		a, b = na, nb
+	}
+	wantF32(t, "pair[0]", v.Tuple[0].T, a)
+	wantF32(t, "pair[1]", v.Tuple[1].T, b)
+}
