@@ -214,7 +214,11 @@ type framePlan struct {
 	// localTuple: a tuple (not the root) whose every user is a
 	// get-tuple-element of this computation: its value never leaves the
 	// frame, so its element slice is the frame's, reused.
-	localTuple         []bool
+	localTuple []bool
+	// konst: the instruction is a constant whose value is consts[i]; gte:
+	// a get-tuple-element, taken without calling an op.
+	konst, gte         []bool
+	consts             []Value
 	fusion             *fusionPlan   // nil: no blocked group
 	interior           []bool        // evaluated inside a group, never stored
 	groups             []*fusedGroup // by the position of the group's value
@@ -229,7 +233,7 @@ type frameBuf struct {
 	uses      []int32
 	owned     []bool
 	args      []Value     // the operands of ops that keep no argument slice
-	made      madeStorage // see Call; nil until a frame recycles
+	made      madeStorage // see Call
 	rootOwned []bool      // see Evaluator.rootOwned
 	lookup    frameValues // the frame's values, as its blocked groups read them
 	valueOf   func(*hlo.Instruction) (Value, bool)
@@ -256,7 +260,7 @@ func (fp *framePlan) put(fb *frameBuf) {
 	clear(fb.have)
 	clear(fb.owned)
 	clear(fb.args)
-	clear(fb.made)
+	fb.made.reset()
 	for _, t := range fb.tuples {
 		clear(t)
 	}
@@ -312,6 +316,17 @@ func (ev *Evaluator) framePlanFor(c *hlo.Computation) *framePlan {
 	fp.nargs = len(flat)
 	if p, ok := fp.pos[c.Root]; ok {
 		fp.root = p
+	}
+	fp.konst, fp.gte, fp.consts = make([]bool, n), make([]bool, n), make([]Value, n)
+	for i, in := range c.Instructions {
+		switch in.Opcode {
+		case "constant":
+			if v, err := evalConstant(ev, in, nil); err == nil && registeredAs("constant", evalConstant) {
+				fp.konst[i], fp.consts[i] = true, v
+			}
+		case "get-tuple-element":
+			fp.gte[i] = len(in.Operands) == 1 && registeredAs("get-tuple-element", evalGetTupleElement)
+		}
 	}
 	fp.localTuple = make([]bool, n)
 	for i := range c.Instructions {
@@ -395,16 +410,13 @@ func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 	argVals := fb.args
 	// owned: values whose storage this frame alone holds (recycle.go).
 	var owned []bool
-	var made madeStorage // storage this frame allocated (recycle.go); in loops only, as it holds the storage
+	var made *madeStorage // storage this frame allocated (recycle.go); in loops only, as it holds the storage
 	if ev.ownsStorage() {
 		owned = fb.owned
 	}
 	recycling := ev.recycling()
 	if recycling {
-		if fb.made == nil {
-			fb.made = madeStorage{}
-		}
-		made = fb.made
+		made = &fb.made
 	}
 	var rootOwned []bool      // see Evaluator.rootOwned
 	var rootTuple []Value     // see Evaluator.rootTuple
@@ -488,6 +500,16 @@ func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 		if in.Opcode == "parameter" {
 			v = args[in.ParameterNumber]
 			ev.noteLive(v)
+		} else if fp.konst[idx] {
+			v = fp.consts[idx] // as evalConstant returns it, every time
+			ev.noteLive(v)
+		} else if p := fp.operands[idx]; fp.gte[idx] && p[0] >= 0 && have[p[0]] && vals[p[0]].IsTuple() &&
+			in.TupleIndex >= 0 && int(in.TupleIndex) < len(vals[p[0]].Tuple) && !hoisted.member(in) {
+			// get-tuple-element, as evalGetTupleElement takes it (its
+			// errors are left to it); a tuple is never owned.
+			v = vals[p[0]].Tuple[in.TupleIndex]
+			ev.noteLive(v)
+			done(p[0])
 		} else if kept, ok := hoisted.value(in); ok {
 			v = kept // loop-invariant, computed at an earlier step (loop_hoist.go)
 			ev.noteLive(v)

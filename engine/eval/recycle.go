@@ -205,26 +205,91 @@ func sameStorage(a, b *tensor.Tensor) bool {
 }
 
 // madeStorage is the storage a call frame allocated for values it owned
-// at some point (by first byte, with its length); a nil madeStorage holds
-// nothing.
-type madeStorage map[*byte]int
+// at some point (by first byte, with its length); a nil *madeStorage holds
+// nothing. A few entries are searched in a slice (a loop body's step
+// makes a handful), more in a map.
+type madeStorage struct {
+	few  []madeEntry
+	many map[*byte]int
+}
 
-func (m madeStorage) add(t *tensor.Tensor) {
-	if m != nil && t != nil && len(t.Data) > 0 {
-		m[&t.Data[0]] = len(t.Data)
+type madeEntry struct {
+	p *byte
+	n int
+}
+
+// madeFew bounds the entries kept in the slice.
+const madeFew = 16
+
+func (m *madeStorage) add(t *tensor.Tensor) {
+	if m == nil || t == nil || len(t.Data) == 0 {
+		return
 	}
+	p := &t.Data[0]
+	if m.many != nil {
+		m.many[p] = len(t.Data)
+		return
+	}
+	for i := range m.few {
+		if m.few[i].p == p {
+			m.few[i].n = len(t.Data)
+			return
+		}
+	}
+	if len(m.few) < madeFew {
+		m.few = append(m.few, madeEntry{p, len(t.Data)})
+		return
+	}
+	m.many = make(map[*byte]int, 2*madeFew)
+	for _, e := range m.few {
+		m.many[e.p] = e.n
+	}
+	m.many[p] = len(t.Data)
+}
+
+// length returns the length of the storage made at p, 0 if none.
+func (m *madeStorage) length(p *byte) int {
+	if m == nil {
+		return 0
+	}
+	if m.many != nil {
+		return m.many[p]
+	}
+	for _, e := range m.few {
+		if e.p == p {
+			return e.n
+		}
+	}
+	return 0
 }
 
 // drop forgets v's storage (a value kept past the frame).
-func (m madeStorage) drop(v Value) {
+func (m *madeStorage) drop(v Value) {
 	if m == nil {
 		return
 	}
 	for _, t := range v.Leaves() {
-		if len(t.Data) > 0 {
-			delete(m, &t.Data[0])
+		if len(t.Data) == 0 {
+			continue
+		}
+		p := &t.Data[0]
+		if m.many != nil {
+			delete(m.many, p)
+			continue
+		}
+		for i := range m.few {
+			if m.few[i].p == p {
+				m.few = append(m.few[:i], m.few[i+1:]...)
+				break
+			}
 		}
 	}
+}
+
+// reset empties m, keeping its slice.
+func (m *madeStorage) reset() {
+	clear(m.few)
+	m.few, m.many = m.few[:0], nil
 }
 
 // rootOwnedOf returns, for a computation's root tuple (operands args),
@@ -233,12 +298,12 @@ func (m madeStorage) drop(v Value) {
 // result holds such storage (every other value of the frame dies with it,
 // views and tuples that took it included), so evalWhile may recycle it
 // once the next step's state no longer holds it.
-func rootOwnedOf(buf []bool, args []Value, made madeStorage) []bool {
+func rootOwnedOf(buf []bool, args []Value, made *madeStorage) []bool {
 	ro := append(buf[:0], make([]bool, len(args))...)
 	var seen map[*byte]bool // first bytes taken, once past a few (else the earlier elements are scanned)
 	for i, a := range args {
 		t := a.T
-		if t == nil || len(t.Data) == 0 || made[&t.Data[0]] != len(t.Data) {
+		if t == nil || len(t.Data) == 0 || made.length(&t.Data[0]) != len(t.Data) {
 			continue
 		}
 		if seen != nil {
