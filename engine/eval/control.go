@@ -53,24 +53,35 @@ func evalWhile(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) 
 	var spare []Value       // a dead state's elements, for the body's root tuple
 	stateMade := false      // state's elements are a slice the body's root tuple made
 	reuseState := ev.ownsStorage() && !stateSpareDisabled
+	// A counter's compare is computed here (nothing of it to trace or count).
+	var direct *counterCond
+	if ev.Options.Trace == nil && ev.Options.Memory == nil && !stateSpareDisabled {
+		direct = ev.counterCond(cond)
+	}
 	for {
 		if err := ev.Ctx.Err(); err != nil {
 			return Value{}, err
 		}
-		arg[0] = state
-		c, err := ev.Call(cond, arg)
-		if err != nil {
-			return Value{}, err
-		}
-		if c.T == nil || c.T.Type != dtype.Pred || len(c.T.Data) != 1 {
-			return Value{}, fmt.Errorf("while condition %s must return a pred scalar", cond.Name)
-		}
-		stop := c.T.Data[0] == 0
-		if ev.rootMine && ev.recycling() {
-			ev.recycleBox(c.T) // the condition made it and nothing else holds it
-		}
-		if stop {
-			return state, nil
+		if r, ok := direct.eval(state); ok {
+			if !r {
+				return state, nil
+			}
+		} else {
+			arg[0] = state
+			c, err := ev.Call(cond, arg)
+			if err != nil {
+				return Value{}, err
+			}
+			if c.T == nil || c.T.Type != dtype.Pred || len(c.T.Data) != 1 {
+				return Value{}, fmt.Errorf("while condition %s must return a pred scalar", cond.Name)
+			}
+			stop := c.T.Data[0] == 0
+			if ev.rootMine && ev.recycling() {
+				ev.recycleBox(c.T) // the condition made it and nothing else holds it
+			}
+			if stop {
+				return state, nil
+			}
 		}
 		arg[0] = state
 		ev.stateSpare, ev.stateBody = spare, body

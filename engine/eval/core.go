@@ -138,7 +138,8 @@ type Evaluator struct {
 	// instead of allocating one (evalWhile).
 	stateSpare []Value
 	stateBody  *hlo.Computation
-	boxes      boxes // dead small tensors' boxes, in loops (small_box.go)
+	boxes      boxes                             // dead small tensors' boxes, in loops (small_box.go)
+	conds      map[*hlo.Computation]*counterCond // while conditions computed directly (nil: not of that form)
 	// rootTuple is, after a call whose root is a tuple instruction, the
 	// element slice that instruction made (nil otherwise).
 	rootTuple []Value

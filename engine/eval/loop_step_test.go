@@ -2,6 +2,7 @@ package eval
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"math"
 	"math/rand"
@@ -521,4 +522,101 @@ ENTRY e {
 	}
 	wantF32(t, "pair[0]", v.Tuple[0].T, a)
 	wantF32(t, "pair[1]", v.Tuple[1].T, b)
+}
+
+// Counter conditions computed by evalWhile directly give the called
+// condition's trip counts: both operand orders, every direction, signed
+// and unsigned counters near their wrap, and a condition of another form
+// (left to Call).
+func TestCounterConditionMatchesCall(t *testing.T) {
+	const tmpl = `HloModule m
+body {
+  s = (%[1]s[], f32[2]) parameter(0)
+  i = %[1]s[] get-tuple-element(s), index=0
+  x = f32[2] get-tuple-element(s), index=1
+  one = f32[] constant(1)
+  ob = f32[2] broadcast(one), dimensions={}
+  x1 = f32[2] add(x, ob)
+  st = %[1]s[] constant(%[2]s)
+  i1 = %[1]s[] add(i, st)
+  ROOT t = (%[1]s[], f32[2]) tuple(i1, x1)
+}
+cond {
+  s = (%[1]s[], f32[2]) parameter(0)
+  x = f32[2] get-tuple-element(s), index=1
+  i = %[1]s[] get-tuple-element(s), index=0
+  n = %[1]s[] constant(%[3]s)
+  ROOT c = pred[] compare(%[4]s), direction=%[5]s
+}
+ENTRY e {
+  z = %[1]s[] constant(%[6]s)
+  x = f32[2] parameter(0)
+  w0 = (%[1]s[], f32[2]) tuple(z, x)
+  w = (%[1]s[], f32[2]) while(w0), condition=cond, body=body
+  ROOT r = f32[2] get-tuple-element(w), index=1
+}`
+	type loop struct{ ty, step, bound, init string }
+	loops := []loop{{"s32", "1", "17", "0"}, {"s32", "-3", "-2147483630", "-2147483600"}, {"u32", "4294967295", "4294967280", "4294967295"},
+		{"u32", "5", "40", "3"}, {"s64", "7", "100", "-9"}, {"u64", "1", "18446744073709551614", "18446744073709551600"}}
+	var direct int
+	for _, l := range loops {
+		for _, dir := range []string{"LT", "LE", "GT", "GE", "NE"} {
+			for _, ops := range []string{"i, n", "n, i"} {
+				src := fmt.Sprintf(tmpl, l.ty, l.step, l.bound, ops, dir, l.init)
+				m, err := hlo.ParseText([]byte(src), "cond.hlo")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if counterCondOf(m.Computation("cond")) != nil {
+					direct++
+				}
+				run := func(off bool) (Value, error) {
+					defer func(old bool) { stateSpareDisabled = old }(stateSpareDisabled)
+					stateSpareDisabled = off
+					ev := New(m, Options{})
+					ev.Ctx = &budgetCtx{Context: context.Background(), left: 4000}
+					return ev.Run([]Value{ArrayValue(f32Tensor(0, 0.5))})
+				}
+				want, werr := run(true)
+				got, gerr := run(false)
+				if (werr == nil) != (gerr == nil) || werr == nil && !bytes.Equal(got.T.Data, want.T.Data) {
+					t.Fatalf("%v %s %s: direct %v (%v), called %v (%v)", l, dir, ops, got.T, gerr, want.T, werr)
+				}
+			}
+		}
+	}
+	if direct != len(loops)*10 {
+		t.Fatalf("%d of %d conditions computed directly", direct, len(loops)*10)
+	}
+	other := `HloModule m
+c {
+  s = (s32[], f32[2]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] add(i, i)
+  ROOT c = pred[] compare(i, n), direction=LT
+}
+ENTRY e {
+  ROOT z = s32[] constant(0)
+}`
+	m, err := hlo.ParseText([]byte(other), "other.hlo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if counterCondOf(m.Computation("c")) != nil {
+		t.Fatal("a condition computing more than a compare was taken as a counter's")
+	}
+}
+
+// budgetCtx is a context that reports itself canceled after a number of
+// Err calls: loops that would not end stop with an error.
+type budgetCtx struct {
+	context.Context
+	left int
+}
+
+func (c *budgetCtx) Err() error {
+	if c.left--; c.left < 0 {
+		return context.Canceled
+	}
+	return nil
 }

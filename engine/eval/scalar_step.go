@@ -166,5 +166,95 @@ func cmpStep[T int32 | uint32 | int64 | uint64](dir string, a, b T) bool {
 }
 
 // stateSpareDisabled turns off the reuse of a loop's dead state slices
-// (GOLDTRACE_NO_STATE_REUSE=1), to compare.
+// and the direct counter conditions (GOLDTRACE_NO_STATE_REUSE=1), to
+// compare.
 var stateSpareDisabled = os.Getenv("GOLDTRACE_NO_STATE_REUSE") == "1"
+
+// counterCond is a while condition of the form jax emits for fori_loop
+// and scan, compare(get-tuple-element(state, k), constant) on a scalar
+// integer (other instructions only unused get-tuple-elements and
+// constants): evalWhile computes it from the state directly, as the direct
+// compare does, instead of calling the condition.
+type counterCond struct {
+	slot    int
+	konst   *tensor.Tensor
+	t       dtype.Type
+	dir     string
+	swapped bool // the constant is the left operand
+}
+
+// counterCondOf returns cond's direct form, or nil.
+func counterCondOf(cond *hlo.Computation) *counterCond {
+	if len(cond.Params) != 1 || cond.Root == nil || cond.Root.Opcode != "compare" || len(cond.Root.Operands) != 2 {
+		return nil
+	}
+	param, root := cond.Params[0], cond.Root
+	if !registeredAs("compare", evalCompare) {
+		return nil
+	}
+	for _, in := range cond.Instructions {
+		switch {
+		case in == root || in == param || in.Opcode == "constant":
+		case in.Opcode == "get-tuple-element" && len(in.Operands) == 1 && in.Operands[0] == param:
+		default:
+			return nil
+		}
+	}
+	a, b := root.Operands[0], root.Operands[1]
+	swapped := false
+	if a.Opcode == "constant" {
+		a, b, swapped = b, a, true
+	}
+	if a.Opcode != "get-tuple-element" || a.Operands[0] != param || b.Opcode != "constant" || b.Literal == nil || b.Literal.Tensor == nil {
+		return nil
+	}
+	t := a.Shape.Elem
+	if scalarStepOp(root, evalCompare) == nil || !scalarIntType(t) {
+		return nil
+	}
+	k := b.Literal.Tensor
+	if k.Type != t || len(k.Dims) != 0 || len(k.Data) != t.Size() {
+		return nil
+	}
+	return &counterCond{slot: int(a.TupleIndex), konst: k, t: t, dir: root.ComparisonDirection, swapped: swapped}
+}
+
+// eval returns the condition's value on state; ok is false when cc is nil
+// or state is not what the condition's shapes say (the caller then calls
+// the condition).
+func (cc *counterCond) eval(state Value) (result, ok bool) {
+	if cc == nil || !state.IsTuple() || cc.slot < 0 || cc.slot >= len(state.Tuple) {
+		return false, false
+	}
+	x := state.Tuple[cc.slot].T
+	if x == nil || x.Type != cc.t || len(x.Dims) != 0 || len(x.Data) != cc.t.Size() {
+		return false, false
+	}
+	a, b := x, cc.konst
+	if cc.swapped {
+		a, b = b, a
+	}
+	switch cc.t {
+	case dtype.S32:
+		return cmpStep(cc.dir, load[int32](a), load[int32](b)), true
+	case dtype.U32:
+		return cmpStep(cc.dir, load[uint32](a), load[uint32](b)), true
+	case dtype.S64:
+		return cmpStep(cc.dir, load[int64](a), load[int64](b)), true
+	default:
+		return cmpStep(cc.dir, load[uint64](a), load[uint64](b)), true
+	}
+}
+
+// counterCond returns cond's direct form (cached), or nil.
+func (ev *Evaluator) counterCond(cond *hlo.Computation) *counterCond {
+	cc, ok := ev.conds[cond]
+	if !ok {
+		cc = counterCondOf(cond)
+		if ev.conds == nil {
+			ev.conds = map[*hlo.Computation]*counterCond{}
+		}
+		ev.conds[cond] = cc
+	}
+	return cc
+}
