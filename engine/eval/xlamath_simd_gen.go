@@ -239,10 +239,14 @@ const loop = `
 // vectors at the front of x and returns how many elements that was.
 func {{.Name}}(x, o []float32) int {
 	n := len(x) &^ {{.W.N | minus1}}
-	o = o[:len(x)]{{.Consts}}
-	for i := 0; i < n; i += {{.W.N}} {
-		v := archsimd.Load{{.W.F}}((*[{{.W.N}}]float32)(x[i:])){{.Body}}
-		res.Store((*[{{.W.N}}]float32)(o[i:]))
+	o = o[:len(x)]
+	if n == 0 {
+		return 0
+	}
+	px, po := f32Base(x, n), f32Base(o, n){{.Consts}}
+	for off, end := 0, 4*n; off < end; off += 4 * {{.W.N}} {
+		v := load{{.W.F}}(px, off){{.Body}}
+		store{{.W.F}}(res, po, off)
 	}
 	archsimd.ClearAVXUpperBits() // the caller's scalar SSE code runs next
 	return n

@@ -28,6 +28,10 @@ var (
 func expXLAX16(x, o []float32) int {
 	n := len(x) &^ 15
 	o = o[:len(x)]
+	if n == 0 {
+		return 0
+	}
+	px, po := f32Base(x, n), f32Base(o, n)
 	expHi, expLo := archsimd.LoadUint32x16(&expXLAX16K[0]).AsFloat32x16(), archsimd.LoadUint32x16(&expXLAX16K[1]).AsFloat32x16()
 	log2e, half := archsimd.LoadUint32x16(&expXLAX16K[2]).AsFloat32x16(), archsimd.LoadUint32x16(&expXLAX16K[3]).AsFloat32x16()
 	kHi, kLo := archsimd.LoadUint32x16(&expXLAX16K[4]).AsFloat32x16(), archsimd.LoadUint32x16(&expXLAX16K[5]).AsFloat32x16()
@@ -41,8 +45,8 @@ func expXLAX16(x, o []float32) int {
 	ep3 := archsimd.LoadUint32x16(&expXLAX16K[13]).AsFloat32x16()
 	ep4 := archsimd.LoadUint32x16(&expXLAX16K[14]).AsFloat32x16()
 	ep5 := archsimd.LoadUint32x16(&expXLAX16K[15]).AsFloat32x16()
-	for i := 0; i < n; i += 16 {
-		v := archsimd.LoadFloat32x16((*[16]float32)(x[i:]))
+	for off, end := 0, 4*n; off < end; off += 4 * 16 {
+		v := loadFloat32x16(px, off)
 		c := v.Min(expHi).Max(expLo)
 		c = v.Merge(c, v.IsNaN())
 		k := c.MulAdd(log2e, half).FloorScaled(0)
@@ -57,7 +61,7 @@ func expXLAX16(x, o []float32) int {
 		p = p.MulAdd(r, ep5)
 		y := p.MulAdd(r.Mul(r), r).Add(one)
 		res := y.Mul(scale)
-		res.Store((*[16]float32)(o[i:]))
+		storeFloat32x16(res, po, off)
 	}
 	archsimd.ClearAVXUpperBits() // the caller's scalar SSE code runs next
 	return n
@@ -87,6 +91,10 @@ var expXLAX16K = [...][16]uint32{
 func expXLAX8(x, o []float32) int {
 	n := len(x) &^ 7
 	o = o[:len(x)]
+	if n == 0 {
+		return 0
+	}
+	px, po := f32Base(x, n), f32Base(o, n)
 	expHi, expLo := archsimd.LoadUint32x8(&expXLAX8K[0]).AsFloat32x8(), archsimd.LoadUint32x8(&expXLAX8K[1]).AsFloat32x8()
 	log2e, half := archsimd.LoadUint32x8(&expXLAX8K[2]).AsFloat32x8(), archsimd.LoadUint32x8(&expXLAX8K[3]).AsFloat32x8()
 	kHi, kLo := archsimd.LoadUint32x8(&expXLAX8K[4]).AsFloat32x8(), archsimd.LoadUint32x8(&expXLAX8K[5]).AsFloat32x8()
@@ -100,8 +108,8 @@ func expXLAX8(x, o []float32) int {
 	ep3 := archsimd.LoadUint32x8(&expXLAX8K[13]).AsFloat32x8()
 	ep4 := archsimd.LoadUint32x8(&expXLAX8K[14]).AsFloat32x8()
 	ep5 := archsimd.LoadUint32x8(&expXLAX8K[15]).AsFloat32x8()
-	for i := 0; i < n; i += 8 {
-		v := archsimd.LoadFloat32x8((*[8]float32)(x[i:]))
+	for off, end := 0, 4*n; off < end; off += 4 * 8 {
+		v := loadFloat32x8(px, off)
 		c := v.Min(expHi).Max(expLo)
 		c = v.Merge(c, v.IsNaN())
 		k := c.MulAdd(log2e, half).Floor()
@@ -116,7 +124,7 @@ func expXLAX8(x, o []float32) int {
 		p = p.MulAdd(r, ep5)
 		y := p.MulAdd(r.Mul(r), r).Add(one)
 		res := y.Mul(scale)
-		res.Store((*[8]float32)(o[i:]))
+		storeFloat32x8(res, po, off)
 	}
 	archsimd.ClearAVXUpperBits() // the caller's scalar SSE code runs next
 	return n
@@ -146,6 +154,10 @@ var expXLAX8K = [...][8]uint32{
 func logisticXLAX16(x, o []float32) int {
 	n := len(x) &^ 15
 	o = o[:len(x)]
+	if n == 0 {
+		return 0
+	}
+	px, po := f32Base(x, n), f32Base(o, n)
 	expHi, expLo := archsimd.LoadUint32x16(&logisticXLAX16K[0]).AsFloat32x16(), archsimd.LoadUint32x16(&logisticXLAX16K[1]).AsFloat32x16()
 	log2e, half := archsimd.LoadUint32x16(&logisticXLAX16K[2]).AsFloat32x16(), archsimd.LoadUint32x16(&logisticXLAX16K[3]).AsFloat32x16()
 	kHi, kLo := archsimd.LoadUint32x16(&logisticXLAX16K[4]).AsFloat32x16(), archsimd.LoadUint32x16(&logisticXLAX16K[5]).AsFloat32x16()
@@ -160,8 +172,8 @@ func logisticXLAX16(x, o []float32) int {
 	ep4 := archsimd.LoadUint32x16(&logisticXLAX16K[14]).AsFloat32x16()
 	ep5 := archsimd.LoadUint32x16(&logisticXLAX16K[15]).AsFloat32x16()
 	signBit := archsimd.LoadUint32x16(&logisticXLAX16K[16])
-	for i := 0; i < n; i += 16 {
-		v := archsimd.LoadFloat32x16((*[16]float32)(x[i:]))
+	for off, end := 0, 4*n; off < end; off += 4 * 16 {
+		v := loadFloat32x16(px, off)
 		v = v.AsUint32x16().Xor(signBit).AsFloat32x16()
 		c := v.Min(expHi).Max(expLo)
 		c = v.Merge(c, v.IsNaN())
@@ -177,7 +189,7 @@ func logisticXLAX16(x, o []float32) int {
 		p = p.MulAdd(r, ep5)
 		y := p.MulAdd(r.Mul(r), r).Add(one)
 		res := one.Div(y.MulAdd(scale, one))
-		res.Store((*[16]float32)(o[i:]))
+		storeFloat32x16(res, po, off)
 	}
 	archsimd.ClearAVXUpperBits() // the caller's scalar SSE code runs next
 	return n
@@ -208,6 +220,10 @@ var logisticXLAX16K = [...][16]uint32{
 func logisticXLAX8(x, o []float32) int {
 	n := len(x) &^ 7
 	o = o[:len(x)]
+	if n == 0 {
+		return 0
+	}
+	px, po := f32Base(x, n), f32Base(o, n)
 	expHi, expLo := archsimd.LoadUint32x8(&logisticXLAX8K[0]).AsFloat32x8(), archsimd.LoadUint32x8(&logisticXLAX8K[1]).AsFloat32x8()
 	log2e, half := archsimd.LoadUint32x8(&logisticXLAX8K[2]).AsFloat32x8(), archsimd.LoadUint32x8(&logisticXLAX8K[3]).AsFloat32x8()
 	kHi, kLo := archsimd.LoadUint32x8(&logisticXLAX8K[4]).AsFloat32x8(), archsimd.LoadUint32x8(&logisticXLAX8K[5]).AsFloat32x8()
@@ -222,8 +238,8 @@ func logisticXLAX8(x, o []float32) int {
 	ep4 := archsimd.LoadUint32x8(&logisticXLAX8K[14]).AsFloat32x8()
 	ep5 := archsimd.LoadUint32x8(&logisticXLAX8K[15]).AsFloat32x8()
 	signBit := archsimd.LoadUint32x8(&logisticXLAX8K[16])
-	for i := 0; i < n; i += 8 {
-		v := archsimd.LoadFloat32x8((*[8]float32)(x[i:]))
+	for off, end := 0, 4*n; off < end; off += 4 * 8 {
+		v := loadFloat32x8(px, off)
 		v = v.AsUint32x8().Xor(signBit).AsFloat32x8()
 		c := v.Min(expHi).Max(expLo)
 		c = v.Merge(c, v.IsNaN())
@@ -239,7 +255,7 @@ func logisticXLAX8(x, o []float32) int {
 		p = p.MulAdd(r, ep5)
 		y := p.MulAdd(r.Mul(r), r).Add(one)
 		res := one.Div(y.MulAdd(scale, one))
-		res.Store((*[8]float32)(o[i:]))
+		storeFloat32x8(res, po, off)
 	}
 	archsimd.ClearAVXUpperBits() // the caller's scalar SSE code runs next
 	return n
@@ -270,6 +286,10 @@ var logisticXLAX8K = [...][8]uint32{
 func tanhXLAX16(x, o []float32) int {
 	n := len(x) &^ 15
 	o = o[:len(x)]
+	if n == 0 {
+		return 0
+	}
+	px, po := f32Base(x, n), f32Base(o, n)
 	clampHi, clampLo := archsimd.LoadUint32x16(&tanhXLAX16K[0]).AsFloat32x16(), archsimd.LoadUint32x16(&tanhXLAX16K[1]).AsFloat32x16()
 	small, big := archsimd.LoadUint32x16(&tanhXLAX16K[2]).AsFloat32x16(), archsimd.LoadUint32x16(&tanhXLAX16K[3]).AsFloat32x16()
 	absMask, signBit := archsimd.LoadUint32x16(&tanhXLAX16K[4]), archsimd.LoadUint32x16(&tanhXLAX16K[5])
@@ -287,8 +307,8 @@ func tanhXLAX16(x, o []float32) int {
 	td1 := archsimd.LoadUint32x16(&tanhXLAX16K[15]).AsFloat32x16()
 	td2 := archsimd.LoadUint32x16(&tanhXLAX16K[16]).AsFloat32x16()
 	td3 := archsimd.LoadUint32x16(&tanhXLAX16K[17]).AsFloat32x16()
-	for i := 0; i < n; i += 16 {
-		v := archsimd.LoadFloat32x16((*[16]float32)(x[i:]))
+	for off, end := 0, 4*n; off < end; off += 4 * 16 {
+		v := loadFloat32x16(px, off)
 		c := v.Min(clampHi).Max(clampLo)
 		c2 := c.Mul(c)
 		p := tn0.MulAdd(c2, tn1)
@@ -306,7 +326,7 @@ func tanhXLAX16(x, o []float32) int {
 		res = res.Merge(v, ax.GreaterEqual(small))
 		sign1 := vb.And(signBit).Or(oneBits).AsFloat32x16()
 		res = sign1.Merge(res, ax.GreaterEqual(big))
-		res.Store((*[16]float32)(o[i:]))
+		storeFloat32x16(res, po, off)
 	}
 	archsimd.ClearAVXUpperBits() // the caller's scalar SSE code runs next
 	return n
@@ -338,6 +358,10 @@ var tanhXLAX16K = [...][16]uint32{
 func tanhXLAX8(x, o []float32) int {
 	n := len(x) &^ 7
 	o = o[:len(x)]
+	if n == 0 {
+		return 0
+	}
+	px, po := f32Base(x, n), f32Base(o, n)
 	clampHi, clampLo := archsimd.LoadUint32x8(&tanhXLAX8K[0]).AsFloat32x8(), archsimd.LoadUint32x8(&tanhXLAX8K[1]).AsFloat32x8()
 	small, big := archsimd.LoadUint32x8(&tanhXLAX8K[2]).AsFloat32x8(), archsimd.LoadUint32x8(&tanhXLAX8K[3]).AsFloat32x8()
 	absMask, signBit := archsimd.LoadUint32x8(&tanhXLAX8K[4]), archsimd.LoadUint32x8(&tanhXLAX8K[5])
@@ -355,8 +379,8 @@ func tanhXLAX8(x, o []float32) int {
 	td1 := archsimd.LoadUint32x8(&tanhXLAX8K[15]).AsFloat32x8()
 	td2 := archsimd.LoadUint32x8(&tanhXLAX8K[16]).AsFloat32x8()
 	td3 := archsimd.LoadUint32x8(&tanhXLAX8K[17]).AsFloat32x8()
-	for i := 0; i < n; i += 8 {
-		v := archsimd.LoadFloat32x8((*[8]float32)(x[i:]))
+	for off, end := 0, 4*n; off < end; off += 4 * 8 {
+		v := loadFloat32x8(px, off)
 		c := v.Min(clampHi).Max(clampLo)
 		c2 := c.Mul(c)
 		p := tn0.MulAdd(c2, tn1)
@@ -374,7 +398,7 @@ func tanhXLAX8(x, o []float32) int {
 		res = res.Merge(v, ax.GreaterEqual(small))
 		sign1 := vb.And(signBit).Or(oneBits).AsFloat32x8()
 		res = sign1.Merge(res, ax.GreaterEqual(big))
-		res.Store((*[8]float32)(o[i:]))
+		storeFloat32x8(res, po, off)
 	}
 	archsimd.ClearAVXUpperBits() // the caller's scalar SSE code runs next
 	return n
@@ -406,6 +430,10 @@ var tanhXLAX8K = [...][8]uint32{
 func erfXLAX16(x, o []float32) int {
 	n := len(x) &^ 15
 	o = o[:len(x)]
+	if n == 0 {
+		return 0
+	}
+	px, po := f32Base(x, n), f32Base(o, n)
 	clamp := archsimd.LoadUint32x16(&erfXLAX16K[0]).AsFloat32x16()
 	absMask, signBit := archsimd.LoadUint32x16(&erfXLAX16K[1]), archsimd.LoadUint32x16(&erfXLAX16K[2])
 	oneBits := archsimd.LoadUint32x16(&erfXLAX16K[3])
@@ -423,8 +451,8 @@ func erfXLAX16(x, o []float32) int {
 	ed4 := archsimd.LoadUint32x16(&erfXLAX16K[13]).AsFloat32x16()
 	ed5 := archsimd.LoadUint32x16(&erfXLAX16K[14]).AsFloat32x16()
 	ed6 := archsimd.LoadUint32x16(&erfXLAX16K[15]).AsFloat32x16()
-	for i := 0; i < n; i += 16 {
-		v := archsimd.LoadFloat32x16((*[16]float32)(x[i:]))
+	for off, end := 0, 4*n; off < end; off += 4 * 16 {
+		v := loadFloat32x16(px, off)
 		x2 := v.Mul(v)
 		p := en0.MulAdd(x2, en1)
 		p = p.MulAdd(x2, en2)
@@ -441,7 +469,7 @@ func erfXLAX16(x, o []float32) int {
 		ax := vb.And(absMask).AsFloat32x16()
 		sign1 := vb.And(signBit).Or(oneBits).AsFloat32x16()
 		res = sign1.Merge(res, ax.GreaterEqual(clamp))
-		res.Store((*[16]float32)(o[i:]))
+		storeFloat32x16(res, po, off)
 	}
 	archsimd.ClearAVXUpperBits() // the caller's scalar SSE code runs next
 	return n
@@ -471,6 +499,10 @@ var erfXLAX16K = [...][16]uint32{
 func erfXLAX8(x, o []float32) int {
 	n := len(x) &^ 7
 	o = o[:len(x)]
+	if n == 0 {
+		return 0
+	}
+	px, po := f32Base(x, n), f32Base(o, n)
 	clamp := archsimd.LoadUint32x8(&erfXLAX8K[0]).AsFloat32x8()
 	absMask, signBit := archsimd.LoadUint32x8(&erfXLAX8K[1]), archsimd.LoadUint32x8(&erfXLAX8K[2])
 	oneBits := archsimd.LoadUint32x8(&erfXLAX8K[3])
@@ -488,8 +520,8 @@ func erfXLAX8(x, o []float32) int {
 	ed4 := archsimd.LoadUint32x8(&erfXLAX8K[13]).AsFloat32x8()
 	ed5 := archsimd.LoadUint32x8(&erfXLAX8K[14]).AsFloat32x8()
 	ed6 := archsimd.LoadUint32x8(&erfXLAX8K[15]).AsFloat32x8()
-	for i := 0; i < n; i += 8 {
-		v := archsimd.LoadFloat32x8((*[8]float32)(x[i:]))
+	for off, end := 0, 4*n; off < end; off += 4 * 8 {
+		v := loadFloat32x8(px, off)
 		x2 := v.Mul(v)
 		p := en0.MulAdd(x2, en1)
 		p = p.MulAdd(x2, en2)
@@ -506,7 +538,7 @@ func erfXLAX8(x, o []float32) int {
 		ax := vb.And(absMask).AsFloat32x8()
 		sign1 := vb.And(signBit).Or(oneBits).AsFloat32x8()
 		res = sign1.Merge(res, ax.GreaterEqual(clamp))
-		res.Store((*[8]float32)(o[i:]))
+		storeFloat32x8(res, po, off)
 	}
 	archsimd.ClearAVXUpperBits() // the caller's scalar SSE code runs next
 	return n
@@ -536,6 +568,10 @@ var erfXLAX8K = [...][8]uint32{
 func logXLAX16(x, o []float32) int {
 	n := len(x) &^ 15
 	o = o[:len(x)]
+	if n == 0 {
+		return 0
+	}
+	px, po := f32Base(x, n), f32Base(o, n)
 	minNormal, sqrtHalf := archsimd.LoadUint32x16(&logXLAX16K[0]).AsFloat32x16(), archsimd.LoadUint32x16(&logXLAX16K[1]).AsFloat32x16()
 	expBias := archsimd.LoadUint32x16(&logXLAX16K[2]).AsInt32x16()
 	mantMask, halfExp := archsimd.LoadUint32x16(&logXLAX16K[3]), archsimd.LoadUint32x16(&logXLAX16K[4])
@@ -558,8 +594,8 @@ func logXLAX16(x, o []float32) int {
 	lp20 := archsimd.LoadUint32x16(&logXLAX16K[20]).AsFloat32x16()
 	lp21 := archsimd.LoadUint32x16(&logXLAX16K[21]).AsFloat32x16()
 	lp22 := archsimd.LoadUint32x16(&logXLAX16K[22]).AsFloat32x16()
-	for i := 0; i < n; i += 16 {
-		v := archsimd.LoadFloat32x16((*[16]float32)(x[i:]))
+	for off, end := 0, 4*n; off < end; off += 4 * 16 {
+		v := loadFloat32x16(px, off)
 		u := v
 		w := u.Merge(minNormal, u.Greater(minNormal))
 		bits := w.AsUint32x16()
@@ -585,7 +621,7 @@ func logXLAX16(x, o []float32) int {
 		res = u.Merge(res, u.Equal(inf))
 		res = res.Merge(nan, u.Greater(zero))
 		res = negInf.Merge(res, u.Equal(zero))
-		res.Store((*[16]float32)(o[i:]))
+		storeFloat32x16(res, po, off)
 	}
 	archsimd.ClearAVXUpperBits() // the caller's scalar SSE code runs next
 	return n
@@ -622,6 +658,10 @@ var logXLAX16K = [...][16]uint32{
 func logXLAX8(x, o []float32) int {
 	n := len(x) &^ 7
 	o = o[:len(x)]
+	if n == 0 {
+		return 0
+	}
+	px, po := f32Base(x, n), f32Base(o, n)
 	minNormal, sqrtHalf := archsimd.LoadUint32x8(&logXLAX8K[0]).AsFloat32x8(), archsimd.LoadUint32x8(&logXLAX8K[1]).AsFloat32x8()
 	expBias := archsimd.LoadUint32x8(&logXLAX8K[2]).AsInt32x8()
 	mantMask, halfExp := archsimd.LoadUint32x8(&logXLAX8K[3]), archsimd.LoadUint32x8(&logXLAX8K[4])
@@ -644,8 +684,8 @@ func logXLAX8(x, o []float32) int {
 	lp20 := archsimd.LoadUint32x8(&logXLAX8K[20]).AsFloat32x8()
 	lp21 := archsimd.LoadUint32x8(&logXLAX8K[21]).AsFloat32x8()
 	lp22 := archsimd.LoadUint32x8(&logXLAX8K[22]).AsFloat32x8()
-	for i := 0; i < n; i += 8 {
-		v := archsimd.LoadFloat32x8((*[8]float32)(x[i:]))
+	for off, end := 0, 4*n; off < end; off += 4 * 8 {
+		v := loadFloat32x8(px, off)
 		u := v
 		w := u.Merge(minNormal, u.Greater(minNormal))
 		bits := w.AsUint32x8()
@@ -671,7 +711,7 @@ func logXLAX8(x, o []float32) int {
 		res = u.Merge(res, u.Equal(inf))
 		res = res.Merge(nan, u.Greater(zero))
 		res = negInf.Merge(res, u.Equal(zero))
-		res.Store((*[8]float32)(o[i:]))
+		storeFloat32x8(res, po, off)
 	}
 	archsimd.ClearAVXUpperBits() // the caller's scalar SSE code runs next
 	return n
@@ -708,6 +748,10 @@ var logXLAX8K = [...][8]uint32{
 func log1pXLAX16(x, o []float32) int {
 	n := len(x) &^ 15
 	o = o[:len(x)]
+	if n == 0 {
+		return 0
+	}
+	px, po := f32Base(x, n), f32Base(o, n)
 	minNormal, sqrtHalf := archsimd.LoadUint32x16(&log1pXLAX16K[0]).AsFloat32x16(), archsimd.LoadUint32x16(&log1pXLAX16K[1]).AsFloat32x16()
 	expBias := archsimd.LoadUint32x16(&log1pXLAX16K[2]).AsInt32x16()
 	mantMask, halfExp := archsimd.LoadUint32x16(&log1pXLAX16K[3]), archsimd.LoadUint32x16(&log1pXLAX16K[4])
@@ -748,8 +792,8 @@ func log1pXLAX16(x, o []float32) int {
 	ld4 := archsimd.LoadUint32x16(&log1pXLAX16K[36]).AsFloat32x16()
 	ld5 := archsimd.LoadUint32x16(&log1pXLAX16K[37]).AsFloat32x16()
 	ld6 := archsimd.LoadUint32x16(&log1pXLAX16K[38]).AsFloat32x16()
-	for i := 0; i < n; i += 16 {
-		v := archsimd.LoadFloat32x16((*[16]float32)(x[i:]))
+	for off, end := 0, 4*n; off < end; off += 4 * 16 {
+		v := loadFloat32x16(px, off)
 		u := v.Add(one)
 		w := u.Merge(minNormal, u.Greater(minNormal))
 		bits := w.AsUint32x16()
@@ -792,7 +836,7 @@ func log1pXLAX16(x, o []float32) int {
 		s := v.Add(x2.MulAdd(negHalf, rat))
 		ax := v.AsUint32x16().And(absMask).AsFloat32x16()
 		res = s.Merge(res, ax.Less(smallX))
-		res.Store((*[16]float32)(o[i:]))
+		storeFloat32x16(res, po, off)
 	}
 	archsimd.ClearAVXUpperBits() // the caller's scalar SSE code runs next
 	return n
@@ -845,6 +889,10 @@ var log1pXLAX16K = [...][16]uint32{
 func log1pXLAX8(x, o []float32) int {
 	n := len(x) &^ 7
 	o = o[:len(x)]
+	if n == 0 {
+		return 0
+	}
+	px, po := f32Base(x, n), f32Base(o, n)
 	minNormal, sqrtHalf := archsimd.LoadUint32x8(&log1pXLAX8K[0]).AsFloat32x8(), archsimd.LoadUint32x8(&log1pXLAX8K[1]).AsFloat32x8()
 	expBias := archsimd.LoadUint32x8(&log1pXLAX8K[2]).AsInt32x8()
 	mantMask, halfExp := archsimd.LoadUint32x8(&log1pXLAX8K[3]), archsimd.LoadUint32x8(&log1pXLAX8K[4])
@@ -885,8 +933,8 @@ func log1pXLAX8(x, o []float32) int {
 	ld4 := archsimd.LoadUint32x8(&log1pXLAX8K[36]).AsFloat32x8()
 	ld5 := archsimd.LoadUint32x8(&log1pXLAX8K[37]).AsFloat32x8()
 	ld6 := archsimd.LoadUint32x8(&log1pXLAX8K[38]).AsFloat32x8()
-	for i := 0; i < n; i += 8 {
-		v := archsimd.LoadFloat32x8((*[8]float32)(x[i:]))
+	for off, end := 0, 4*n; off < end; off += 4 * 8 {
+		v := loadFloat32x8(px, off)
 		u := v.Add(one)
 		w := u.Merge(minNormal, u.Greater(minNormal))
 		bits := w.AsUint32x8()
@@ -929,7 +977,7 @@ func log1pXLAX8(x, o []float32) int {
 		s := v.Add(x2.MulAdd(negHalf, rat))
 		ax := v.AsUint32x8().And(absMask).AsFloat32x8()
 		res = s.Merge(res, ax.Less(smallX))
-		res.Store((*[8]float32)(o[i:]))
+		storeFloat32x8(res, po, off)
 	}
 	archsimd.ClearAVXUpperBits() // the caller's scalar SSE code runs next
 	return n
@@ -982,10 +1030,14 @@ var log1pXLAX8K = [...][8]uint32{
 func rsqrtXLAX8(x, o []float32) int {
 	n := len(x) &^ 7
 	o = o[:len(x)]
+	if n == 0 {
+		return 0
+	}
+	px, po := f32Base(x, n), f32Base(o, n)
 	negHalf, negOne := archsimd.LoadUint32x8(&rsqrtXLAX8K[0]).AsFloat32x8(), archsimd.LoadUint32x8(&rsqrtXLAX8K[1]).AsFloat32x8()
 	minNormal, inf := archsimd.LoadUint32x8(&rsqrtXLAX8K[2]).AsFloat32x8(), archsimd.LoadUint32x8(&rsqrtXLAX8K[3]).AsFloat32x8()
-	for i := 0; i < n; i += 8 {
-		v := archsimd.LoadFloat32x8((*[8]float32)(x[i:]))
+	for off, end := 0, 4*n; off < end; off += 4 * 8 {
+		v := loadFloat32x8(px, off)
 		// Two Newton steps r = fma(-r/2, fma(x*r, r, -1), r), as XLA:CPU's
 		// rsqrt intrinsic emits them (fmul/fadd pairs LLVM contracts).
 		y := v.ReciprocalSqrt()
@@ -996,7 +1048,7 @@ func rsqrtXLAX8(x, o []float32) int {
 			r = r.Mul(negHalf).MulAdd(c, r)
 		}
 		res := r.Merge(y, v.GreaterEqual(minNormal).And(v.Less(inf)))
-		res.Store((*[8]float32)(o[i:]))
+		storeFloat32x8(res, po, off)
 	}
 	archsimd.ClearAVXUpperBits() // the caller's scalar SSE code runs next
 	return n
