@@ -2,6 +2,7 @@ package eval
 
 import (
 	"sync/atomic"
+	"unsafe"
 
 	"goldtrace/engine/dtype"
 	"goldtrace/engine/hlo"
@@ -96,13 +97,48 @@ func hasSubnormal(t *tensor.Tensor) bool {
 	case dtype.F64:
 		return anySubnormal(t.F64())
 	case dtype.BF16:
-		for _, b := range t.U16() {
-			if b&0x7fff-1 < 0x007f {
-				return true
-			}
-		}
+		return firstSubnormalBF16(t.U16()) >= 0
 	}
 	return false
+}
+
+// firstSubnormalBF16 returns the index of the first subnormal among bf16
+// words (exponent field 0, mantissa not), or -1. Four words are tested at
+// once in a uint64 (SWAR): a lane's exponent field plus 0x7f80 carries into
+// its bit 15 exactly when the field is nonzero, and its mantissa plus 0x7f
+// into its bit 7 exactly when the mantissa is; no lane carries into the next.
+func firstSubnormalBF16(xs []uint16) int {
+	const (
+		exp  = 0x7f807f807f807f80
+		man  = 0x007f007f007f007f
+		high = 0x8000800080008000
+	)
+	i := 0
+	// Words before the first 8-byte boundary one at a time, so the uint64
+	// view is aligned.
+	for ; i < len(xs) && uintptr(unsafe.Pointer(&xs[i]))%8 != 0; i++ {
+		if xs[i]&0x7fff-1 < 0x007f {
+			return i
+		}
+	}
+	if n := (len(xs) - i) / 4; n > 0 {
+		words := unsafe.Slice((*uint64)(unsafe.Pointer(&xs[i])), n)
+		start := i
+		for w, x := range words {
+			expSet := (x&exp + exp) & high
+			manSet := ((x&man + man) << 8) & high
+			if manSet&^expSet != 0 {
+				break
+			}
+			i = start + 4*(w+1)
+		}
+	}
+	for ; i < len(xs); i++ {
+		if xs[i]&0x7fff-1 < 0x007f {
+			return i
+		}
+	}
+	return -1
 }
 
 // ftzTensor replaces t's subnormals by signed zeros, in place.
@@ -114,10 +150,13 @@ func ftzTensor(t *tensor.Tensor) {
 		ftz(t.F64())
 	case dtype.BF16:
 		bs := t.U16()
-		for i, b := range bs {
-			if b&0x7fff-1 < 0x007f {
-				bs[i] = b & 0x8000
+		for i := firstSubnormalBF16(bs); i >= 0; {
+			bs[i] &= 0x8000
+			j := firstSubnormalBF16(bs[i+1:])
+			if j < 0 {
+				break
 			}
+			i += 1 + j
 		}
 	}
 }
