@@ -291,7 +291,7 @@ def test_manifest_errors_name_the_line(tmp_path):
 def test_sigterm_then_restart_finishes_the_rest(tmp_path, cli):
     root = str(tmp_path / "slow")
     n = 40
-    jobs = bm.write_tree(root, n, per_nc=20, make=lambda k: (bm.slow_module(k, 20000),
+    jobs = bm.write_tree(root, n, per_nc=20, make=lambda k: (bm.slow_module(k, 60000),
                                                               [np.linspace(-1, 1, 64, dtype=np.float32) + k], None))
     cmd = [sys.executable, "-m", "goldtrace.cli", "batch", root, "-j", "2", "--no-progress"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env())
@@ -332,7 +332,9 @@ def test_dead_worker_fails_its_job_alone(tmp_path):
 
     root = str(tmp_path / "slow")
     n = 6
-    bm.write_tree(root, n, per_nc=n, make=lambda k: (bm.slow_module(k, 30000), [np.ones(64, np.float32)], None))
+    # Each job must outlive the half second below by a wide margin: loop
+    # steps got ~3x cheaper (issue 12), and 30000 of them no longer did.
+    bm.write_tree(root, n, per_nc=n, make=lambda k: (bm.slow_module(k, 400000), [np.ones(64, np.float32)], None))
     killed = []
 
     def kill_one():
@@ -533,7 +535,7 @@ def test_dask_memory_resource(tmp_path, dask_client):
 def test_dask_sigterm_then_restart(tmp_path, dask_client):
     root = str(tmp_path / "slow")
     n = 24
-    jobs = bm.write_tree(root, n, per_nc=12, make=lambda k: (bm.slow_module(k, 20000),
+    jobs = bm.write_tree(root, n, per_nc=12, make=lambda k: (bm.slow_module(k, 60000),
                                                               [np.linspace(-1, 1, 64, dtype=np.float32) - k], None))
     cmd = [sys.executable, "-m", "goldtrace.cli", "batch", root, "--scheduler", dask_client.scheduler.address,
            "--no-progress"]
