@@ -1037,6 +1037,18 @@ prog("random-truncated-normal", lambda k: jax.random.truncated_normal(_wrap(k), 
 prog("random-bits-rbg-bf16-uniform", lambda k: jax.random.uniform(_wrap(k, "rbg"), (6,), dtype=jnp.bfloat16),
      lambda rng: (np.array([1, 2, 3, 4], np.uint32),), tags=("rng",))
 
+# ---------------------------------------------------------------- multiply-add contraction
+
+# jax traces a repeated Python expression once per use; XLA's CSE merges the
+# copies, so each product has one use again and contracts into an FMA.
+prog("fma-repeated-expression", lambda m, g: (0.9 * m + 0.1 * g, 0.9 * m + 0.1 * g),
+     lambda rng: (normal(rng, (64, 64)), normal(rng, (64, 64))))
+prog("fma-repeated-expression-reused", lambda m, g: ((0.9 * m + 0.1 * g) * 3.0, 0.9 * m + 0.1 * g),
+     lambda rng: (normal(rng, (64, 64)), normal(rng, (64, 64))))
+prog("fma-adam-update", lambda p, g, m, v: (p - 1e-3 * (0.9 * m + 0.1 * g) / (jnp.sqrt(0.999 * v + 0.001 * g * g) + 1e-8),
+                                            0.9 * m + 0.1 * g, 0.999 * v + 0.001 * g * g),
+     lambda rng: (normal(rng, (64, 64)), normal(rng, (64, 64)), normal(rng, (64, 64)), jnp.abs(normal(rng, (64, 64)))))
+
 # ---------------------------------------------------------------- session cache
 
 BY_ID = {p.id: p for p in PROGRAMS}

@@ -2,6 +2,7 @@ package golden
 
 import (
 	"fmt"
+	"strings"
 
 	"goldtrace/engine/dtype"
 	"goldtrace/engine/eval"
@@ -60,7 +61,10 @@ import (
 //     its order (left first). Not contracted, as measured: a multiply reaching the
 //     add through a broadcast, a multiply with several uses in one
 //     expression or also returned as an output (counting identical
-//     multiplies as one, as XLA's CSE does), f16 arithmetic on hosts
+//     multiplies as one, as XLA's CSE does; when each of them feeds one
+//     copy of the same expression, as jax traces a repeated Python
+//     expression, CSE merges those too and the one product contracts:
+//     productsMergedOneUse), f16 arithmetic on hosts
 //     without AVX512-FP16 and any narrower arithmetic (rounded after every
 //     op), and reductions.
 //
@@ -110,6 +114,7 @@ func xlaRewrites(m *hlo.Module) error {
 			return err
 		}
 		r.products = productCounts(c)
+		r.mergedOneUse = productsMergedOneUse(c)
 		if err := r.rewrite(c, r.contract); err != nil {
 			return err
 		}
@@ -153,6 +158,10 @@ type xlaRewriter struct {
 	// products counts the multiplies of each operand pair (productKey):
 	// XLA's CSE merges them into one multiply with all their uses.
 	products map[string]int
+	// mergedOneUse marks the productKeys whose identical multiplies each
+	// feed one identical expression: XLA's CSE merges those expressions too,
+	// leaving one multiply with one use, which contracts.
+	mergedOneUse map[string]bool
 	// narrowed memoizes narrowIndex per computation.
 	narrowed map[narrowKey]*hlo.Instruction
 	// unrolled marks the last step's tuple of each unrolled while loop.
@@ -759,7 +768,8 @@ func (r *xlaRewriter) contract(in *hlo.Instruction) (*hlo.Instruction, error) {
 			chain = append(chain, x)
 			x = x.Operands[0]
 		}
-		if x.Opcode != "multiply" || x.Shape.Elem != t || !r.oneUse(x) || len(x.Operands) != 2 || r.products[productKey(x)] > 1 {
+		if x.Opcode != "multiply" || x.Shape.Elem != t || !r.oneUse(x) || len(x.Operands) != 2 ||
+			r.products[productKey(x)] > 1 && !r.mergedOneUse[productKey(x)] {
 			continue
 		}
 		if in.Operands[0] == in.Operands[1] {
@@ -799,6 +809,82 @@ func productCounts(c *hlo.Computation) map[string]int {
 		}
 	}
 	return n
+}
+
+// productsMergedOneUse returns the productKeys of c whose multiplies (two or
+// more) each have exactly one use, in distinct instructions that are all
+// the same expression (cseValue): after XLA's CSE merges the expressions and
+// the multiplies, the one product has one use. jax traces a repeated
+// Python expression (adam's 0.9*m + 0.1*g, once per output) this way.
+func productsMergedOneUse(c *hlo.Computation) map[string]bool {
+	users := map[*hlo.Instruction][]*hlo.Instruction{}
+	for _, in := range c.Instructions {
+		for _, o := range in.Operands {
+			users[o] = append(users[o], in)
+		}
+	}
+	byKey := map[string][]*hlo.Instruction{}
+	for _, in := range c.Instructions {
+		if in.Opcode == "multiply" && len(in.Operands) == 2 {
+			byKey[productKey(in)] = append(byKey[productKey(in)], in)
+		}
+	}
+	memo := map[*hlo.Instruction]string{}
+	out := map[string]bool{}
+	for key, ms := range byKey {
+		if len(ms) < 2 {
+			continue
+		}
+		ok := true
+		seen := map[*hlo.Instruction]bool{}
+		value := ""
+		for _, m := range ms {
+			us := users[m]
+			if len(us) != 1 || seen[us[0]] || m == c.Root {
+				ok = false
+				break
+			}
+			seen[us[0]] = true
+			v := cseValue(us[0], memo)
+			if value == "" {
+				value = v
+			} else if v != value {
+				ok = false
+				break
+			}
+		}
+		out[key] = ok
+	}
+	return out
+}
+
+// cseValueOps are the opcodes cseValue looks through: their value is
+// fixed by the opcode, the shape, the dimensions and the operands' values.
+var cseValueOps = map[string]bool{
+	"add": true, "subtract": true, "multiply": true, "divide": true, "negate": true,
+	"maximum": true, "minimum": true, "reshape": true, "bitcast": true, "copy": true, "transpose": true,
+}
+
+// cseValue names what in computes, as far as XLA's CSE would merge two
+// instructions: the same opcode, shape, dimensions and operand values, in
+// order. Anything else is itself alone.
+func cseValue(in *hlo.Instruction, memo map[*hlo.Instruction]string) string {
+	if v, ok := memo[in]; ok {
+		return v
+	}
+	v := "#" + in.Name
+	if cseValueOps[in.Opcode] && len(in.Called) == 0 {
+		var b strings.Builder
+		fmt.Fprintf(&b, "%s:%v%v%v(", in.Opcode, in.Shape.Elem, in.Shape.Dims, in.Dimensions)
+		for _, o := range in.Operands {
+			b.WriteString(cseValue(o, memo))
+			b.WriteByte(',')
+		}
+		b.WriteByte(')')
+		v = b.String()
+	}
+	memo[in] = v
+	return v
 }
 
 // contractRank models the rank LLVM's Reassociate pass gives an add operand
