@@ -20,7 +20,6 @@ import (
 	"go/format"
 	"log"
 	"os"
-	"strings"
 )
 
 type width struct {
@@ -44,8 +43,8 @@ func main() {
 			kernel(&w, wd, op.fn, op.method, false)
 		}
 	}
-	w.WriteString(signBit)
-	w.WriteString(fma)
+	signBit(&w)
+	fma(&w)
 	dispatch(&w, "binaryFTZF32Vector", true, `// binaryFTZF32Vector is binaryF32Vector followed by ftz on what it
 // computed, in one pass: each result's subnormal is replaced by its signed
 // zero in the register before the store. It returns how many elements that
@@ -140,54 +139,42 @@ func defaultBinaryLanes() int {
 func binaryLaneWidths() []int { return subnormalLaneWidths() }
 `
 
-var signBit = strings.ReplaceAll(`
+// signBit writes signBitF32Vector, one case per width.
+func signBit(w *bytes.Buffer) {
+	w.WriteString(`
 // signBitF32Vector sets o to x with the sign bit cleared (abs) or flipped
 // (negate), as the scalar loop of fuseWorker.block does, over the whole
 // vectors at the front, and returns how many elements that was.
 func signBitF32Vector(abs bool, x, o []float32) int {
 	switch binaryLanes {
-	case 16:
-		n := len(o) &^ 15
+`)
+	for _, wd := range widths {
+		fmt.Fprintf(w, `	case %[1]d:
+		n := len(o) &^ %[2]d
 		if n == 0 {
 			return 0
 		}
 		px, po := f32Base(x, n), f32Base(o, n)
-		m := archsimd.BroadcastUint32x16(1 << 31)
-		for off, end := 0, 4*n; off < end; off += 64 {
-			v := loadFloat32x16(px, off).AsUint32x16()
+		m := archsimd.Broadcast%[4]s(1 << 31)
+		for off, end := 0, 4*n; off < end; off += %[5]d {
+			v := load%[3]s(px, off).As%[4]s()
 			if abs {
 				v = v.AndNot(m)
 			} else {
 				v = v.Xor(m)
 			}
-			storeFloat32x16(v.AsFloat32x16(), po, off)
+			store%[3]s(v.As%[3]s(), po, off)
 		}
 		archsimd.ClearAVXUpperBits()
 		return n
-	case 8:
-		n := len(o) &^ 7
-		if n == 0 {
-			return 0
-		}
-		px, po := f32Base(x, n), f32Base(o, n)
-		m := archsimd.BroadcastUint32x8(1 << 31)
-		for off, end := 0, 4*n; off < end; off += 32 {
-			v := loadFloat32x8(px, off).AsUint32x8()
-			if abs {
-				v = v.AndNot(m)
-			} else {
-				v = v.Xor(m)
-			}
-			storeFloat32x8(v.AsFloat32x8(), po, off)
-		}
-		archsimd.ClearAVXUpperBits()
-		return n
+`, wd.lanes, wd.lanes-1, wd.f, wd.u, 4*wd.lanes)
 	}
-	return 0
+	w.WriteString("\t}\n\treturn 0\n}\n")
 }
-`, "\t", "\t")
 
-var fma = `
+// fma writes fmaF32Vector, one case per width.
+func fma(w *bytes.Buffer) {
+	w.WriteString(`
 // fmaF32Vector sets o[i] = a[i]*b[i]+c[i] rounded once (VFMADD, what fma32
 // computes) over the whole vectors at the front, and returns how many
 // elements that was. A vector with a NaN result is redone by fma32, whose
@@ -195,41 +182,26 @@ var fma = `
 // keep.
 func fmaF32Vector(a, b, c, o []float32) int {
 	switch binaryLanes {
-	case 16:
-		n := len(o) &^ 15
+`)
+	for _, wd := range widths {
+		fmt.Fprintf(w, `	case %[1]d:
+		n := len(o) &^ %[2]d
 		if n == 0 {
 			return 0
 		}
 		pa, pb, pc, po := f32Base(a, n), f32Base(b, n), f32Base(c, n), f32Base(o, n)
-		for off, end := 0, 4*n; off < end; off += 64 {
-			r := loadFloat32x16(pa, off).MulAdd(loadFloat32x16(pb, off), loadFloat32x16(pc, off))
-			storeFloat32x16(r, po, off)
+		for off, end := 0, 4*n; off < end; off += %[4]d {
+			r := load%[3]s(pa, off).MulAdd(load%[3]s(pb, off), load%[3]s(pc, off))
+			store%[3]s(r, po, off)
 			if r.IsNaN().ToBits() != 0 {
-				for k := off / 4; k < off/4+16; k++ {
+				for k := off / 4; k < off/4+%[1]d; k++ {
 					o[k] = fma32(a[k], b[k], c[k])
 				}
 			}
 		}
 		archsimd.ClearAVXUpperBits()
 		return n
-	case 8:
-		n := len(o) &^ 7
-		if n == 0 {
-			return 0
-		}
-		pa, pb, pc, po := f32Base(a, n), f32Base(b, n), f32Base(c, n), f32Base(o, n)
-		for off, end := 0, 4*n; off < end; off += 32 {
-			r := loadFloat32x8(pa, off).MulAdd(loadFloat32x8(pb, off), loadFloat32x8(pc, off))
-			storeFloat32x8(r, po, off)
-			if r.IsNaN().ToBits() != 0 {
-				for k := off / 4; k < off/4+8; k++ {
-					o[k] = fma32(a[k], b[k], c[k])
-				}
-			}
-		}
-		archsimd.ClearAVXUpperBits()
-		return n
+`, wd.lanes, wd.lanes-1, wd.f, 4*wd.lanes)
 	}
-	return 0
+	w.WriteString("\t}\n\treturn 0\n}\n")
 }
-`
