@@ -171,7 +171,9 @@ def avx2_only_env(tmp):
     except (OSError, subprocess.CalledProcessError) as e:
         print(f"AVX2 pass: no CPUID shim ({e}); using GODEBUG and XLA_FLAGS", flush=True)
         return flags
-    env = {"LD_PRELOAD": shim, "BENCH_AVX2_MODE": "cpuid"}
+    # Statically linked Go programs (go test's FMA peak, infergoldens) never load the
+    # shim, so they are told directly.
+    env = {"LD_PRELOAD": shim, "GODEBUG": "cpu.avx512f=off", "BENCH_AVX2_MODE": "cpuid"}
     probe = subprocess.run([sys.executable, "-c", "import goldtrace; print(goldtrace.build_info()['simd_level'])"],
                            env=dict(os.environ, **env), capture_output=True, text=True)
     if probe.returncode != 0 or probe.stdout.strip() != "avx2":
