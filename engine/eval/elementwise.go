@@ -107,6 +107,44 @@ func throughF16(t dtype.Type) bool {
 	return t.IsFloat() && t.Size() == 1 && t != dtype.F8E8M0FNU
 }
 
+// unaryNarrowBlocked is unary's path for a float type narrower than f32 (op
+// neither cbrt nor is-finite) a block at a time, with no full-size f32
+// intermediate: each block is widened, its subnormals flushed unless keep, the
+// op applied in f32 and flushed likewise, rounded through f16 for the 8-bit
+// types, and stored in out's type, as the whole-array steps would do to it.
+func unaryNarrowBlocked(op string, x *tensor.Tensor, keep bool, out *tensor.Tensor) {
+	n, size := int(x.NumElements()), x.Type.Size()
+	parallelForWork(n, 4*n, func(lo, hi int) {
+		var in, res [fuseBlock]float32
+		for s := lo; s < hi; s += fuseBlock {
+			e := min(s+fuseBlock, hi)
+			b, o := in[:e-s], res[:e-s]
+			widenNarrowBlock(x.Type, x.Data[size*s:size*e], b)
+			if !keep {
+				if i := firstSubnormal(b); i >= 0 {
+					ftz(b[i:])
+				}
+			}
+			unaryFloat(op, b, o)
+			if !keep {
+				ftz(o)
+			}
+			if throughF16(x.Type) {
+				roundToF16(o)
+			}
+			switch x.Type {
+			case dtype.BF16:
+				roundBF16Bits(f32Bits(o))
+				storeNarrow(x.Type, o, out.Data[size*s:size*e])
+			case dtype.F16:
+				storeNarrow(x.Type, o, out.Data[size*s:size*e])
+			default:
+				dtype.EncodeF32(x.Type, o, out.Data[size*s:size*e])
+			}
+		}
+	})
+}
+
 // roundToF16 rounds each value to the nearest f16 (as f32).
 func roundToF16(o []float32) {
 	for i, v := range o {
@@ -149,6 +187,14 @@ func unary(op string, x *tensor.Tensor) (*tensor.Tensor, error) {
 			return unaryNarrowLogistic(x), nil
 		}
 		keep := keepsSubnormals(op)
+		if x.Type != dtype.F32 && op != "cbrt" && op != "is-finite" {
+			if !unaryFloat[float32](op, nil, nil) {
+				return nil, unsupported(op, x.Type)
+			}
+			out := tensor.New(x.Type, x.Dims)
+			unaryNarrowBlocked(op, x, keep, out)
+			return out, nil
+		}
 		xs := asF32(x)
 		raw := xs
 		if !keep {
@@ -564,11 +610,19 @@ func signBitOp(op string, x *tensor.Tensor) (*tensor.Tensor, error) {
 	case dtype.F64:
 		return signBitWords[uint64](op, x), nil
 	}
-	out := x.Clone()
 	size, bits := x.Type.Size(), x.Type.Bits()
 	top := byte(1) << uint((bits-1)%8)
 	noSign := x.Type == dtype.F8E8M0FNU
 	fnuz := x.Type == dtype.F8E4M3FNUZ || x.Type == dtype.F8E5M2FNUZ || x.Type == dtype.F8E4M3B11FNUZ
+	if !noSign && !fnuz && 8%size == 0 {
+		// The same bit in every element: eight bytes at a time.
+		var mask uint64
+		for i := size - 1; i < 8; i += size {
+			mask |= uint64(top) << (8 * i)
+		}
+		return signBitMasked(op, x, mask), nil
+	}
+	out := x.Clone()
 	for i := 0; i < len(out.Data); i += size {
 		b := &out.Data[i+size-1]
 		switch {
@@ -585,6 +639,36 @@ func signBitOp(op string, x *tensor.Tensor) (*tensor.Tensor, error) {
 }
 
 // signBitWords is signBitOp for f32 and f64, a word at a time.
+// signBitMasked clears (abs) or flips (negate) the bits of mask, a pattern
+// of eight storage bytes, in every eight bytes of x's storage (the last few
+// bytes by the same pattern's bytes).
+func signBitMasked(op string, x *tensor.Tensor, mask uint64) *tensor.Tensor {
+	out := tensor.New(x.Type, x.Dims)
+	n := len(x.Data) / 8 * 8
+	src, dst := rawView[uint64](x.Data[:n]), rawView[uint64](out.Data[:n])
+	abs := op == "abs"
+	parallelFor(len(dst), func(lo, hi int) {
+		if abs {
+			for i := lo; i < hi; i++ {
+				dst[i] = src[i] &^ mask
+			}
+			return
+		}
+		for i := lo; i < hi; i++ {
+			dst[i] = src[i] ^ mask
+		}
+	})
+	for i := n; i < len(x.Data); i++ {
+		m := byte(mask >> (8 * (i % 8)))
+		if abs {
+			out.Data[i] = x.Data[i] &^ m
+		} else {
+			out.Data[i] = x.Data[i] ^ m
+		}
+	}
+	return out
+}
+
 func signBitWords[W uint32 | uint64](op string, x *tensor.Tensor) *tensor.Tensor {
 	out := tensor.New(x.Type, x.Dims)
 	src, dst := rawView[W](x.Data), rawView[W](out.Data)

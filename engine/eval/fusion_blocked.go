@@ -22,6 +22,7 @@ import (
 	"os"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -198,7 +199,44 @@ func (ev *Evaluator) fusionPlanFor(c *hlo.Computation) *fusionPlan {
 	}
 	p := planFusion(c)
 	ev.fusion.plans[c] = p
+	if fusionLog {
+		logFusionPlan(c, p)
+	}
 	return p
+}
+
+// fusionLog (GOLDTRACE_FUSION_LOG=1) prints every computation's plan to
+// stderr when it is made: each group's members and every array-valued
+// instruction left to run alone, which is where full-size intermediates are
+// made (a development aid for finding what fusion misses).
+var fusionLog = os.Getenv("GOLDTRACE_FUSION_LOG") == "1"
+
+func logFusionPlan(c *hlo.Computation, p *fusionPlan) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "fusion plan of %s:\n", c.Name)
+	fused := map[*hlo.Instruction]bool{}
+	if p != nil {
+		for _, g := range p.groups {
+			for _, m := range g.all() {
+				fused[m] = true
+			}
+		}
+	}
+	for _, in := range c.Instructions {
+		g := p.group(in)
+		switch {
+		case g != nil && g.out() == in:
+			names := make([]string, 0, len(g.members))
+			for _, m := range g.all() {
+				names = append(names, m.Opcode+" "+m.Name)
+			}
+			fmt.Fprintf(&b, "  group %s %v -> %s: %s\n", g.elem, g.dims, in.Name, strings.Join(names, ", "))
+		case !fused[in] && in.Shape.IsArray() && tensor.NumElements(in.Shape.Dims) >= fuseBlock &&
+			in.Opcode != "parameter" && in.Opcode != "constant":
+			fmt.Fprintf(&b, "  alone %s %s %s\n", in.Opcode, in.Name, in.Shape)
+		}
+	}
+	fmt.Fprint(os.Stderr, b.String())
 }
 
 func isF32Array(s hlo.Shape) bool { return s.IsArray() && s.Elem == dtype.F32 }
