@@ -205,6 +205,8 @@ func f32ToSigned[T int8 | int16 | int32 | int64](f []float32, o []T, bits int) {
 			a += f32ToSmallIntVector(f[a:b], o[a:b], -128, 127)
 		case []int16:
 			a += f32ToSmallIntVector(f[a:b], o[a:b], -32768, 32767)
+		case []int32:
+			a += f32ToInt32Vector(f[a:b], o[a:b])
 		}
 		for i, v := range f[a:b] {
 			x := math.Trunc(float64(v))

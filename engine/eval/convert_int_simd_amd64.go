@@ -2,7 +2,11 @@
 
 package eval
 
-import "simd/archsimd"
+import (
+	"math"
+	"simd/archsimd"
+	"unsafe"
+)
 
 // f32ToSmallIntVector is f32ToSigned/f32ToUnsigned for an integer type of
 // at most 16 bits, whose range [lo, hi] f32 holds exactly: clamping to it
@@ -37,6 +41,40 @@ func f32ToSmallIntVector[T int8 | int16 | uint8 | uint16](f []float32, o []T, lo
 			for k := range d {
 				d[k] = T(buf[k])
 			}
+		}
+	}
+	archsimd.ClearAVXUpperBits()
+	return n
+}
+
+// f32ToInt32Vector is f32ToSigned for int32 on the whole vectors at the
+// front of f (returning how many elements that was): VCVTTPS2DQ truncates
+// every value in range and gives 0x80000000 for NaN and for values out of
+// range either way, which is already the saturation below; lanes at or above
+// 2^31 are set to 0x7fffffff and NaN lanes to 0, as the scalar loop does.
+func f32ToInt32Vector(f []float32, o []int32) int {
+	n := 0
+	if len(f) == 0 {
+		return 0
+	}
+	o = o[:len(f)]
+	pf := f32Base(f, len(f))
+	po := u32Base(unsafe.Slice((*uint32)(unsafe.Pointer(&o[0])), len(o)), len(o))
+	if archsimd.X86.AVX512() {
+		lim := archsimd.BroadcastFloat32x16(0x1p31)
+		top, zero := archsimd.BroadcastInt32x16(math.MaxInt32), archsimd.BroadcastInt32x16(0)
+		for ; n+16 <= len(f); n += 16 {
+			v := loadFloat32x16(pf, 4*n)
+			i := top.Merge(v.ConvertToInt32(), v.GreaterEqual(lim))
+			storeUint32x16(zero.Merge(i, v.IsNaN()).AsUint32x16(), po, 4*n)
+		}
+	} else if archsimd.X86.AVX2() {
+		lim := archsimd.BroadcastFloat32x8(0x1p31)
+		top, zero := archsimd.BroadcastInt32x8(math.MaxInt32), archsimd.BroadcastInt32x8(0)
+		for ; n+8 <= len(f); n += 8 {
+			v := loadFloat32x8(pf, 4*n)
+			i := top.Merge(v.ConvertToInt32(), v.GreaterEqual(lim))
+			storeUint32x8(zero.Merge(i, v.IsNaN()).AsUint32x8(), po, 4*n)
 		}
 	}
 	archsimd.ClearAVXUpperBits()
