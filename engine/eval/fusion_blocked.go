@@ -1229,6 +1229,9 @@ func foldRows[F float](op string, i0 F, xs []F, runLen int, o []F) {
 		}
 	}
 	if op == "maximum" || op == "minimum" {
+		if x, ok := any(xs).([]float32); ok {
+			r = minMaxRowsF32(op, float32(i0), x, runLen, any(o).([]float32))
+		}
 		for ; r+4 <= len(o); r += 4 {
 			x0 := xs[r*runLen : (r+1)*runLen]
 			x1 := xs[(r+1)*runLen : (r+2)*runLen][:len(x0)]
