@@ -132,17 +132,55 @@ func unaryNarrowBlocked(op string, x *tensor.Tensor, keep bool, out *tensor.Tens
 			if throughF16(x.Type) {
 				roundToF16(o)
 			}
-			switch x.Type {
-			case dtype.BF16:
-				roundBF16Bits(f32Bits(o))
-				storeNarrow(x.Type, o, out.Data[size*s:size*e])
-			case dtype.F16:
-				storeNarrow(x.Type, o, out.Data[size*s:size*e])
-			default:
-				dtype.EncodeF32(x.Type, o, out.Data[size*s:size*e])
-			}
+			storeF32Block(x.Type, o, out.Data[size*s:size*e])
 		}
 	})
+}
+
+// binaryNarrowBlocked is binaryFlushing's path for a float type narrower
+// than f32 (op none of glibcSubnormalOps) a block at a time, as
+// unaryNarrowBlocked is unary's.
+func binaryNarrowBlocked(op string, a, b *tensor.Tensor, flush bool) *tensor.Tensor {
+	out := tensor.New(a.Type, a.Dims)
+	n, size := int(a.NumElements()), a.Type.Size()
+	parallelForWork(n, 4*n, func(lo, hi int) {
+		var ba, bb, res [fuseBlock]float32
+		for s := lo; s < hi; s += fuseBlock {
+			e := min(s+fuseBlock, hi)
+			x, y, o := ba[:e-s], bb[:e-s], res[:e-s]
+			widenNarrowBlock(a.Type, a.Data[size*s:size*e], x)
+			widenNarrowBlock(b.Type, b.Data[size*s:size*e], y)
+			if flush {
+				for _, v := range [2][]float32{x, y} {
+					if i := firstSubnormal(v); i >= 0 {
+						ftz(v[i:])
+					}
+				}
+			}
+			binaryFloat(op, x, y, o)
+			if flush {
+				ftz(o)
+			}
+			if throughF16(a.Type) {
+				roundToF16(o)
+			}
+			storeF32Block(a.Type, o, out.Data[size*s:size*e])
+		}
+	})
+	return out
+}
+
+// storeF32Block stores f32 values in narrow float type t as newFromF32 does.
+func storeF32Block(t dtype.Type, o []float32, dst []byte) {
+	switch t {
+	case dtype.BF16:
+		roundBF16Bits(f32Bits(o))
+		storeNarrow(t, o, dst)
+	case dtype.F16:
+		storeNarrow(t, o, dst)
+	default:
+		dtype.EncodeF32(t, o, dst)
+	}
 }
 
 // roundToF16 rounds each value to the nearest f16 (as f32).
@@ -392,6 +430,12 @@ func binaryFlushing(op string, a, b *tensor.Tensor, flush bool) (*tensor.Tensor,
 	n := int(a.NumElements())
 	switch classOf(a.Type) {
 	case classF32:
+		if a.Type != dtype.F32 && !glibcSubnormalOps[op] {
+			if !binaryFloat[float32](op, nil, nil, nil) {
+				return nil, unsupported(op, a.Type)
+			}
+			return binaryNarrowBlocked(op, a, b, flush), nil
+		}
 		as, bs := asF32(a), asF32(b)
 		rawA, rawB := as, bs
 		if flush {

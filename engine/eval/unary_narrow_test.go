@@ -70,3 +70,56 @@ func TestUnaryNarrowBlockedMatchesWhole(t *testing.T) {
 		}
 	}
 }
+
+// binaryNarrowWhole is binaryFlushing's narrow-float path as whole-array
+// steps, the reference for the blocked path.
+func binaryNarrowWhole(op string, a, b *tensor.Tensor, flush bool) *tensor.Tensor {
+	as, bs := asF32(a), asF32(b)
+	if flush {
+		as, bs = daz(as), daz(bs)
+	}
+	o := make([]float32, len(as))
+	binaryFloat(op, as, bs, o)
+	if flush {
+		ftz(o)
+	}
+	if throughF16(a.Type) {
+		roundToF16(o)
+	}
+	return newFromF32(a.Type, a.Dims, o)
+}
+
+// TestBinaryNarrowBlockedMatchesWhole is TestUnaryNarrowBlockedMatchesWhole
+// for the binary ops, flushing and not.
+func TestBinaryNarrowBlockedMatchesWhole(t *testing.T) {
+	types := []dtype.Type{dtype.BF16, dtype.F16, dtype.F8E4M3FN, dtype.F8E5M2, dtype.F8E4M3FNUZ, dtype.F8E8M0FNU}
+	r := rand.New(rand.NewSource(4))
+	for _, typ := range types {
+		for _, n := range []int{1, 9, fuseBlock + 1, 5*fuseBlock + 7, 40003} {
+			a, b := tensor.New(typ, []int64{int64(n)}), tensor.New(typ, []int64{int64(n)})
+			r.Read(a.Data)
+			r.Read(b.Data)
+			if typ == dtype.BF16 || typ == dtype.F16 {
+				for i := 0; i+1 < len(a.Data); i += 6 {
+					a.Data[i+1] &= 0x80
+				}
+			}
+			for _, op := range []string{"add", "subtract", "multiply", "divide", "maximum", "minimum"} {
+				for _, flush := range []bool{true, false} {
+					got, err := binaryFlushing(op, a, b, flush)
+					if err != nil {
+						t.Fatalf("%s %s: %v", op, typ, err)
+					}
+					want := binaryNarrowWhole(op, a, b, flush)
+					s := typ.Size()
+					for e := 0; e < n; e++ {
+						if string(got.Data[e*s:(e+1)*s]) != string(want.Data[e*s:(e+1)*s]) {
+							t.Fatalf("%s %s flush=%v n=%d: element %d is %#x, want %#x (operands %#x, %#x)", op, typ, flush, n, e,
+								got.Data[e*s:(e+1)*s], want.Data[e*s:(e+1)*s], a.Data[e*s:(e+1)*s], b.Data[e*s:(e+1)*s])
+						}
+					}
+				}
+			}
+		}
+	}
+}
