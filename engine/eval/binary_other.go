@@ -42,6 +42,10 @@ func compareInt32Vector(dir string, signed bool, a, b []uint32, o []byte) int { 
 // selectBitsVector has no vector form in the portable build.
 func selectBitsVector(p []byte, a, b, o []uint32) int { return 0 }
 
+func selectHalvesVector(p []byte, a, b, o []uint16) int { return 0 }
+
+func selectBytesVector(p, a, b, o []byte) int { return 0 }
+
 // unaryF32Vector has no vector form in the portable build.
 func unaryF32Vector(op string, x, o []float32) int { return 0 }
 

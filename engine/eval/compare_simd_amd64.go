@@ -223,3 +223,41 @@ func selectBitsVector(p []byte, a, b, o []uint32) int {
 	archsimd.ClearAVXUpperBits()
 	return n
 }
+
+// selectHalvesVector is selectBitsVector for 2-byte elements, sixteen at a
+// time.
+func selectHalvesVector(p []byte, a, b, o []uint16) int {
+	n := len(o) &^ 15
+	if binaryLanes < 8 || n == 0 {
+		return 0
+	}
+	pp, pa, pb, po := unsafe.Pointer(&p[:n][0]), unsafe.Pointer(&a[:n][0]), unsafe.Pointer(&b[:n][0]), unsafe.Pointer(&o[:n][0])
+	zero := archsimd.BroadcastUint16x16(0)
+	for i := 0; i < n; i += 16 {
+		m := archsimd.LoadUint8x16((*[16]uint8)(unsafe.Add(pp, i))).ExtendToUint16().NotEqual(zero)
+		x := archsimd.LoadUint16x16((*[16]uint16)(unsafe.Add(pa, 2*i)))
+		y := archsimd.LoadUint16x16((*[16]uint16)(unsafe.Add(pb, 2*i)))
+		x.Merge(y, m).Store((*[16]uint16)(unsafe.Add(po, 2*i)))
+	}
+	archsimd.ClearAVXUpperBits()
+	return n
+}
+
+// selectBytesVector is selectBitsVector for 1-byte elements, thirty-two at
+// a time.
+func selectBytesVector(p, a, b, o []byte) int {
+	n := len(o) &^ 31
+	if binaryLanes < 8 || n == 0 {
+		return 0
+	}
+	pp, pa, pb, po := unsafe.Pointer(&p[:n][0]), unsafe.Pointer(&a[:n][0]), unsafe.Pointer(&b[:n][0]), unsafe.Pointer(&o[:n][0])
+	zero := archsimd.BroadcastUint8x32(0)
+	for i := 0; i < n; i += 32 {
+		m := archsimd.LoadUint8x32((*[32]uint8)(unsafe.Add(pp, i))).NotEqual(zero)
+		x := archsimd.LoadUint8x32((*[32]uint8)(unsafe.Add(pa, i)))
+		y := archsimd.LoadUint8x32((*[32]uint8)(unsafe.Add(pb, i)))
+		x.Merge(y, m).Store((*[32]uint8)(unsafe.Add(po, i)))
+	}
+	archsimd.ClearAVXUpperBits()
+	return n
+}

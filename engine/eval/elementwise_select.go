@@ -307,9 +307,17 @@ func evalSelect(_ *Evaluator, in *hlo.Instruction, args []Value) (Value, error) 
 	out := tensor.New(a.Type, a.Dims)
 	switch a.Type.Size() {
 	case 1:
-		selectKernel(p.Data, a.Data, b.Data, out.Data)
+		pd, as, bs, os := p.Data, a.Data, b.Data, out.Data
+		parallelFor(len(os), func(lo, hi int) {
+			k := lo + selectBytesVector(pd[lo:hi], as[lo:hi], bs[lo:hi], os[lo:hi])
+			selectRange(pd, as, bs, os, k, hi)
+		})
 	case 2:
-		selectKernel(p.Data, a.U16(), b.U16(), out.U16())
+		pd, as, bs, os := p.Data, a.U16(), b.U16(), out.U16()
+		parallelFor(len(os), func(lo, hi int) {
+			k := lo + selectHalvesVector(pd[lo:hi], as[lo:hi], bs[lo:hi], os[lo:hi])
+			selectRange(pd, as, bs, os, k, hi)
+		})
 	case 4:
 		pd, as, bs, os := p.Data, a.U32(), b.U32(), out.U32()
 		parallelFor(len(os), func(lo, hi int) {
