@@ -7,6 +7,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"unsafe"
 
 	"goldtrace/engine/dtype"
 	"goldtrace/engine/hlo"
@@ -136,18 +137,11 @@ func compare(dir, ctype string, a, b *tensor.Tensor, flushBF16 bool) (*tensor.Te
 	o := out.Data
 	switch classOf(a.Type) {
 	case classF32:
-		as, bs := asF32(a), asF32(b)
-		if (a.Type == dtype.F32 || a.Type == dtype.BF16) && flushBF16 && ctype != "TOTALORDER" {
-			// XLA:CPU compares f32 and bf16 (widened to f32) with FP compares,
-			// which see subnormals as 0 (DAZ); other narrow floats widen to
-			// f32 normals. TOTALORDER compares bit patterns as integers.
-			as, bs = daz(as), daz(bs)
-		}
-		if ctype == "TOTALORDER" {
-			compareKernel(dir, totalOrderKeys32(as), totalOrderKeys32(bs), o)
-		} else {
-			compareKernel(dir, as, bs, o)
-		}
+		// XLA:CPU compares f32 and bf16 (widened to f32) with FP compares,
+		// which see subnormals as 0 (DAZ); other narrow floats widen to
+		// f32 normals. TOTALORDER compares bit patterns as integers.
+		flush := (a.Type == dtype.F32 || a.Type == dtype.BF16) && flushBF16 && ctype != "TOTALORDER"
+		compareF32Blocked(dir, ctype == "TOTALORDER", flush, a, b, o)
 	case classF64:
 		as, bs := daz(a.F64()), daz(b.F64())
 		if ctype == "TOTALORDER" {
@@ -253,19 +247,71 @@ func b2u(b bool) byte {
 	return 0
 }
 
-// totalOrderKeys32 maps floats to integers ordered as XLA's TOTALORDER:
-// -NaN < -Inf < ... < -0 < +0 < ... < +Inf < +NaN (sign-magnitude bits).
-func totalOrderKeys32(xs []float32) []int32 {
-	out := make([]int32, len(xs))
+// compareF32Blocked compares two f32-class tensors into o a block at a
+// time on all cores: each block of a narrow type widened, its subnormals
+// flushed when flush (into a copy for f32, whose storage is read in place),
+// then compared as floats or, for TOTALORDER, as the integer keys of their
+// bits.
+func compareF32Blocked(dir string, totalOrder, flush bool, a, b *tensor.Tensor, o []byte) {
+	parallelFor(len(o), func(lo, hi int) {
+		var ba, bb [fuseBlock]float32
+		var ka, kb [fuseBlock]int32
+		for s := lo; s < hi; s += fuseBlock {
+			e := min(s+fuseBlock, hi)
+			x, y, ob := f32BlockOf(a, s, e, ba[:], flush), f32BlockOf(b, s, e, bb[:], flush), o[s:e]
+			if totalOrder {
+				xk, yk := totalOrderKeysInto(x, ka[:e-s]), totalOrderKeysInto(y, kb[:e-s])
+				k := compareInt32Vector(dir, true, int32Bits(xk), int32Bits(yk), ob)
+				compareKernel(dir, xk[k:], yk[k:], ob[k:])
+				continue
+			}
+			k := compareF32Vector(dir, x, y, ob)
+			compareKernel(dir, x[k:], y[k:], ob[k:])
+		}
+	})
+}
+
+// f32BlockOf is elements [s, e) of f32-class t as f32: f32 storage in place
+// (copied into buf when flush finds a subnormal), a narrow type widened into
+// buf (and flushed there when flush).
+func f32BlockOf(t *tensor.Tensor, s, e int, buf []float32, flush bool) []float32 {
+	if t.Type == dtype.F32 {
+		x := t.F32()[s:e]
+		if flush {
+			return dazInto(x, buf)
+		}
+		return x
+	}
+	size := t.Type.Size()
+	x := buf[:e-s]
+	widenNarrowBlock(t.Type, t.Data[size*s:size*e], x)
+	if flush {
+		if i := firstSubnormal(x); i >= 0 {
+			ftz(x[i:])
+		}
+	}
+	return x
+}
+
+// totalOrderKeysInto sets o to integer keys ordered as XLA's TOTALORDER
+// orders xs: -NaN < -Inf < ... < -0 < +0 < ... < +Inf < +NaN (the bits,
+// the magnitude flipped for negatives).
+func totalOrderKeysInto(xs []float32, o []int32) []int32 {
+	o = o[:len(xs)]
 	for i, v := range xs {
 		k := int32(math.Float32bits(v))
 		if k < 0 {
 			k ^= math.MaxInt32
 		}
-		out[i] = k
+		o[i] = k
 	}
-	return out
+	return o
 }
+
+func int32Bits(xs []int32) []uint32 {
+	return unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(xs))), len(xs))
+}
+
 
 func totalOrderKeys64(xs []float64) []int64 {
 	out := make([]int64, len(xs))
