@@ -312,7 +312,6 @@ func int32Bits(xs []int32) []uint32 {
 	return unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(xs))), len(xs))
 }
 
-
 func totalOrderKeys64(xs []float64) []int64 {
 	out := make([]int64, len(xs))
 	for i, v := range xs {
