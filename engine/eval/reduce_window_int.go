@@ -1,6 +1,8 @@
 package eval
 
 import (
+	"runtime"
+
 	"goldtrace/engine/dtype"
 	"goldtrace/engine/tensor"
 )
@@ -44,6 +46,11 @@ func reduceWindowInt(op string, x, init *tensor.Tensor, g *windowGeom) *tensor.T
 		fold = func(a, b int64) int64 { return a | b }
 	default:
 		return nil
+	}
+	if d, ok := g.prefixScan(); ok && op == "add" {
+		if out := prefixSumNative(x, init, g, d); out != nil {
+			return out
+		}
 	}
 	xs := asI64(x)
 	i0 := asI64(init)[0] ^ bias
@@ -94,6 +101,73 @@ func prefixScanInt(fold func(a, b int64) int64, i0 int64, xs []int64, g *windowG
 					acc = fold(acc, xs[(r*n+j)*inner+c])
 				}
 				o[(r*m+i)*inner+c] = acc
+			}
+		}
+	})
+}
+
+// prefixSumNative is the add prefix scan (jnp.cumsum) in x's own integer
+// type: wrapping adds in the type give the bits the int64 fold wraps to, and
+// nothing is widened. nil for a type it does not take.
+func prefixSumNative(x, init *tensor.Tensor, g *windowGeom, d int) *tensor.Tensor {
+	out := tensor.New(x.Type, g.out)
+	switch x.Type {
+	case dtype.S8:
+		prefixSumTyped(x.I8(), init.I8()[0], g, d, out.I8())
+	case dtype.U8:
+		prefixSumTyped(x.U8(), init.U8()[0], g, d, out.U8())
+	case dtype.S16:
+		prefixSumTyped(x.I16(), init.I16()[0], g, d, out.I16())
+	case dtype.U16:
+		prefixSumTyped(x.U16(), init.U16()[0], g, d, out.U16())
+	case dtype.S32:
+		prefixSumTyped(x.I32(), init.I32()[0], g, d, out.I32())
+	case dtype.U32:
+		prefixSumTyped(x.U32(), init.U32()[0], g, d, out.U32())
+	case dtype.S64:
+		prefixSumTyped(x.I64(), init.I64()[0], g, d, out.I64())
+	case dtype.U64:
+		prefixSumTyped(x.U64(), init.U64()[0], g, d, out.U64())
+	default:
+		return nil
+	}
+	return out
+}
+
+// prefixSumTyped is prefixScanInt's add in T: runs along dimension d of
+// each outer row, inner columns side by side (a column scan adds whole
+// rows of inner elements at a time), split into column chunks so that the
+// cores share even a single outer row.
+func prefixSumTyped[T integer](xs []T, i0 T, g *windowGeom, d int, o []T) {
+	outer, inner, n, m, last := g.prefixRows(d)
+	if outer == 0 || inner == 0 {
+		return
+	}
+	ends := make([]int64, m)
+	for i := range m {
+		ends[i] = last(i)
+	}
+	const minChunk = 512
+	chunks := max(1, min(inner/minChunk, int64(4*runtime.GOMAXPROCS(0))))
+	parallelForWork(int(outer*chunks), int(outer*n*inner), func(lo, hi int) {
+		acc := make([]T, (inner+chunks-1)/chunks)
+		for t := int64(lo); t < int64(hi); t++ {
+			r, k := t/chunks, t%chunks
+			c0, c1 := k*inner/chunks, (k+1)*inner/chunks
+			a := acc[:c1-c0]
+			for c := range a {
+				a[c] = i0
+			}
+			x, y := xs[r*n*inner:(r+1)*n*inner], o[r*m*inner:(r+1)*m*inner]
+			j := int64(-1)
+			for i := range m {
+				for e := ends[i]; j < e; {
+					j++
+					for c, v := range x[j*inner+c0 : j*inner+c1] {
+						a[c] += v
+					}
+				}
+				copy(y[i*inner+c0:i*inner+c1], a)
 			}
 		}
 	})
