@@ -129,13 +129,19 @@ func evalDot(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
 	}
 	par := ev.parallelism()
 	class := contractionClass(out.Elem, lhs.Type, rhs.Type)
+	var ynn *ynnDot
 	if class == classF32 {
-		if c, ok := dotHalfF32(ev, par, p, lhs, rhs); ok {
+		var lhsIn, rhsIn *hlo.Instruction
+		if len(in.Operands) == 2 {
+			lhsIn, rhsIn = in.Operands[0], in.Operands[1]
+		}
+		ynn = ynnRoute(p, lhs.Type, rhs.Type, out.Elem, lhsIn, rhsIn)
+		if c, ok := dotHalfF32(ev, par, p, lhs, rhs, ynn); ok {
 			return ArrayValue(adoptF32(out.Elem, out.Dims, c)), nil
 		}
 	}
 	c := contractAs(class, lhs, rhs, out.Elem, out.Dims, kernels{
-		f32:  func(a, b []float32) []float32 { return dotInF32(ev, par, p, lhs.Dims, rhs.Dims, a, b) },
+		f32:  func(a, b []float32) []float32 { return dotInF32(ev, par, p, lhs.Dims, rhs.Dims, a, b, ynn) },
 		f64:  func(a, b []float64) []float64 { return dotIn(par, p, lhs.Dims, rhs.Dims, a, b) },
 		c128: func(a, b []complex128) []complex128 { return dotIn(par, p, lhs.Dims, rhs.Dims, a, b) },
 		i64:  func(a, b []int64) []int64 { return dotIn(par, p, lhs.Dims, rhs.Dims, a, b) },
@@ -157,11 +163,17 @@ func dotIn[T number](par int, p *dotPlan, ldims, rdims []int64, lhs, rhs []T) []
 }
 
 // dotInF32 is dotIn for f32, taking XLA:CPU's matrix-vector order where
-// dot_order.go reproduces it.
-func dotInF32(ev *Evaluator, par int, p *dotPlan, ldims, rdims []int64, lhs, rhs []float32) []float32 {
+// dot_order.go reproduces it, and YNNPACK's where ynn (dot_ynn.go) says
+// XLA:CPU hands the dot to it.
+func dotInF32(ev *Evaluator, par int, p *dotPlan, ldims, rdims []int64, lhs, rhs []float32, ynn *ynnDot) []float32 {
 	a, la := asMatrices(lhs, ldims, p.lhsPerm, p.nBatch, p.nLhsFree, p.m, p.k)
 	b, lb := asMatrices(rhs, rdims, p.rhsPerm, p.nBatch, p.nContract, p.k, p.n)
 	if c, ok := gemvOrdered(p, a, la, b, lb); ok {
+		return c
+	}
+	if ynn != nil {
+		c := ev.newF32s(p.b*p.m*p.n, true)
+		ynn.run(par, p.b, p.m, p.n, p.k, a, la, b, lb, c)
 		return c
 	}
 	if p.b == 1 && p.m <= prepackMaxRows {

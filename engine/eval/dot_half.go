@@ -33,12 +33,25 @@ func halfOperand(t dtype.Type) bool {
 // dotHalfF32 computes the dot p of lhs and rhs (bf16, f16 or f32, at least
 // one of them bf16 or f16) in f32 slice by slice; ok is false when the
 // product is left to the whole-operand path.
-func dotHalfF32(ev *Evaluator, par int, p *dotPlan, lhs, rhs *tensor.Tensor) (c []float32, ok bool) {
+//
+// A dot in YNNPACK's order (ynn non-nil) is sliced at its K blocks when
+// every task sums in FMA chains over the same blocks (each block is a chain
+// from zero added to C, as the kernel does per kc slice); other YNNPACK
+// plans take the whole-operand path.
+func dotHalfF32(ev *Evaluator, par int, p *dotPlan, lhs, rhs *tensor.Tensor, ynn *ynnDot) (c []float32, ok bool) {
 	if floatsOnBLAS || !halfOperand(lhs.Type) || !halfOperand(rhs.Type) ||
 		(lhs.Type == dtype.F32 && rhs.Type == dtype.F32) {
 		return nil, false
 	}
-	kc := kernelFor[float32]().kc
+	kn := kernelFor[float32]()
+	if ynn != nil {
+		ks := ynn.uniformKStep()
+		if ks == 0 {
+			return nil, false
+		}
+		kn = ynn.kn.withKC(ks)
+	}
+	kc := kn.kc
 	if p.k <= kc || p.b*p.m*p.n == 0 || (p.m == 1) != (p.n == 1) {
 		return nil, false
 	}
@@ -49,7 +62,7 @@ func dotHalfF32(ev *Evaluator, par int, p *dotPlan, lhs, rhs *tensor.Tensor) (c 
 		d := min(kc, p.k-pc)
 		av, la := a.slice(pc, d)
 		bv, lb := b.slice(pc, d)
-		gemmStrided(par, p.b, p.m, p.n, d, av, la, bv, lb, c)
+		kn.run(par, p.b, p.m, p.n, d, av, la, bv, lb, c)
 	}
 	return c, true
 }

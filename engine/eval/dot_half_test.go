@@ -73,17 +73,27 @@ func TestDotHalfSlicedMatchesWhole(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, par := range []int{1, 2, 4} {
-				name := fmt.Sprintf("case%d/%v×%v/par%d", ci, ty[0], ty[1], par)
-				got, ok := dotHalfF32(nil, par, p, lhs, rhs)
+			// Today's order, and YNNPACK's where XLA:CPU would use it
+			// (a bf16 or f16 product with a result of the same type).
+			ynns := []*ynnDot{nil}
+			if y := ynnRoute(p, ty[0], ty[1], ty[0], nil, nil); y != nil {
+				ynns = append(ynns, y)
+			}
+			for yi, par := range []int{1, 2, 4, 1, 2, 4} {
+				if yi >= 3*len(ynns) {
+					break
+				}
+				y := ynns[yi/3]
+				name := fmt.Sprintf("case%d/%v×%v/par%d/ynn=%v", ci, ty[0], ty[1], par, y != nil)
+				got, ok := dotHalfF32(nil, par, p, lhs, rhs, y)
 				if !ok {
-					if !floatsOnBLAS && (p.m == 1) == (p.n == 1) {
+					if y == nil && !floatsOnBLAS && (p.m == 1) == (p.n == 1) {
 						t.Fatalf("%s: sliced path not taken", name)
 					}
 					continue
 				}
 				taken++
-				want := dotInF32(nil, par, p, lhs.Dims, rhs.Dims, operandF32(lhs), operandF32(rhs))
+				want := dotInF32(nil, par, p, lhs.Dims, rhs.Dims, operandF32(lhs), operandF32(rhs), y)
 				if len(got) != len(want) {
 					t.Fatalf("%s: %d results, want %d", name, len(got), len(want))
 				}

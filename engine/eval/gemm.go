@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"fmt"
 	"sync"
 	"sync/atomic"
 )
@@ -443,6 +444,44 @@ var (
 	// c128Kernel serves only the tests: complex products normally go to BLAS.
 	c128Kernel = genericKernel[complex128]()
 )
+
+// withKC returns kn with its contraction slices kc deep instead of kn.kc
+// (kept per depth, short kernels included): every tile's FMA chain then runs
+// from zero over each kc slice and is added to C in slice order, which is how
+// dot_ynn.go reproduces YNNPACK's K blocks. A deeper slice narrows nc so
+// that the packed B block keeps kn's size (narrowing mc as well measured
+// slower on 2048³).
+func (kn *gemmKernel[T]) withKC(kc int) *gemmKernel[T] {
+	if kc == kn.kc {
+		return kn
+	}
+	key := kcKey{kn, kc}
+	if v, ok := kcKernels.Load(key); ok {
+		return v.(*gemmKernel[T])
+	}
+	nc := kn.nc
+	if kc > kn.kc {
+		nc = max(kn.nr, kn.nc*kn.kc/kc/kn.nr*kn.nr)
+	}
+	mk := func(src *gemmKernel[T]) *gemmKernel[T] {
+		return &gemmKernel[T]{name: fmt.Sprintf("%s_kc%d", src.name, kc), mr: src.mr, nr: src.nr,
+			kc: kc, mc: kn.mc, nc: nc,
+			micro: src.micro, microB: src.microB, microA: src.microA}
+	}
+	out := mk(kn)
+	for _, s := range kn.short {
+		out.short = append(out.short, mk(s))
+	}
+	v, _ := kcKernels.LoadOrStore(key, out)
+	return v.(*gemmKernel[T])
+}
+
+type kcKey struct {
+	kn any
+	kc int
+}
+
+var kcKernels sync.Map // kcKey -> *gemmKernel[T]
 
 // kernelFor picks the kernel for a compute type; f32Kernel and f64Kernel are
 // chosen per build and CPU in gemm_simd_amd64.go or gemm_portable.go.

@@ -20,3 +20,7 @@ func gemmKernelsF64() []*gemmKernel[float64] { return []*gemmKernel[float64]{f64
 func copyRows[T number](dst []T, ds int, src []T, ss, rows, n int) {
 	copyRowsGo(dst, ds, src, ss, rows, n)
 }
+
+// The portable kernel does not fuse multiply-adds, so no dot takes
+// YNNPACK's order (dot_ynn.go) in this build.
+const ynnISA, ynnKernelName = 0, ""

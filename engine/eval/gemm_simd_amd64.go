@@ -19,7 +19,8 @@ import (
 // every mr-tall panel of the mc×kc A block (192 KiB f32, 192 KiB f64: in L2
 // also on CPUs with 512 KiB of it), and the kc×nc packed B block (2 MiB)
 // sits in L2/L3. kc=256 is part of the arithmetic (each tile's FMA chain
-// covers one kc slice) and must not change.
+// covers one kc slice) and must not change; dots in YNNPACK's order run a
+// copy with kc set to YNNPACK's K block (withKC, dot_ynn.go).
 var (
 	simdF32 = simdKernels(
 		withShort(&gemmKernel[float32]{name: "avx512", mr: 12, nr: 32, kc: 256, mc: 192, nc: 2048, micro: microAVX512F32, microB: microAVX512F32B, microA: microAVX512F32A},
@@ -195,3 +196,16 @@ func copyRows[T number](dst []T, ds int, src []T, ss, rows, n int) {
 	}
 	gemmCopyRows((*byte)(unsafe.Pointer(&dst[0])), ds*size, (*byte)(unsafe.Pointer(&src[0])), ss*size, rows, n*size)
 }
+
+// ynnISA is the vector width (512 or 256) of the f32 assembly kernel this CPU
+// runs, whose FMA chains reproduce YNNPACK's (dot_ynn.go), or 0 without one;
+// ynnKernelName is that kernel's name.
+var ynnISA, ynnKernelName = func() (int, string) {
+	if len(simdF32) == 0 {
+		return 0, ""
+	}
+	if simdF32[0].name == "avx512" {
+		return 512, "avx512"
+	}
+	return 256, simdF32[0].name
+}()

@@ -1,0 +1,149 @@
+package eval
+
+import (
+	"fmt"
+	"math"
+	"math/rand"
+	"testing"
+)
+
+// ynnScalar is YNNPACK's order for one plan written out element by element
+// with the exact scalar fma32: per task, per K block, tk lane chains from
+// zero (FMA, or rounded products added), lanes added pairwise, the block
+// added to the element.
+func ynnScalar(tasks []ynnTask, nb, m, n, k int, a []float32, la gemmLayout, b []float32, lb gemmLayout) []float32 {
+	c := make([]float32, nb*m*n)
+	for _, t := range tasks {
+		km := k - k%t.tk
+		for bi := 0; bi < nb; bi++ {
+			for i := t.i0; i < t.i1; i++ {
+				for j := t.j0; j < t.j1; j++ {
+					var acc float32
+					first := true
+					block := func(lo, hi int) {
+						var lane [4]float32
+						for p := lo; p < hi; p++ {
+							x, y := a[bi*la.bs+i*la.rs+p*la.cs], b[bi*lb.bs+p*lb.rs+j*lb.cs]
+							r := (p - lo) % t.tk
+							if t.fma {
+								lane[r] = fma32(x, y, lane[r])
+							} else {
+								lane[r] += float32(x * y)
+							}
+						}
+						s := lane[0]
+						switch t.tk {
+						case 2:
+							s = lane[0] + lane[1]
+						case 4:
+							s = (lane[0] + lane[1]) + (lane[2] + lane[3])
+						}
+						if first {
+							acc = s
+						} else {
+							acc = s + acc
+						}
+						first = false
+					}
+					for lo := 0; lo < km; lo += t.kstep {
+						block(lo, min(km, lo+t.kstep))
+					}
+					if km < k {
+						block(km, k)
+					}
+					c[(bi*m+i)*n+j] = acc
+				}
+			}
+		}
+	}
+	return c
+}
+
+// TestYnnDotMatchesScalarOrder holds the fast paths (kc-blocked GEMM, lane
+// GEMMs on gathered operands, multiply-add tasks) to the element-by-element
+// order of the same plan, for both hosts' plans and both B layouts.
+func TestYnnDotMatchesScalarOrder(t *testing.T) {
+	if ynnISA == 0 {
+		t.Skip("no assembly FMA kernel in this build or on this CPU")
+	}
+	kn := kernelFor[float32]()
+	r := rand.New(rand.NewSource(7))
+	shapes := [][4]int{{1, 16, 300, 16}, {1, 100, 1000, 37}, {1, 48, 1030, 32}, {1, 33, 4097, 17},
+		{2, 70, 1500, 5}, {1, 200, 257, 300}, {3, 20, 600, 24}, {1, 64, 2050, 256}, {1, 51, 2048, 100}, {1, 9, 7, 9}}
+	kinds := map[[2]bool]bool{}
+	for _, s := range shapes {
+		nb, m, k, n := s[0], s[1], s[2], s[3]
+		a := make([]float32, nb*m*k)
+		b := make([]float32, nb*k*n)
+		for i := range a {
+			a[i] = float32(r.NormFloat64())
+		}
+		for i := range b {
+			b[i] = float32(r.NormFloat64())
+		}
+		la := rowMajor(m, k)
+		for _, avx512 := range []bool{true, false} {
+			for _, nk := range []bool{false, true} {
+				lb := rowMajor(k, n)
+				bv := b
+				if nk { // B stored [N,K]
+					lb = colMajor(k, n)
+					bv = make([]float32, len(b))
+					for bi := 0; bi < nb; bi++ {
+						for p := 0; p < k; p++ {
+							for j := 0; j < n; j++ {
+								bv[bi*k*n+j*k+p] = b[bi*k*n+p*n+j]
+							}
+						}
+					}
+				}
+				y := &ynnDot{tasks: ynnPlanF32(m, n, k, avx512, nk), kn: kn}
+				for _, tk := range y.tasks {
+					kinds[[2]bool{tk.tk > 1, tk.fma}] = true
+				}
+				want := ynnScalar(y.tasks, nb, m, n, k, a, la, bv, lb)
+				for _, par := range []int{1, 2} {
+					got := make([]float32, nb*m*n)
+					y.run(par, nb, m, n, k, a, la, bv, lb, got)
+					name := fmt.Sprintf("%dx%dx%dx%d/avx512=%v/nk=%v/par%d", nb, m, k, n, avx512, nk, par)
+					for i := range want {
+						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("%s: element %d = %g, scalar order %g", name, i, got[i], want[i])
+						}
+					}
+				}
+			}
+		}
+	}
+	// The shapes must reach every kind of task.
+	for _, kd := range [][2]bool{{false, true}, {true, true}, {false, false}} {
+		if !kinds[kd] {
+			t.Errorf("no task with lanes=%v fma=%v among the shapes", kd[0], kd[1])
+		}
+	}
+}
+
+// TestYnnPlanKnownShapes pins the plan for shapes whose kernel perf named
+// (jaxlib 0.10.2): the kernel's tile_k and the K block.
+func TestYnnPlanKnownShapes(t *testing.T) {
+	cases := []struct {
+		m, n, k   int
+		avx512    bool
+		tk, kstep int
+	}{
+		{2048, 2048, 2048, true, 1, 512},   // dot_fp32_5x64x1_1x16x1_avx512
+		{2048, 2048, 2048, false, 1, 2048}, // dot_fp32_6x16x1_1x8x1_fma3
+		{16, 16, 300, true, 4, 2048},       // dot_fp32_4x16x4_1x4x4_avx512
+		{100, 37, 1000, true, 4, 1024},     // dot_fp32_5x16x4_1x4x4_avx512
+		{100, 37, 1000, false, 2, 1024},    // dot_fp32_6x8x2_1x4x2_avx2_fma3
+		{48, 32, 1030, true, 1, 1024},      // dot_fp32_5x32x1_1x16x1_avx512, B unpacked
+	}
+	for _, c := range cases {
+		tasks := ynnPlanF32(c.m, c.n, c.k, c.avx512, false)
+		for _, tk := range tasks {
+			if tk.tk != c.tk || tk.kstep != c.kstep || !tk.fma {
+				t.Fatalf("%dx%dx%d avx512=%v: task %+v, want tile_k %d, K block %d, FMA", c.m, c.k, c.n, c.avx512, tk, c.tk, c.kstep)
+			}
+		}
+	}
+}

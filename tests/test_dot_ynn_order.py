@@ -1,0 +1,100 @@
+"""Matrix-matrix dots in XLA:CPU's order, bit for bit.
+
+jaxlib 0.10.2 hands f32 matrix-matrix dots (and bf16/f16 ones with a narrow
+result, converted to f32 around it) to YNNPACK, whose summation order depends
+on the shape: the micro-kernel its cost model picks (one FMA chain per
+element, or 2 or 4 lanes over k added pairwise), K blocks sized from the
+packed B block, and whether B is packed at all (engine/eval/dot_ynn.go). The
+order also depends on the host's vector width (AVX-512 or AVX2), which jax
+and goldtrace read from the same CPU in this process; run under
+bench/avx2only's CPUID shim to check the AVX2 order here.
+
+Each case is compared byte for byte against jax on the same inputs. Before
+dot_ynn.go, contractions deeper than 256 (and tile_k 4 shapes at any depth)
+were off by an ulp on about a quarter of the elements.
+"""
+
+import numpy as np
+import pytest
+
+import goldtrace
+
+jax = pytest.importorskip("jax")
+jnp = jax.numpy
+ml_dtypes = pytest.importorskip("ml_dtypes")
+
+if goldtrace.build_info().get("gemm_kernel") not in ("avx512", "avx2"):
+    pytest.skip("YNNPACK's order needs the assembly FMA GEMM (the SIMD build on an AVX2/AVX-512 CPU)",
+                allow_module_level=True)
+
+KS = [1, 7, 8, 63, 255, 256, 257, 511, 512, 513, 1023, 1024, 1025, 2048, 3000, 4097, 5000]
+MN = [(64, 64), (16, 16), (48, 32), (100, 37), (9, 200), (130, 70), (33, 17), (60, 8), (70, 5), (200, 300)]
+
+CASES = []
+for i, k in enumerate(KS):
+    for j in range(3):
+        m, n = MN[(3 * i + j) % len(MN)]
+        CASES.append(("f32", (m, k), (k, n)))
+CASES += [
+    ("f32", (256, 2048), (2048, 256)),
+    ("f32", (64, 1024), (1024, 1000)),
+    ("f32", (128, 4096), (4096, 96)),
+    ("f32", (8, 2048), (2048, 512)),
+    ("f32", (40, 5000), (5000, 64)),
+    ("f32", (3, 999), (999, 3)),
+    ("f32", (2, 300), (300, 2)),
+    ("f32", (51, 2048), (2048, 100)),
+    ("bT", (40, 3000), (64, 3000)),
+    ("bT", (300, 1500), (200, 1500)),
+    ("bT", (16, 257), (48, 257)),
+    ("batch", (4, 64, 1500), (4, 1500, 48)),
+    ("batch", (3, 20, 1030), (3, 1030, 20)),
+    ("3d", (4, 64, 1100), (1100, 96)),
+    ("bf16", (96, 2000), (2000, 80)),
+    ("bf16", (64, 300), (300, 64)),
+    ("f16", (96, 2000), (2000, 80)),
+    ("f16", (33, 1025), (1025, 40)),
+    ("const", (20, 1500), (1500, 64)),
+]
+
+FNS = {
+    "f32": lambda a, b: a @ b,
+    "bT": lambda a, b: a @ b.T,
+    "batch": lambda a, b: jnp.einsum("bij,bjk->bik", a, b),
+    "3d": lambda a, b: a @ b,
+    "bf16": lambda a, b: a @ b,
+    "f16": lambda a, b: a @ b,
+}
+
+
+@pytest.mark.parametrize("kind,ashape,bshape", CASES, ids=lambda v: "x".join(map(str, v)) if isinstance(v, tuple) else v)
+def test_dot_matches_xla_bit_for_bit(kind, ashape, bshape):
+    rng = np.random.default_rng(hash((kind, ashape, bshape)) % 2**32)
+    dt = {"bf16": ml_dtypes.bfloat16, "f16": np.float16}.get(kind, np.float32)
+    a = rng.standard_normal(ashape).astype(dt)
+    b = rng.standard_normal(bshape).astype(dt)
+    if kind == "const":
+        fn, args = (lambda x: x @ b), (a,)
+    else:
+        fn, args = FNS[kind], (a, b)
+    text = jax.jit(fn).lower(*args).as_text(dialect="hlo")
+    want = np.asarray(jax.jit(fn)(*args))
+    got = np.asarray(goldtrace.golden(text, *args)[0])
+    assert got.dtype == want.dtype and got.shape == want.shape
+    bad = got.view(np.uint8) != want.view(np.uint8)
+    assert not bad.any(), (
+        f"{kind} {ashape}x{bshape}: {int(bad.sum())} of {want.nbytes} bytes differ from jax "
+        f"(max abs diff {float(np.max(np.abs(got.astype(np.float64) - want.astype(np.float64))))})")
+
+
+def test_lhs_transposed_keeps_xla_dot_emitter():
+    """a.T @ b is not given to YNNPACK (its lhs is column-major); it must not
+    take YNNPACK's order, and is compared within an ulp here."""
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((300, 40)).astype(np.float32)
+    b = rng.standard_normal((300, 50)).astype(np.float32)
+    fn = lambda a, b: a.T @ b
+    text = jax.jit(fn).lower(a, b).as_text(dialect="hlo")
+    want = np.asarray(jax.jit(fn)(a, b))
+    got = np.asarray(goldtrace.golden(text, a, b)[0])
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
