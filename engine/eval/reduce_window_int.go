@@ -147,6 +147,21 @@ func prefixSumTyped[T integer](xs []T, i0 T, g *windowGeom, d int, o []T) {
 	for i := range m {
 		ends[i] = last(i)
 	}
+	if inner == 1 {
+		parallelForWork(int(outer), int(outer*n), func(lo, hi int) {
+			for r := int64(lo); r < int64(hi); r++ {
+				x, y := xs[r*n:(r+1)*n], o[r*m:(r+1)*m]
+				acc, j := i0, int64(-1)
+				for i, e := range ends {
+					for ; j < e; j++ {
+						acc += x[j+1]
+					}
+					y[i] = acc
+				}
+			}
+		})
+		return
+	}
 	const minChunk = 512
 	chunks := max(1, min(inner/minChunk, int64(4*runtime.GOMAXPROCS(0))))
 	parallelForWork(int(outer*chunks), int(outer*n*inner), func(lo, hi int) {
