@@ -391,10 +391,6 @@ func (y *ynnDot) lanes(par int, t ynnTask, nb, m, n, k int, a []float32, la gemm
 	kn := y.kn.withKC(dmax)
 	mr := kn.mr
 	rb := max(mr, min(roundUp(m, mr), (1<<16)/max(1, n)/mr*mr))
-	bg := make([][]float32, tk)
-	for r := range bg {
-		bg[r] = make([]float32, dmax*n)
-	}
 	type work struct {
 		lane [][]float32
 		ag   []float32
@@ -404,20 +400,13 @@ func (y *ynnDot) lanes(par int, t ynnTask, nb, m, n, k int, a []float32, la gemm
 		ab, bb, cb := a[bi*la.bs:], b[bi*lb.bs:], c[bi*m*n:(bi+1)*m*n]
 		first := true
 		block := func(lo, hi int) {
+			// Each lane's rows of B, packed once for all row blocks.
 			var ds [4]int
+			bp := make([][]float32, tk)
 			for r := 0; r < tk; r++ {
-				d := ceilDiv(max(0, hi-lo-r), tk)
-				ds[r] = d
-				for q := 0; q < d; q++ {
-					src := bb[(lo+r+q*tk)*lb.rs:]
-					dst := bg[r][q*n:][:n]
-					if lb.cs == 1 {
-						copy(dst, src[:n])
-						continue
-					}
-					for j := range dst {
-						dst[j] = src[j*lb.cs]
-					}
+				ds[r] = ceilDiv(max(0, hi-lo-r), tk)
+				if ds[r] > 0 {
+					bp[r] = kn.packWhole(bb[(lo+r)*lb.rs:], gemmLayout{0, lb.rs * tk, lb.cs}, ds[r], n)
 				}
 			}
 			blocks := ceilDiv(m, rb)
@@ -448,7 +437,7 @@ func (y *ynnDot) lanes(par int, t ynnTask, nb, m, n, k int, a []float32, la gemm
 								dst[q] = src[q*step]
 							}
 						}
-						kn.run(1, 1, rows, n, d, w.ag[:rows*d], rowMajor(rows, d), bg[r][:d*n], rowMajor(d, n), ln)
+						kn.runPrepacked(1, rows, n, d, w.ag[:rows*d], rowMajor(rows, d), bp[r], ln)
 					}
 					lane := make([][]float32, tk)
 					for r := range lane {
