@@ -460,6 +460,7 @@ func (y *ynnDot) lanes(par int, t ynnTask, nb, m, n, k int, a []float32, la gemm
 // ynnCombine adds the lanes pairwise (s0+s1, or (s0+s1)+(s2+s3)) and sets
 // c to that sum (first block) or adds it to c.
 func ynnCombine(tk int, lane [][]float32, c []float32, first bool) {
+	sseAfterAVX()
 	l0, l1 := lane[0][:len(c)], lane[1][:len(c)]
 	if tk == 2 {
 		for i := range c {
