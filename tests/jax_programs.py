@@ -1055,6 +1055,60 @@ prog("fma-adam-update", lambda p, g, m, v: (p - 1e-3 * (0.9 * m + 0.1 * g) / (jn
                                             0.9 * m + 0.1 * g, 0.999 * v + 0.001 * g * g),
      lambda rng: (normal(rng, (64, 64)), normal(rng, (64, 64)), normal(rng, (64, 64)), jnp.abs(normal(rng, (64, 64)))))
 
+# ---------------------------------------------------------------- compares converted to numbers
+# A compare whose only use converts it to a number (one_hot, relu masks) ends a fused group;
+# shapes span several fusion blocks.
+
+
+def _labels(rng, n, classes):
+    return rng.integers(0, classes, (n,)).astype(np.int32)
+
+
+def _with_subnormals(rng, x):
+    return np.where(rng.random(x.shape) < 0.1, np.float32(1e-40) * np.sign(x), x).astype(x.dtype)
+
+
+prog("onehot-xent-f32", lambda x, l: -(jax.nn.log_softmax(x) * jax.nn.one_hot(l, 100, dtype=jnp.float32)).sum(-1).mean(),
+     lambda rng: (normal(rng, (300, 100)), _labels(rng, 300, 100)), "accum")
+prog("onehot-xent-grad-f32", jax.grad(lambda x, l: -(jax.nn.log_softmax(x) * jax.nn.one_hot(l, 100, dtype=jnp.float32)).sum()),
+     lambda rng: (normal(rng, (300, 100)), _labels(rng, 300, 100)), "accum")
+prog("onehot-times-bf16", lambda x, l: x * jax.nn.one_hot(l, 100, dtype=jnp.bfloat16),
+     lambda rng: (normal(rng, (300, 100), "bf16"), _labels(rng, 300, 100)))
+prog("onehot-s32-counts", lambda a, b: (a[:, None] == b[None, :]).astype(jnp.int32) * 3 + 1,
+     lambda rng: (_labels(rng, 200, 7), _labels(rng, 150, 7)))
+prog("relu-mask-f32-subnormal", lambda x, g: (x > 0).astype(jnp.float32) * g,
+     lambda rng: (_with_subnormals(rng, normal(rng, (60, 100))), normal(rng, (60, 100))))
+prog("mask-lt-f16", lambda x, y: (x < 0.5).astype(jnp.float16) + y,
+     lambda rng: (normal(rng, (70, 90), "f16"), normal(rng, (70, 90), "f16")))
+prog("mask-gt-s8", lambda x: (x > 0).astype(jnp.int8), lambda rng: (normal(rng, (50, 100)),))
+# XLA rewrites A * convert(P) to select(P, A, 0) for f32/f16/f64/integer products (+0, never
+# NaN, where P is false), not for bf16 (computed in f32) nor through a broadcast of the convert.
+def _specials(rng, shape, dt="f32"):
+    x = normal(rng, shape, dt)
+    flat = x.reshape(-1)
+    flat[::7] = np.inf
+    flat[3::11] = -np.inf
+    flat[5::13] = np.nan
+    return x
+
+
+prog("mask-times-specials-f32", lambda x, g: g * (x > 0).astype(jnp.float32),
+     lambda rng: (normal(rng, (40, 64)), _specials(rng, (40, 64))))
+prog("mask-times-specials-f16", lambda x, g: (x < 0).astype(jnp.float16) * g,
+     lambda rng: (normal(rng, (40, 64), "f16"), _specials(rng, (40, 64), "f16")))
+prog("mask-times-specials-bf16", lambda x, g: g * (x > 0).astype(jnp.bfloat16),
+     lambda rng: (normal(rng, (40, 64), "bf16"), _specials(rng, (40, 64), "bf16")))
+prog("mask-broadcast-times-f32", lambda x, g: g * (x[:1] > 0).astype(jnp.float32),
+     lambda rng: (normal(rng, (40, 64)), _specials(rng, (40, 64))))
+prog("mask-times-f64", lambda x, g: g * (x > 0).astype(jnp.float64),
+     lambda rng: (normal(rng, (40, 64), "f64"), _specials(rng, (40, 64), "f64")))
+prog("mask-output-pred-s32", lambda a, b: a[:, None] < b[None, :],
+     lambda rng: (_labels(rng, 200, 50), _labels(rng, 120, 50)))
+prog("mask-select-other-type", lambda a, b, x: jnp.where(a[:, None] == b[None, :], x, -x),
+     lambda rng: (_labels(rng, 200, 9), _labels(rng, 120, 9), normal(rng, (200, 120))))
+prog("mask-ne-bf16-compare", lambda x, y: (x != y).astype(jnp.float32),
+     lambda rng: (normal(rng, (40, 120), "bf16"), normal(rng, (40, 120), "bf16")))
+
 # ---------------------------------------------------------------- session cache
 
 BY_ID = {p.id: p for p in PROGRAMS}

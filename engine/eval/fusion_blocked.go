@@ -90,6 +90,16 @@ type fusedGroup struct {
 	// f16 (the root's only use): the group's value is the convert's,
 	// each block rounded and stored as convert stores it (encodeF32).
 	narrowOut *hlo.Instruction
+	// predOut, when set, is a convert of the group's root, a compare, from
+	// pred to a numeric type (its only use: jax's one_hot, (x > 0) masks):
+	// the group's value is the convert's, each block's pred bytes written as
+	// zeros and ones of that type.
+	predOut *hlo.Instruction
+	// predRoot marks a group whose value is its root compare's pred array
+	// itself (read by instructions outside any group of its type: a select
+	// of another type, a reduce, an output), so that its operands'
+	// broadcasts are never made whole.
+	predRoot bool
 	// Gather geometry per broadcast or slice member (nil for the others):
 	// the source stride of each result dimension (0 where broadcast) and
 	// the source offset of the first element.
@@ -169,6 +179,9 @@ func (g *fusedGroup) out() *hlo.Instruction {
 	}
 	if g.narrowOut != nil {
 		return g.narrowOut
+	}
+	if g.predOut != nil {
+		return g.predOut
 	}
 	return g.members[len(g.members)-1]
 }
@@ -557,14 +570,14 @@ func mergeGroups(groups []*fusedGroup, users map[*hlo.Instruction][]*hlo.Instruc
 	for changed := true; changed; {
 		changed = false
 		for _, b := range groups {
-			if dead[b] || b.reduce != nil {
+			if dead[b] || b.reduce != nil || b.predOut != nil || b.predRoot {
 				continue
 			}
 			var a *fusedGroup
 			for _, m := range b.members {
 				for _, op := range m.Operands {
 					og := groupOf[op]
-					if og != nil && og != b && !dead[og] && og.reduce == nil && og.elem == b.elem &&
+					if og != nil && og != b && !dead[og] && og.reduce == nil && og.predOut == nil && !og.predRoot && og.elem == b.elem &&
 						equalDims(og.dims, b.dims) && !shared[op] && canMerge(og, b) {
 						a = og
 						break
@@ -797,8 +810,23 @@ func planFusion(c *hlo.Computation) *fusionPlan {
 				extra = true
 			}
 		}
-		if g == nil && (k == fuseCompare || k == fusePred) {
-			continue // a pred value is never a group's own
+		var predOut *hlo.Instruction
+		predRoot := false
+		switch {
+		case g == nil && k == fuseCompare && memberElem(in) == dtype.F64:
+			continue // (f64 groups run by eval64, which makes no pred values)
+		case g == nil && k == fuseCompare && in != c.Root && len(users[in]) == 1 && groupOf[users[in][0]] == nil &&
+			predOneValue(users[in][0], in) != nil:
+			predOut = users[in][0] // the group ends in the convert of its compare
+		case g == nil && k == fuseCompare:
+			predRoot = true // the group's value is the compare's pred array
+		case g == nil && (k == fuseCompare || k == fusePred):
+			continue // pred logic is never a group's own
+		}
+		if g == nil && (predOut != nil || predRoot) {
+			g = &fusedGroup{elem: memberElem(in), dims: in.Shape.Dims, pos: map[*hlo.Instruction]int{}, predOut: predOut,
+				predRoot: predRoot}
+			groups = append(groups, g)
 		}
 		if g == nil {
 			g = &fusedGroup{elem: in.Shape.Elem, dims: in.Shape.Dims, pos: map[*hlo.Instruction]int{}}
@@ -825,7 +853,7 @@ func planFusion(c *hlo.Computation) *fusionPlan {
 	p := &fusionPlan{interior: map[*hlo.Instruction]bool{}, groups: map[*hlo.Instruction]*fusedGroup{}}
 	for _, g := range groups {
 		n := len(g.members)
-		if n < 2 && g.reduce == nil {
+		if n < 2 && g.reduce == nil && g.predOut == nil {
 			continue
 		}
 		if n == 1 && g.kinds[0].gathers() {
@@ -935,6 +963,9 @@ func planFusion(c *hlo.Computation) *fusionPlan {
 		}
 		if g.narrowOut != nil {
 			g.consumes = append(g.consumes, g.narrowOut.Operands...)
+		}
+		if g.predOut != nil {
+			g.consumes = append(g.consumes, g.predOut.Operands...)
 		}
 	}
 	return p
@@ -1080,6 +1111,28 @@ func (g *fusedGroup) eval(ev *Evaluator, vals func(*hlo.Instruction) (Value, boo
 		}
 	}
 	total := int(tensor.NumElements(g.dims))
+	if g.predOut != nil || g.predRoot {
+		// As convert from pred: the root compare's bytes as zeros and ones
+		// (as themselves, for a pred value).
+		to, one := dtype.Pred, []byte{1}
+		if g.predOut != nil {
+			to, one = g.predOut.Shape.Elem, predOneValue(g.predOut, g.members[n-1])
+		}
+		size := to.Size()
+		out := ev.newTensor(to, g.dims, false) // every block is written
+		blocks := (total + fuseBlock - 1) / fuseBlock
+		blk := min(fuseBlock, total)
+		parallelPull(blocks, total*n, func(lo, hi int) {
+			w := getFuseWorker(g, blk)
+			defer putFuseWorker(w)
+			for b := lo; b < hi; b++ {
+				s, e := b*fuseBlock, min((b+1)*fuseBlock, total)
+				w.block(g, ext, s, e, w.out[:e-s])
+				predAsValues(predBlock(w.out[:e-s])[:e-s], one, out.Data[size*s:size*e])
+			}
+		})
+		return ArrayValue(out), extras, nil
+	}
 	if g.reduce == nil && g.narrowOut != nil {
 		// As convert: rounded to the narrow type (subnormals kept), stored.
 		to := g.narrowOut.Shape.Elem
@@ -1869,4 +1922,52 @@ func u16View(b []byte) []uint16 {
 		return nil
 	}
 	return unsafe.Slice((*uint16)(unsafe.Pointer(&b[0])), len(b)/2)
+}
+
+// predOneValue is the storage of one in u's type when u is a convert of
+// pred array cmp to a type predAsValues writes (f32, f64, bf16, f16, and
+// the 8- to 64-bit integers), of cmp's shape; else nil.
+func predOneValue(u, cmp *hlo.Instruction) []byte {
+	if u.Opcode != "convert" || len(u.Operands) != 1 || u.Operands[0] != cmp || !u.Shape.IsArray() ||
+		len(u.Shape.DynamicDims) > 0 || !equalDims(u.Shape.Dims, cmp.Shape.Dims) || !registeredAs("convert", evalConvert) {
+		return nil
+	}
+	t := u.Shape.Elem
+	switch t {
+	case dtype.F32, dtype.F64, dtype.BF16, dtype.F16, dtype.S8, dtype.U8, dtype.S16, dtype.U16, dtype.S32, dtype.U32,
+		dtype.S64, dtype.U64:
+		one := make([]byte, t.Size())
+		dtype.EncodeF32(t, []float32{1}, one)
+		return one
+	}
+	return nil
+}
+
+// predAsValues writes each pred byte of p (0 or 1) as zero or one (one's
+// bytes) into dst, one element of len(one) bytes per byte of p.
+func predAsValues(p, one, dst []byte) {
+	switch len(one) {
+	case 4:
+		v := bin.LittleEndian.Uint32(one)
+		d := rawView[uint32](dst[:4*len(p)])
+		for i, b := range p {
+			d[i] = uint32(b) * v
+		}
+	case 2:
+		v := bin.LittleEndian.Uint16(one)
+		d := rawView[uint16](dst[:2*len(p)])
+		for i, b := range p {
+			d[i] = uint16(b) * v
+		}
+	case 8:
+		v := bin.LittleEndian.Uint64(one)
+		d := rawView[uint64](dst[:8*len(p)])
+		for i, b := range p {
+			d[i] = uint64(b) * v
+		}
+	default:
+		for i, b := range p {
+			dst[i] = b * one[0]
+		}
+	}
 }

@@ -2,6 +2,7 @@ package golden
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"goldtrace/engine/dtype"
@@ -361,6 +362,12 @@ func f32Computed(t dtype.Type) bool { return isLowFloat(t) && t != dtype.F16 }
 // simplify applies the algebraic simplifier's numerics-changing rules to
 // one instruction.
 func (r *xlaRewriter) simplify(in *hlo.Instruction) (*hlo.Instruction, error) {
+	if in.Opcode == "multiply" && in.Shape.IsArray() && (in.Shape.Elem.IsFloat() && !f32Computed(in.Shape.Elem) ||
+		in.Shape.Elem.IsInteger()) {
+		if sel := r.multiplyByPred(in); sel != nil {
+			return sel, nil
+		}
+	}
 	if !in.Shape.IsArray() || !in.Shape.Elem.IsFloat() {
 		return nil, nil
 	}
@@ -374,6 +381,38 @@ func (r *xlaRewriter) simplify(in *hlo.Instruction) (*hlo.Instruction, error) {
 		return r.simplifyMultiply(in.Operands[0], in.Operands[1], in.Shape)
 	}
 	return nil, nil
+}
+
+// multiplyByPred is HandleMultiply's A * convert(P) => select(P, A, 0) for
+// a pred array P converted to the multiply's own type, either operand
+// order: where P is false the result is +0 whatever A is (a negative A, an
+// infinity or a NaN times 0 would give -0 or NaN), which masks and one_hot
+// products show. XLA:CPU's float normalization computes bf16 and the 8-bit
+// floats in f32 first, so their multiplies never match (measured on jax
+// 0.10: f32, f16, f64 and integer products are rewritten, bf16 and
+// f8e4m3fn ones are not, nor a product with a broadcast of the convert).
+func (r *xlaRewriter) multiplyByPred(in *hlo.Instruction) *hlo.Instruction {
+	a, b := in.Operands[0], in.Operands[1]
+	predOf := func(x *hlo.Instruction) *hlo.Instruction {
+		if x.Opcode != "convert" || len(x.Operands) != 1 || !x.Shape.IsArray() || x.Shape.Elem != in.Shape.Elem {
+			return nil
+		}
+		if p := x.Operands[0]; p.Shape.IsArray() && p.Shape.Elem == dtype.Pred && len(p.Shape.DynamicDims) == 0 &&
+			slices.Equal(p.Shape.Dims, in.Shape.Dims) {
+			return p
+		}
+		return nil
+	}
+	p, other := predOf(b), a
+	if p == nil {
+		p, other = predOf(a), b
+	}
+	if p == nil || len(in.Shape.DynamicDims) > 0 {
+		return nil
+	}
+	zero := r.emit("broadcast", in.Shape, r.constant(tensor.New(in.Shape.Elem, []int64{})))
+	zero.Dimensions = []int64{}
+	return r.emit("select", in.Shape, p, other, zero)
 }
 
 // simplifyMultiply folds constant factors as HandleMultiply does, which
