@@ -9,6 +9,9 @@ package eval
 import (
 	"context"
 	"fmt"
+	"sync"
+
+	"goldtrace/engine/dtype"
 
 	"goldtrace/engine/hlo"
 	"goldtrace/engine/tensor"
@@ -147,6 +150,9 @@ type Evaluator struct {
 	// value's storage (a condition's fresh pred).
 	rootMine bool
 	frames   map[*hlo.Computation]*framePlan // Call's plan of each computation
+	// ynnUses is the operand-use count of each widening of bf16 and of its
+	// operand, as framePlanFor counts them (reduce_ynn.go).
+	ynnUses sync.Map
 }
 
 // New returns an evaluator of m.
@@ -343,6 +349,12 @@ func (ev *Evaluator) framePlanFor(c *hlo.Computation) *framePlan {
 	for i := range fp.localTuple {
 		if fp.uses[i] == 0 {
 			fp.localTuple[i] = false
+		}
+	}
+	for i, in := range c.Instructions {
+		if in.Opcode == "convert" && len(fp.operands[i]) == 1 && fp.operands[i][0] >= 0 && in.Operands[0].Shape.Elem == dtype.BF16 {
+			ev.ynnUses.Store(in, fp.uses[i])
+			ev.ynnUses.Store(in.Operands[0], fp.uses[fp.operands[i][0]])
 		}
 	}
 	if plan := ev.fusionPlanFor(c); plan != nil {

@@ -85,7 +85,8 @@ type fusedGroup struct {
 	pos     map[*hlo.Instruction]int
 	dims    []int64
 	reduce  *hlo.Instruction
-	op      string // the reduce's fast reducer
+	op      string  // the reduce's fast reducer
+	ynn     ynnKind // the reduce sums in YNNPACK's order (reduce_ynn.go)
 	// narrowOut, when set, is a convert of an f32 group's root to bf16 or
 	// f16 (the root's only use): the group's value is the convert's,
 	// each block rounded and stored as convert stores it (encodeF32).
@@ -834,6 +835,17 @@ func planFusion(c *hlo.Computation) *fusionPlan {
 			if in != c.Root && len(users[in]) == 1 && !k.gathers() {
 				if r := users[in][0]; fusibleReduce(r, in) {
 					g.reduce, g.op = r, fastReducer(r.ToApply())
+					g.ynn = ynnSumOrder(r, func(x *hlo.Instruction) int {
+						n := 0
+						for _, op := range c.Instructions {
+							for _, o := range op.Operands {
+								if o == x {
+									n++
+								}
+							}
+						}
+						return n
+					})
 				}
 			}
 		}
@@ -1232,7 +1244,29 @@ func (g *fusedGroup) eval(ev *Evaluator, vals func(*hlo.Instruction) (Value, boo
 				re := min(r+per, hi)
 				s, e := r*runLen, re*runLen
 				w.block(g, ext, s, e, buf[:e-s])
+				if g.ynn != ynnNone {
+					b := fold(buf[:e-s])
+					sseAfterAVX() // scalar lanes after the block's vector code
+					for q := r; q < re; q++ {
+						o[q] = ynnSumRow(g.ynn, i0, b[(q-r)*runLen:(q-r+1)*runLen])
+					}
+					continue
+				}
 				foldRows(g.op, i0, fold(buf[:e-s]), runLen, o[r:re])
+			}
+			return
+		}
+		if g.ynn != ynnNone {
+			// The whole row, block by block, then YNNPACK's order over it.
+			row := make([]float32, runLen)
+			for r := lo; r < hi; r++ {
+				for s := r * runLen; s < (r+1)*runLen; s += fuseBlock {
+					e := min(s+fuseBlock, (r+1)*runLen)
+					w.block(g, ext, s, e, buf[:e-s])
+					copy(row[s-r*runLen:], fold(buf[:e-s]))
+				}
+				sseAfterAVX()
+				o[r] = ynnSumRow(g.ynn, i0, row)
 			}
 			return
 		}

@@ -99,6 +99,12 @@ func evalReduce(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error)
 			return packResults(outs), nil
 		}
 	}
+	if len(inputs) == 1 {
+		// f32 sums XLA:CPU hands to YNNPACK follow its order (reduce_ynn.go).
+		if out := reduceAddYNN(ev, in, inputs[0], inits[0], reduced, outDims); out != nil {
+			return ArrayValue(out), nil
+		}
+	}
 	if op := fastReducer(in.ToApply()); op != "" && len(inputs) == 1 {
 		if out := reduceBlockFast(op, inputs[0], inits[0], reduced, outDims); out != nil {
 			return ArrayValue(out), nil

@@ -14,7 +14,8 @@ package eval
 //     one after the other, starting from the init value.
 //   - f32 and f64 add-reductions touching 4096 or more elements are handed to
 //     YNNPACK instead (16-lane vector accumulators, blocked, with its own
-//     horizontal reduction). Complex types never go there.
+//     horizontal reduction; reduce_ynn.go reproduces the f32 ones). Complex
+//     types never go there.
 //   - A reduce over several non-trivial dimensions that are each <= 32 is
 //     vectorised by LLVM across the outer reduced dimension (for example the
 //     rows of a [4,3] full sum are added as (r0+r2)+(r1+r3)), in ways that

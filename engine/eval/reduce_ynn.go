@@ -1,0 +1,474 @@
+package eval
+
+// YNNPACK's f32 summation order, as XLA:CPU (jaxlib 0.10.2) runs it for the
+// add-reductions it hands to YNNPACK (a __ynn_fusion: f32 operands of 4096
+// or more elements, any reduced dimensions). Read from the machine code of
+// ynn::sum_k1_fp32_avx512 / sum_k1_fp32_avx (rows) and sum_kn_fp32_avx512
+// (columns) in libjax_common.so and fitted bit for bit against jax.jit
+// (tests/test_ynn_reduce_order.py). The AVX kernel (the one an AVX2-only
+// host runs) keeps the same 16 logical lanes as two 8-lane halves and the
+// same final tree, so the order does not depend on the host's vector width;
+// the portable build computes it the same way.
+//
+// Rows (the reduced elements contiguous, k of them): 16 lane accumulators,
+// element i going to lane i%16. Every 64 elements form a partial
+// (((0+v0)+v1)+v2)+v3 of four 16-lane vectors; while 256 or more elements
+// are left, four partials p0..p3 are added as ((p0+p1)+p2)+p3 into acc0,
+// then single partials while 64 or more are left, then one zero-padded
+// partial of the rest. Each time 1024 elements have been consumed, acc0
+// goes into acc1 by Kahan summation (the error term dropped where it is not
+// finite) and restarts from zero. At the end t = acc1 + (acc0 - err), plus
+// zero, is reduced by halving (lane i + lane i+8, then +4, +2, +1) and added
+// to the output, which starts as the init value.
+//
+// Rows of more than 32768 elements are cut into chunks of 32768, each
+// summed as above; chunk j is added into partial j%2 and the result is
+// init + (partial0 + partial1) (measured on this 2-core machine: XLA's
+// thread pool splits the chunks over its threads, so the grouping follows
+// the core count; a 1-core process gets other bits). Fitted up to 131072
+// elements; 1-D sums of 200000 and more differ in some inputs.
+//
+// Columns (a block of reduced dimensions with n contiguous kept elements
+// after it, k reduced rows): each column on its own. Rows are cut into
+// chunks of floor(32768/n) (one kernel call each, added into the output in
+// order); that split is what jax.jit does for blocks up to about 10^5
+// elements (f32[22,1500], [64,1000], [300,300], [1000,100] ...). Larger
+// blocks are split otherwise, by rules not fitted ([256,2048] and [100,8192]
+// take chunks of 64 rows; [64,4096], [500,1024], [2000,1000] no one chunk
+// size): they keep this order, as exact in structure but not in bits. Within a call of k rows: k < 4 adds ((r0+0)+r1)+r2 (missing rows
+// zero); k == 4 adds (((0+r0)+r1)+r2)+r3; otherwise groups of four rows
+// (((0+r0)+r1)+r2)+r3 go into acc0, acc0 into acc1 every 16 rows, acc1 into
+// acc2 by Kahan summation every 256 rows, a last group of 1-3 rows as
+// ((r0+0)+r1)+r2, then acc1 += acc0, Kahan into acc2, and the output adds
+// acc2.
+//
+// Not covered (the reduce keeps the evaluator's own order): column blocks
+// of several outer batches that would be chunked (jax.jit splits them in
+// ways no one chunk size fits: f32[2,3000,100] over axis 1; f32[4,1000,64]
+// is not split at all), reduced
+// dimensions that are not one contiguous block, f64 (its own 8-lane
+// kernels), rows of bf16 converted to f32 inside the fusion longer than
+// 32768 (shorter ones run sum_k1_bf16_fp32's order: 32-element vectors give
+// lane l elements 2l+1 then 2l, partials of 128, blocks of 512, Kahan every
+// 2048) and bf16 columns, columns more than 32768 wide, and elementwise transcendentals XLA fuses into the
+// YNNPACK reduce (exp inside the fusion is YNNPACK's own, not XLA's).
+
+import (
+	"math"
+	"os"
+
+	"goldtrace/engine/dtype"
+	"goldtrace/engine/hlo"
+	"goldtrace/engine/tensor"
+)
+
+// ynnOrderDisabled keeps the old left-to-right fold for YNNPACK-sized sums
+// (GOLDTRACE_NO_YNN_ORDER=1), to compare.
+var ynnOrderDisabled = os.Getenv("GOLDTRACE_NO_YNN_ORDER") == "1"
+
+const (
+	ynnLanes     = 16
+	ynnChunk     = 32768 // elements per kernel call
+	ynnKahanRows = 1024  // row elements between Kahan steps
+)
+
+// ynnKind is which YNNPACK sum kernel XLA:CPU runs for a reduce.
+type ynnKind uint8
+
+const (
+	ynnNone ynnKind = iota // not a YNNPACK sum we reproduce
+	ynnF32                 // sum_k1_fp32 / sum_kn_fp32
+	ynnBF16                // sum_k1_bf16_fp32 / sum_kn_bf16_fp32: bf16 widened in the fusion
+)
+
+// ynnSumOrder reports which YNNPACK order f32 add-reduction r takes in
+// XLA:CPU, ynnNone when it is not one we reproduce (see the file comment).
+// uses counts an instruction's uses in its computation (only asked of a
+// widening of bf16 and of its operand).
+func ynnSumOrder(r *hlo.Instruction, uses func(*hlo.Instruction) int) ynnKind {
+	if ynnOrderDisabled || r == nil || r.Opcode != "reduce" || len(r.Operands) != 2 || len(r.Dimensions) == 0 {
+		return ynnNone
+	}
+	x := r.Operands[0]
+	if !x.Shape.IsArray() || !r.Shape.IsArray() || x.Shape.Elem != dtype.F32 || r.Shape.Elem != dtype.F32 {
+		return ynnNone
+	}
+	if fastReducer(r.ToApply()) != "add" || tensor.NumElements(x.Shape.Dims) < ynnMinElements {
+		return ynnNone
+	}
+	reduced := make([]bool, len(x.Shape.Dims))
+	for _, d := range r.Dimensions {
+		if d < 0 || int(d) >= len(reduced) {
+			return ynnNone
+		}
+		reduced[d] = true
+	}
+	_, red, inner, ok := reducedBlock(x.Shape.Dims, reduced)
+	if !ok || inner > ynnChunk {
+		return ynnNone
+	}
+	if x.Opcode == "convert" && len(x.Operands) == 1 && x.Operands[0].Shape.Elem == dtype.BF16 {
+		if src := x.Operands[0]; uses(x) != 1 || uses(src) != 1 || src.Opcode == "slice" && len(src.Operands) == 1 && !equalDims(src.Shape.Dims, src.Operands[0].Shape.Dims) {
+			// XLA widens in a loop fusion of its own (wrapped_convert,
+			// convert_slice_fusion) unless the widening and its bf16
+			// operand have no other use and no slice lies between; the
+			// YNNPACK fusion then sums f32 (measured: x[:, :n] row sums,
+			// a widened x summed twice).
+			return ynnF32
+		}
+		// The widening runs inside the kernel, which feeds a lane its
+		// elements in another order. Rows longer than one chunk are not
+		// fitted, nor are columns (sum_kn_bf16_fp32 agreed with the f32
+		// column order on some inputs of chunked shapes, not all).
+		if inner != 1 || red > ynnChunk {
+			return ynnNone
+		}
+		return ynnBF16
+	}
+	if x.Opcode == "convert" && len(x.Operands) == 1 && x.Operands[0].Shape.Elem != dtype.F32 {
+		return ynnNone // other widenings: not fitted
+	}
+	return ynnF32
+}
+
+// ynnUseCount is in's use count framePlanFor recorded, -1 when none was.
+func (ev *Evaluator) ynnUseCount(in *hlo.Instruction) int {
+	if v, ok := ev.ynnUses.Load(in); ok {
+		return int(v.(int32))
+	}
+	return -1
+}
+
+// reduceAddYNN is the f32 reduce of x over the reduced block in YNNPACK's
+// order, or nil when in is not such a reduce.
+func reduceAddYNN(ev *Evaluator, in *hlo.Instruction, x, init *tensor.Tensor, reduced []bool, outDims []int64) *tensor.Tensor {
+	kind := ynnSumOrder(in, ev.ynnUseCount)
+	if x.Type != dtype.F32 || init.Type != dtype.F32 || kind == ynnNone {
+		return nil
+	}
+	outer, red, inner, ok := reducedBlock(x.Dims, reduced)
+	if !ok || outer*red*inner == 0 || inner > 1 && outer > 1 && red > ynnChunk/inner {
+		return nil // chunked column blocks of several batches: not fitted
+	}
+	xs, i0 := x.F32(), init.F32()[0]
+	out := tensor.New(dtype.F32, outDims)
+	o := out.F32()
+	if inner == 1 {
+		parallelForWork(int(outer), int(outer*red), func(lo, hi int) {
+			sseAfterAVX()
+			for g := lo; g < hi; g++ {
+				o[g] = ynnSumRow(kind, i0, xs[int64(g)*red:int64(g+1)*red])
+			}
+		})
+		return out
+	}
+	const tile = 1024
+	tiles := (inner + tile - 1) / tile
+	parallelForWork(int(outer*tiles), int(outer*red*inner), func(lo, hi int) {
+		var s ynnColScratch
+		sseAfterAVX()
+		for t := int64(lo); t < int64(hi); t++ {
+			b, c0 := t/tiles, (t%tiles)*tile
+			c1 := min(c0+tile, inner)
+			acc := o[b*inner+c0 : b*inner+c1]
+			for c := range acc {
+				acc[c] = i0
+			}
+			ynnSumColumns(xs[b*red*inner:(b+1)*red*inner], int(red), int(inner), int(c0), acc, &s)
+		}
+	})
+	return out
+}
+
+// ynnSumRow is init plus the sum of xs in YNNPACK's row order, chunked as
+// XLA:CPU runs rows longer than ynnChunk.
+func ynnSumRow(kind ynnKind, init float32, xs []float32) float32 {
+	if kind == ynnBF16 {
+		return init + ynnRowKernelBF16(xs) // at most one chunk (ynnSumOrder)
+	}
+	if len(xs) <= ynnChunk {
+		return init + ynnRowKernel(xs)
+	}
+	var p [2]float32
+	for j, s := 0, 0; s < len(xs); j, s = j+1, s+ynnChunk {
+		p[j%2] += ynnRowKernel(xs[s:min(s+ynnChunk, len(xs))])
+	}
+	return init + (p[0] + p[1])
+}
+
+// ynnPartial adds the 64 elements of xs (zero-padded) into dst as
+// (((0+v0)+v1)+v2)+v3, v being 16-element vectors.
+func ynnPartial(xs []float32) (p [ynnLanes]float32) {
+	var buf [4 * ynnLanes]float32
+	if len(xs) < len(buf) {
+		copy(buf[:], xs)
+		xs = buf[:]
+	}
+	xs = xs[:4*ynnLanes]
+	for l := range p {
+		p[l] = ((((0 + xs[l]) + xs[ynnLanes+l]) + xs[2*ynnLanes+l]) + xs[3*ynnLanes+l])
+	}
+	return p
+}
+
+// ynnBlocks256Go adds nblk blocks of 256 elements of xs into acc: each
+// block's four 64-element partials p0..p3 as ((p0+p1)+p2)+p3.
+func ynnBlocks256Go(xs []float32, nblk int, acc *[ynnLanes]float32) {
+	for i := 0; i < 256*nblk; i += 256 {
+		b := ynnPartial(xs[i:])
+		for j := 1; j < 4; j++ {
+			p := ynnPartial(xs[i+64*j:])
+			for l := range b {
+				b[l] += p[l]
+			}
+		}
+		for l := range acc {
+			acc[l] += b[l]
+		}
+	}
+}
+
+// ynnKahan adds acc0 into acc1 with Kahan's compensation err (zeroed where
+// not finite) and clears acc0.
+func ynnKahan(acc0, acc1, err *[ynnLanes]float32) {
+	for l := range acc0 {
+		y := acc0[l] - err[l]
+		t := acc1[l] + y
+		e := (t - acc1[l]) - y
+		if math.IsInf(float64(e), 0) || e != e {
+			e = 0
+		}
+		acc1[l], err[l], acc0[l] = t, e, 0
+	}
+}
+
+// ynnRowKernel is what one call of YNNPACK's row-sum kernel adds to its
+// output for the row xs.
+func ynnRowKernel(xs []float32) float32 {
+	var acc0, acc1, err [ynnLanes]float32
+	k, i := len(xs), 0
+	for k-i >= 256 {
+		// Blocks of 256 up to the next Kahan step (or the last whole block).
+		nb := min((k-i)/256, (ynnKahanRows-i%ynnKahanRows)/256)
+		ynnBlocks256(xs[i:], nb, &acc0)
+		if i += 256 * nb; i%ynnKahanRows == 0 {
+			ynnKahan(&acc0, &acc1, &err)
+		}
+	}
+	for ; k-i >= 64; i += 64 {
+		p := ynnPartial(xs[i:])
+		for l := range acc0 {
+			acc0[l] += p[l]
+		}
+		if (i+64)%ynnKahanRows == 0 {
+			ynnKahan(&acc0, &acc1, &err)
+		}
+	}
+	if k > i {
+		p := ynnPartial(xs[i:])
+		for l := range acc0 {
+			acc0[l] += p[l]
+		}
+	}
+	return ynnFinish(&acc0, &acc1, &err)
+}
+
+// ynnPartialBF16 is the bf16 kernel's partial of 128 elements (zero-padded):
+// each of four 32-element vectors gives lane l its element 2l+1, then 2l
+// (the high and the low half of the lane's 32 bits).
+func ynnPartialBF16(xs []float32) (p [ynnLanes]float32) {
+	var buf [8 * ynnLanes]float32
+	if len(xs) < len(buf) {
+		copy(buf[:], xs)
+		xs = buf[:]
+	}
+	xs = xs[:8*ynnLanes]
+	for l := range p {
+		s := xs[2*l+1] + 0
+		s += xs[2*l]
+		for v := 1; v < 4; v++ {
+			s += xs[32*v+2*l+1]
+			s += xs[32*v+2*l]
+		}
+		p[l] = s + 0
+	}
+	return p
+}
+
+// ynnRowKernelBF16 is ynnRowKernel for the bf16 kernel: partials of 128
+// elements, blocks of four partials while 512 are left, Kahan steps every
+// 2048 elements, the same final tree. xs holds the bf16 values widened.
+func ynnRowKernelBF16(xs []float32) float32 {
+	var acc0, acc1, err [ynnLanes]float32
+	k, i := len(xs), 0
+	for ; k-i >= 512; i += 512 {
+		b := ynnPartialBF16(xs[i:])
+		for j := 1; j < 4; j++ {
+			p := ynnPartialBF16(xs[i+128*j:])
+			for l := range b {
+				b[l] += p[l]
+			}
+		}
+		for l := range acc0 {
+			acc0[l] += b[l]
+		}
+		if (i+512)%(2*ynnKahanRows) == 0 {
+			ynnKahan(&acc0, &acc1, &err)
+		}
+	}
+	for ; k-i >= 128; i += 128 {
+		p := ynnPartialBF16(xs[i:])
+		for l := range acc0 {
+			acc0[l] += p[l]
+		}
+		if (i+128)%(2*ynnKahanRows) == 0 {
+			ynnKahan(&acc0, &acc1, &err)
+		}
+	}
+	if k > i {
+		p := ynnPartialBF16(xs[i:])
+		for l := range acc0 {
+			acc0[l] += p[l]
+		}
+	}
+	return ynnFinish(&acc0, &acc1, &err)
+}
+
+// ynnFinish is the kernels' end: t = acc1 + (acc0 - err) + 0, reduced by
+// halving.
+func ynnFinish(acc0, acc1, err *[ynnLanes]float32) float32 {
+	var t [ynnLanes]float32
+	for l := range t {
+		t[l] = (acc1[l] + (acc0[l] - err[l])) + 0
+	}
+	for h := ynnLanes / 2; h >= 1; h /= 2 {
+		for l := 0; l < h; l++ {
+			t[l] += t[l+h]
+		}
+	}
+	return t[0]
+}
+
+// ynnColScratch holds one tile's column accumulators.
+type ynnColScratch struct {
+	acc0, acc1, acc2, err [1024]float32
+}
+
+// ynnSumColumns adds to o[c] (c from c0, len(o) columns) the sum of column
+// c0+c of the red×inner block xs in YNNPACK's column order.
+func ynnSumColumns(xs []float32, red, inner, c0 int, o []float32, s *ynnColScratch) {
+	chunk := ynnChunk / inner
+	for r0 := 0; r0 < red; r0 += chunk {
+		ynnColKernel(xs, min(chunk, red-r0), inner, r0, c0, o, s)
+	}
+}
+
+// ynnColKernel is one call of YNNPACK's column-sum kernel over rows
+// r0..r0+k of xs, columns c0..c0+len(o), added into o.
+func ynnColKernel(xs []float32, k, inner, r0, c0 int, o []float32, s *ynnColScratch) {
+	n := len(o)
+	row := func(r int) []float32 {
+		b := (r0+r)*inner + c0
+		return xs[b : b+n]
+	}
+	if k <= 4 {
+		var r1, r2 []float32
+		if k > 1 {
+			r1 = row(1)
+		}
+		if k > 2 {
+			r2 = row(2)
+		}
+		a := row(0)
+		for c := range o {
+			var g float32
+			if k == 4 {
+				g = (((0 + a[c]) + r1[c]) + r2[c]) + row(3)[c]
+			} else {
+				g = a[c] + 0
+				if r1 != nil {
+					g += r1[c]
+				}
+				if r2 != nil {
+					g += r2[c]
+				} else {
+					g += 0
+				}
+			}
+			o[c] += g
+		}
+		return
+	}
+	acc0, acc1, acc2, err := s.acc0[:n], s.acc1[:n], s.acc2[:n], s.err[:n]
+	clear(acc0)
+	clear(acc1)
+	clear(acc2)
+	clear(err)
+	i := 0
+	for k-i >= 4 {
+		// Groups of four rows up to the next Kahan step (every 256 rows).
+		ng := min((k-i)/4, (256-i%256)/4)
+		ynnColGroups(xs[(r0+i)*inner+c0:], inner, ng, acc0, acc1)
+		if i += 4 * ng; i%256 == 0 {
+			ynnKahanN(acc1, acc2, err)
+		}
+	}
+	if k > i {
+		a := row(i)
+		for c := range acc0 {
+			g := a[c] + 0
+			if i+1 < k {
+				g += row(i + 1)[c]
+			} else {
+				g += 0
+			}
+			if i+2 < k {
+				g += row(i + 2)[c]
+			} else {
+				g += 0
+			}
+			acc0[c] += g
+		}
+	}
+	for c := range acc0 {
+		acc1[c] += acc0[c]
+	}
+	ynnKahanN(acc1, acc2, err)
+	for c := range o {
+		o[c] += acc2[c]
+	}
+}
+
+// ynnColGroupsGo adds ngroups groups of four rows (stride inner) of xs
+// into acc0 as (((0+r0)+r1)+r2)+r3, moving acc0 into acc1 after every
+// fourth group. The caller starts it at a multiple of 16 rows.
+func ynnColGroupsGo(xs []float32, inner, ngroups int, acc0, acc1 []float32) {
+	n := len(acc0)
+	acc1 = acc1[:n]
+	for g := 0; g < ngroups; g++ {
+		b := 4 * g * inner
+		a, r1, r2, r3 := xs[b:b+n], xs[b+inner:b+inner+n], xs[b+2*inner:b+2*inner+n], xs[b+3*inner:b+3*inner+n]
+		for c := range acc0 {
+			acc0[c] += (((0 + a[c]) + r1[c]) + r2[c]) + r3[c]
+		}
+		if g%4 == 3 {
+			for c := range acc0 {
+				acc1[c] += acc0[c]
+				acc0[c] = 0
+			}
+		}
+	}
+}
+
+// ynnKahanN is ynnKahan on slices: acc2 += acc1 compensated, acc1 cleared.
+func ynnKahanN(acc1, acc2, err []float32) {
+	for c := range acc1 {
+		y := acc1[c] - err[c]
+		t := acc2[c] + y
+		e := (t - acc2[c]) - y
+		if math.IsInf(float64(e), 0) || e != e {
+			e = 0
+		}
+		acc2[c], err[c], acc1[c] = t, e, 0
+	}
+}

@@ -1,0 +1,88 @@
+package eval
+
+import (
+	"math/rand"
+	"testing"
+)
+
+// TestYNNOrderAgainstJax compares the f32 sums XLA:CPU hands to YNNPACK bit
+// for bit with jax.jit on CPU (cases in testdata/gen_ynn_order.py). Before
+// reduce_ynn.go (GOLDTRACE_NO_YNN_ORDER=1) most of them differ.
+func TestYNNOrderAgainstJax(t *testing.T) {
+	dir, cases := jaxCases(t, "gen_ynn_order.py")
+	requireCases(t, cases, 50)
+	for _, c := range cases {
+		t.Run(c.Name, func(t *testing.T) { runJaxCase(t, dir, c) })
+	}
+}
+
+// TestYNNRowKernelStructure checks the row kernel's grouping on inputs whose
+// sum reveals it: 2^60 swallows every count of ones in f32, so the result
+// counts the ones added after the big value was cancelled in the same lane
+// chain.
+func TestYNNRowKernelStructure(t *testing.T) {
+	const big = float32(1 << 60)
+	ones := func(n int) []float32 {
+		xs := make([]float32, n)
+		for i := range xs {
+			xs[i] = 1
+		}
+		return xs
+	}
+	// Elements 0 and 16 both go to lane 0 and meet first in its partial,
+	// before the ones at 32 and 48: every one counts (a left-to-right fold
+	// would lose the 15 between them).
+	xs := ones(100)
+	xs[0], xs[16] = big, -big
+	if got := ynnRowKernel(xs); got != 98 {
+		t.Errorf("cancelling pair in one lane: got %v, want 98", got)
+	}
+	// Elements 0 and 8 go to lanes 0 and 8, which swallow their other three
+	// ones each and meet in the tree's first step (lane i + lane i+8); the
+	// other 14 lanes hold 4 ones each.
+	xs = ones(64)
+	xs[0], xs[8] = big, -big
+	if got := ynnRowKernel(xs); got != 56 {
+		t.Errorf("pair in lanes 0 and 8: got %v, want 56", got)
+	}
+}
+
+// TestYNNOrderMatchesPlainSumWhenExact: on integers below 2^24 every order
+// gives the exact sum, so the kernels must too (catches a dropped or
+// doubled element in any path: rows, chunks, columns, remainders).
+func TestYNNOrderMatchesPlainSumWhenExact(t *testing.T) {
+	r := rand.New(rand.NewSource(1))
+	for _, n := range []int{1, 3, 15, 16, 17, 63, 64, 65, 255, 256, 257, 1023, 1024, 1025, 4096, 32768, 32769, 70001} {
+		xs := make([]float32, n)
+		want := float32(1)
+		for i := range xs {
+			xs[i] = float32(r.Intn(200) - 100)
+			want += xs[i]
+		}
+		if got := ynnSumRow(ynnF32, 1, xs); got != want {
+			t.Errorf("row of %d: got %v, want %v", n, got, want)
+		}
+		if n <= ynnChunk {
+			if got := ynnSumRow(ynnBF16, 1, xs); got != want {
+				t.Errorf("bf16 row of %d: got %v, want %v", n, got, want)
+			}
+		}
+	}
+	for _, kn := range [][2]int{{1, 7}, {2, 7}, {3, 7}, {4, 7}, {5, 7}, {17, 33}, {300, 9}, {5000, 40}} {
+		k, n := kn[0], kn[1]
+		xs := make([]float32, k*n)
+		want := make([]float64, n)
+		for i := range xs {
+			xs[i] = float32(r.Intn(200) - 100)
+			want[i%n] += float64(xs[i])
+		}
+		o := make([]float32, n)
+		var s ynnColScratch
+		ynnSumColumns(xs, k, n, 0, o, &s)
+		for c := range o {
+			if float64(o[c]) != want[c] {
+				t.Fatalf("columns %dx%d: column %d got %v, want %v", k, n, c, o[c], want[c])
+			}
+		}
+	}
+}
