@@ -5,10 +5,11 @@ package eval
 // or more elements, any reduced dimensions). Read from the machine code of
 // ynn::sum_k1_fp32_avx512 / sum_k1_fp32_avx (rows) and sum_kn_fp32_avx512
 // (columns) in libjax_common.so and fitted bit for bit against jax.jit
-// (tests/test_ynn_reduce_order.py). The AVX kernel (the one an AVX2-only
-// host runs) keeps the same 16 logical lanes as two 8-lane halves and the
-// same final tree, so the order does not depend on the host's vector width;
-// the portable build computes it the same way.
+// (engine/eval/testdata/gen_ynn_order.py, tests/test_ynn_reduce_order.py).
+// The AVX kernel (the one an AVX2-only host runs) keeps the same 16 logical
+// lanes as two 8-lane halves and the same final tree, so the order does not
+// depend on the host's vector width; the portable build computes it the
+// same way.
 //
 // Rows (the reduced elements contiguous, k of them): 16 lane accumulators,
 // element i going to lane i%16. Every 64 elements form a partial

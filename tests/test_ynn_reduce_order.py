@@ -1,0 +1,56 @@
+"""f32 sums XLA:CPU hands to YNNPACK (engine/eval/reduce_ynn.go) through the
+whole golden path, bit for bit against jax.jit, from the lowered module, the
+unoptimized text and the XLA:CPU-optimized text (where the reduce sits in a
+__ynn_fusion computation). The evaluator's own catalog is
+engine/eval/testdata/gen_ynn_order.py; these add the legalization and the
+optimized form. Same bits natively and under the AVX2-only CPUID shim
+(bench/avx2only): YNNPACK's AVX kernel keeps the AVX-512 kernel's lanes."""
+
+import functools
+
+import numpy as np
+import ml_dtypes
+import pytest
+from reference import require
+
+jax = require("jax")
+require("goldtrace.golden")
+import jax.numpy as jnp  # noqa: E402
+from goldtrace.golden import golden as _golden  # noqa: E402
+
+golden = functools.partial(_golden, xla_compat="0.10" if jax.__version__.startswith("0.10.") else None)
+
+
+def _mixed(seed, shape, dtype=np.float32):
+    rng = np.random.default_rng(seed)
+    return (rng.standard_normal(shape) * 10.0 ** rng.uniform(-3, 3, shape)).astype(dtype)
+
+
+CASES = {
+    "rows_64x100": (lambda x: jnp.sum(x, -1), (64, 100), np.float32),
+    "rows_4096x77": (lambda x: jnp.sum(x, -1), (4096, 77), np.float32),
+    "rows_8x5000": (lambda x: jnp.sum(x, -1), (8, 5000), np.float32),
+    "cols_300x300": (lambda x: jnp.sum(x, 0), (300, 300), np.float32),
+    "full_40000": (lambda x: jnp.sum(x), (40000,), np.float32),
+    "full_128x128": (lambda x: jnp.sum(x), (128, 128), np.float32),
+    "sumsq_128x255": (lambda x: jnp.sum(x * x, -1), (128, 255), np.float32),
+    "mean_var_64x1000": (lambda x: (jnp.mean(x, -1), jnp.var(x, -1)), (64, 1000), np.float32),
+    "logsumexp_shift_64x1000": (lambda x: jnp.sum(x - jnp.max(x, -1, keepdims=True), -1), (64, 1000), np.float32),
+    "bf16_rows_256x1000": (lambda x: jnp.sum(x.astype(jnp.float32), -1), (256, 1000), ml_dtypes.bfloat16),
+}
+
+
+@pytest.mark.parametrize("form", ["lowered", "unopt", "opt"])
+@pytest.mark.parametrize("name", list(CASES))
+def test_ynn_sum_matches_jax(name, form):
+    fn, shape, dt = CASES[name]
+    x = _mixed(len(name), shape, dt)
+    low = jax.jit(fn).lower(x)
+    mod = {"lowered": low, "unopt": low.as_text(dialect="hlo"), "opt": low.compile().as_text()}[form]
+    want = jax.tree_util.tree_leaves(jax.jit(fn)(x))
+    got = golden(mod, x)
+    assert len(got) == len(want)
+    for i, (g, w) in enumerate(zip(got, want)):
+        g, w = np.asarray(g), np.asarray(w)
+        bad = g.view(np.uint32) != w.view(np.uint32)
+        assert not bad.any(), f"{name} {form} output {i}: {int(bad.sum())} of {bad.size} differ, first at {np.argwhere(bad)[0]}"
