@@ -21,6 +21,12 @@ from goldtrace.golden import golden as _golden  # noqa: E402
 golden = functools.partial(_golden, xla_compat="0.10" if jax.__version__.startswith("0.10.") else None)
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _x64():
+    with jax.enable_x64(True):
+        yield
+
+
 def _mixed(seed, shape, dtype=np.float32):
     rng = np.random.default_rng(seed)
     return (rng.standard_normal(shape) * 10.0 ** rng.uniform(-3, 3, shape)).astype(dtype)
@@ -37,6 +43,8 @@ CASES = {
     "mean_var_64x1000": (lambda x: (jnp.mean(x, -1), jnp.var(x, -1)), (64, 1000), np.float32),
     "logsumexp_shift_64x1000": (lambda x: jnp.sum(x - jnp.max(x, -1, keepdims=True), -1), (64, 1000), np.float32),
     "bf16_rows_256x1000": (lambda x: jnp.sum(x.astype(jnp.float32), -1), (256, 1000), ml_dtypes.bfloat16),
+    "f64_rows_64x1000": (lambda x: jnp.sum(x, -1), (64, 1000), np.float64),
+    "f64_full_40000": (lambda x: jnp.sum(x), (40000,), np.float64),
 }
 
 
@@ -51,6 +59,7 @@ def test_ynn_sum_matches_jax(name, form):
     got = golden(mod, x)
     assert len(got) == len(want)
     for i, (g, w) in enumerate(zip(got, want)):
-        g, w = np.asarray(g), np.asarray(w)
-        bad = g.view(np.uint32) != w.view(np.uint32)
+        g, w = np.atleast_1d(np.asarray(g)), np.atleast_1d(np.asarray(w))
+        assert g.dtype == w.dtype and g.shape == w.shape, f"{name} {form} output {i}: {g.dtype}{g.shape} vs {w.dtype}{w.shape}"
+        bad = g.view(np.uint8) != w.view(np.uint8)
         assert not bad.any(), f"{name} {form} output {i}: {int(bad.sum())} of {bad.size} differ, first at {np.argwhere(bad)[0]}"

@@ -834,8 +834,7 @@ func planFusion(c *hlo.Computation) *fusionPlan {
 			groups = append(groups, g)
 			if in != c.Root && len(users[in]) == 1 && !k.gathers() {
 				if r := users[in][0]; fusibleReduce(r, in) {
-					g.reduce, g.op = r, fastReducer(r.ToApply())
-					g.ynn = ynnSumOrder(r, func(x *hlo.Instruction) int {
+					kind := ynnSumOrder(r, func(x *hlo.Instruction) int {
 						n := 0
 						for _, op := range c.Instructions {
 							for _, o := range op.Operands {
@@ -846,6 +845,9 @@ func planFusion(c *hlo.Computation) *fusionPlan {
 						}
 						return n
 					})
+					if kind != ynnF64 { // (f64 YNNPACK rows run unfused, reduce_ynn.go)
+						g.reduce, g.op, g.ynn = r, fastReducer(r.ToApply()), kind
+					}
 				}
 			}
 		}

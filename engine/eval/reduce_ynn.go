@@ -47,8 +47,8 @@ package eval
 // of several outer batches that would be chunked (jax.jit splits them in
 // ways no one chunk size fits: f32[2,3000,100] over axis 1; f32[4,1000,64]
 // is not split at all), reduced
-// dimensions that are not one contiguous block, f64 (its own 8-lane
-// kernels), rows of bf16 converted to f32 inside the fusion longer than
+// dimensions that are not one contiguous block, f64 columns and f64 rows
+// past 65536 (f64 rows run sum_k1_fp64's 8-lane order, ynnRowKernel64), rows of bf16 converted to f32 inside the fusion longer than
 // 32768 (shorter ones run sum_k1_bf16_fp32's order: 32-element vectors give
 // lane l elements 2l+1 then 2l, partials of 128, blocks of 512, Kahan every
 // 2048) and bf16 columns, columns more than 32768 wide, and elementwise transcendentals XLA fuses into the
@@ -80,7 +80,11 @@ const (
 	ynnNone ynnKind = iota // not a YNNPACK sum we reproduce
 	ynnF32                 // sum_k1_fp32 / sum_kn_fp32
 	ynnBF16                // sum_k1_bf16_fp32 / sum_kn_bf16_fp32: bf16 widened in the fusion
+	ynnF64                 // sum_k1_fp64 (rows only)
 )
+
+// ynnChunk64 is the f64 row kernel's chunk (128 KiB, as ynnChunk's f32).
+const ynnChunk64 = 16384
 
 // ynnSumOrder reports which YNNPACK order f32 add-reduction r takes in
 // XLA:CPU, ynnNone when it is not one we reproduce (see the file comment).
@@ -91,7 +95,7 @@ func ynnSumOrder(r *hlo.Instruction, uses func(*hlo.Instruction) int) ynnKind {
 		return ynnNone
 	}
 	x := r.Operands[0]
-	if !x.Shape.IsArray() || !r.Shape.IsArray() || x.Shape.Elem != dtype.F32 || r.Shape.Elem != dtype.F32 {
+	if !x.Shape.IsArray() || !r.Shape.IsArray() || r.Shape.Elem != x.Shape.Elem || x.Shape.Elem != dtype.F32 && x.Shape.Elem != dtype.F64 {
 		return ynnNone
 	}
 	if fastReducer(r.ToApply()) != "add" || tensor.NumElements(x.Shape.Dims) < ynnMinElements {
@@ -107,6 +111,14 @@ func ynnSumOrder(r *hlo.Instruction, uses func(*hlo.Instruction) int) ynnKind {
 	_, red, inner, ok := reducedBlock(x.Shape.Dims, reduced)
 	if !ok || inner > ynnChunk {
 		return ynnNone
+	}
+	if x.Shape.Elem == dtype.F64 {
+		// Rows only, up to four chunks (measured; columns and longer rows
+		// are split in ways not fitted).
+		if inner != 1 || red > 4*ynnChunk64 {
+			return ynnNone
+		}
+		return ynnF64
 	}
 	if x.Opcode == "convert" && len(x.Operands) == 1 && x.Operands[0].Shape.Elem == dtype.BF16 {
 		if src := x.Operands[0]; uses(x) != 1 || uses(src) != 1 || src.Opcode == "slice" && len(src.Operands) == 1 && !equalDims(src.Shape.Dims, src.Operands[0].Shape.Dims) {
@@ -144,7 +156,20 @@ func (ev *Evaluator) ynnUseCount(in *hlo.Instruction) int {
 // order, or nil when in is not such a reduce.
 func reduceAddYNN(ev *Evaluator, in *hlo.Instruction, x, init *tensor.Tensor, reduced []bool, outDims []int64) *tensor.Tensor {
 	kind := ynnSumOrder(in, ev.ynnUseCount)
-	if x.Type != dtype.F32 || init.Type != dtype.F32 || kind == ynnNone {
+	if kind == ynnF64 && x.Type == dtype.F64 && init.Type == dtype.F64 {
+		_, red, _, _ := reducedBlock(x.Dims, reduced)
+		xs, i0 := x.F64(), init.F64()[0]
+		out := tensor.New(dtype.F64, outDims)
+		o := out.F64()
+		parallelForWork(len(o), len(xs), func(lo, hi int) {
+			sseAfterAVX()
+			for g := lo; g < hi; g++ {
+				o[g] = ynnSumRow64(i0, xs[int64(g)*red:int64(g+1)*red])
+			}
+		})
+		return out
+	}
+	if x.Type != dtype.F32 || init.Type != dtype.F32 || kind == ynnNone || kind == ynnF64 {
 		return nil
 	}
 	outer, red, inner, ok := reducedBlock(x.Dims, reduced)
@@ -343,6 +368,102 @@ func ynnFinish(acc0, acc1, err *[ynnLanes]float32) float32 {
 		t[l] = (acc1[l] + (acc0[l] - err[l])) + 0
 	}
 	for h := ynnLanes / 2; h >= 1; h /= 2 {
+		for l := 0; l < h; l++ {
+			t[l] += t[l+h]
+		}
+	}
+	return t[0]
+}
+
+// ynnSumRow64 is init plus the sum of xs in YNNPACK's f64 row order:
+// chunks of ynnChunk64, grouped over two partials as ynnSumRow's.
+func ynnSumRow64(init float64, xs []float64) float64 {
+	if len(xs) <= ynnChunk64 {
+		return init + ynnRowKernel64(xs)
+	}
+	var p [2]float64
+	for j, s := 0, 0; s < len(xs); j, s = j+1, s+ynnChunk64 {
+		p[j%2] += ynnRowKernel64(xs[s:min(s+ynnChunk64, len(xs))])
+	}
+	return init + (p[0] + p[1])
+}
+
+// ynnRowKernel64 is one call of sum_k1_fp64 (ynn::sum_k1_fp64_avx512 and
+// _avx alike): 8 lanes, 32-element partials (((0+v0)+v1)+v2)+v3, blocks of
+// four partials ((p0+p1)+p2)+p3 into acc0 while 128 elements are left,
+// then single partials paired in a pending vector that goes into acc0
+// after every odd-numbered partial (counted from the row's start), the
+// zero-padded rest into the pending vector, Kahan steps into acc1 when
+// 1024 elements have been consumed, and the halving tree of
+// acc1 + (acc0 + pending - err) + 0.
+func ynnRowKernel64(xs []float64) float64 {
+	const L = 8
+	var acc0, acc1, err, pend [L]float64
+	kahan := func() {
+		for l := range acc0 {
+			y := acc0[l] - err[l]
+			t := acc1[l] + y
+			e := (t - acc1[l]) - y
+			if math.IsInf(e, 0) || e != e {
+				e = 0
+			}
+			acc1[l], err[l], acc0[l] = t, e, 0
+		}
+	}
+	partial := func(v []float64) (p [L]float64) {
+		var buf [4 * L]float64
+		if len(v) < len(buf) {
+			copy(buf[:], v)
+			v = buf[:]
+		}
+		v = v[:4*L]
+		for l := range p {
+			p[l] = (((0 + v[l]) + v[L+l]) + v[2*L+l]) + v[3*L+l]
+		}
+		return p
+	}
+	k, i := len(xs), 0
+	for ; k-i >= 128; i += 128 {
+		b := partial(xs[i:])
+		for j := 1; j < 4; j++ {
+			p := partial(xs[i+32*j:])
+			for l := range b {
+				b[l] += p[l]
+			}
+		}
+		for l := range acc0 {
+			acc0[l] += b[l]
+		}
+		if (i+128)%1024 == 0 {
+			kahan()
+		}
+	}
+	for ; k-i >= 32; i += 32 {
+		p := partial(xs[i:])
+		for l := range pend {
+			pend[l] += p[l]
+		}
+		if (i/32)%2 == 1 {
+			for l := range acc0 {
+				acc0[l] += pend[l]
+				pend[l] = 0
+			}
+			if (i+32)%1024 == 0 {
+				kahan()
+			}
+		}
+	}
+	if k > i {
+		p := partial(xs[i:])
+		for l := range pend {
+			pend[l] += p[l]
+		}
+	}
+	var t [L]float64
+	for l := range t {
+		t[l] = (acc1[l] + ((acc0[l] + pend[l]) - err[l])) + 0
+	}
+	for h := L / 2; h >= 1; h /= 2 {
 		for l := 0; l < h; l++ {
 			t[l] += t[l+h]
 		}

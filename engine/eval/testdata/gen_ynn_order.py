@@ -11,7 +11,8 @@ YNNPACK's AVX kernel keeps the AVX-512 kernel's 16 logical lanes.
 
 Left out (the evaluator keeps its own order there, reduce_ynn.go): sums of
 exp inside the fusion (YNNPACK's exp is not XLA's), bf16 rows longer
-than 32768 and bf16 columns, reduced dimensions that are not one block, f64, and full sums
+than 32768 and bf16 columns, reduced dimensions that are not one block, f64 columns
+and f64 rows past 65536, and full sums
 of more than 131072 elements (their chunks are grouped by XLA's thread
 pool, fitted on 2 cores up to there)."""
 import jax
@@ -77,6 +78,12 @@ case("centered_rows_128x255", lambda x: jnp.sum(x - jnp.max(x, axis=-1, keepdims
 case("layernorm_sums_64x1000", lambda x, m: (jnp.sum(x, -1), jnp.sum((x - m[:, None]) ** 2, -1)),
      [mixed((64, 1000)), mixed(64)])
 case("f16_rows_64x300", lambda x: jnp.sum(x, axis=1), [mixed((64, 300), np.float16)])
+
+# f64 rows: sum_k1_fp64's 8-lane order, chunks of 16384 past that.
+case("f64_rows_w1_200", row_sums(range(1, 201, 3)), [mixed((4096, 200), np.float64)])
+case("f64_rows_long", row_sums([255, 256, 257, 1000, 1024, 1025, 4096, 5000]), [mixed((16, 5000), np.float64)])
+for n in [4096, 16384, 20000, 40000, 65536]:
+    case("f64_full_%d" % n, lambda x: jnp.sum(x), [mixed(n, np.float64)])
 
 # bf16 widened inside the fusion: sum_k1_bf16_fp32's own lane order.
 def bf16_row_sums(widths):
