@@ -12,6 +12,7 @@ import (
 	"math"
 	"math/bits"
 	"math/cmplx"
+	"unsafe"
 )
 
 type float interface{ ~float32 | ~float64 }
@@ -607,6 +608,19 @@ func clog1p(z complex128) complex128 {
 
 // complexPart computes abs, real or imag of complex elements into their real type.
 func complexPart[C cplx, F float](op string, x []C, o []F) {
+	if xs, ok := any(x).([]complex64); ok && (op == "real" || op == "imag") {
+		// The part's own bits, every other float of the pairs.
+		parts, out := rawView[float32](unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(xs))), 8*len(xs))), any(o).([]float32)
+		k := 0
+		if op == "imag" {
+			k = 1
+		}
+		out = out[:len(xs)]
+		for i := range out {
+			out[i] = parts[2*i+k]
+		}
+		return
+	}
 	switch op {
 	case "abs":
 		for i, v := range x {
