@@ -1109,6 +1109,11 @@ prog("mask-select-other-type", lambda a, b, x: jnp.where(a[:, None] == b[None, :
 prog("mask-ne-bf16-compare", lambda x, y: (x != y).astype(jnp.float32),
      lambda rng: (normal(rng, (40, 120), "bf16"), normal(rng, (40, 120), "bf16")))
 
+# real and imag keep a part's bits, signaling NaN payloads included.
+prog("complex-real-imag-snan", lambda c: (jnp.real(c), jnp.imag(c)),
+     lambda rng: (np.frombuffer(np.array([0x7f800001, 0x3f800000, 0x7fa00000, 0xff800123] * 600, np.uint32).tobytes(),
+                                np.complex64).copy(),))
+
 # ---------------------------------------------------------------- session cache
 
 BY_ID = {p.id: p for p in PROGRAMS}
