@@ -1134,16 +1134,8 @@ func (g *fusedGroup) eval(ev *Evaluator, vals func(*hlo.Instruction) (Value, boo
 		}
 		size := to.Size()
 		out := ev.newTensor(to, g.dims, false) // every block is written
-		blocks := (total + fuseBlock - 1) / fuseBlock
-		blk := min(fuseBlock, total)
-		parallelPull(blocks, total*n, func(lo, hi int) {
-			w := getFuseWorker(g, blk)
-			defer putFuseWorker(w)
-			for b := lo; b < hi; b++ {
-				s, e := b*fuseBlock, min((b+1)*fuseBlock, total)
-				w.block(g, ext, s, e, w.out[:e-s])
-				predAsValues(predBlock(w.out[:e-s])[:e-s], one, out.Data[size*s:size*e])
-			}
+		g.eachRootBlock(ext, total, func(o []float32, s, e int) {
+			predAsValues(predBlock(o)[:e-s], one, out.Data[size*s:size*e])
 		})
 		return ArrayValue(out), extras, nil
 	}
@@ -1151,19 +1143,11 @@ func (g *fusedGroup) eval(ev *Evaluator, vals func(*hlo.Instruction) (Value, boo
 		// As convert: rounded to the narrow type (subnormals kept), stored.
 		to := g.narrowOut.Shape.Elem
 		out := ev.newTensor(to, g.dims, false) // every block is written
-		blocks := (total + fuseBlock - 1) / fuseBlock
-		blk := min(fuseBlock, total)
-		parallelPull(blocks, total*n, func(lo, hi int) {
-			w := getFuseWorker(g, blk)
-			defer putFuseWorker(w)
-			for b := lo; b < hi; b++ {
-				s, e := b*fuseBlock, min((b+1)*fuseBlock, total)
-				w.block(g, ext, s, e, w.out[:e-s])
-				if to == dtype.BF16 {
-					roundBF16Bits(f32Bits(w.out[:e-s]))
-				}
-				storeNarrow(to, w.out[:e-s], out.Data[2*s:2*e])
+		g.eachRootBlock(ext, total, func(o []float32, s, e int) {
+			if to == dtype.BF16 {
+				roundBF16Bits(f32Bits(o))
 			}
+			storeNarrow(to, o, out.Data[2*s:2*e])
 		})
 		return ArrayValue(out), extras, nil
 	}
@@ -1958,6 +1942,22 @@ func u16View(b []byte) []uint16 {
 		return nil
 	}
 	return unsafe.Slice((*uint16)(unsafe.Pointer(&b[0])), len(b)/2)
+}
+
+// eachRootBlock computes the root's block for every block of the group's
+// elements on all cores and hands it to store with the block's bounds.
+func (g *fusedGroup) eachRootBlock(ext fuseInputs, total int, store func(o []float32, s, e int)) {
+	blocks := (total + fuseBlock - 1) / fuseBlock
+	blk := min(fuseBlock, total)
+	parallelPull(blocks, total*len(g.members), func(lo, hi int) {
+		w := getFuseWorker(g, blk)
+		defer putFuseWorker(w)
+		for b := lo; b < hi; b++ {
+			s, e := b*fuseBlock, min((b+1)*fuseBlock, total)
+			w.block(g, ext, s, e, w.out[:e-s])
+			store(w.out[:e-s], s, e)
+		}
+	})
 }
 
 // predOneValue is the storage of one in u's type when u is a convert of
