@@ -172,6 +172,13 @@ func dotInF32(ev *Evaluator, par int, p *dotPlan, ldims, rdims []int64, lhs, rhs
 		return c
 	}
 	if ynn != nil {
+		// A B kept across loop steps is packed once for YNNPACK's K
+		// blocks when every element sums in FMA chains over them.
+		if p.b == 1 && p.m <= prepackMaxRows {
+			if c := ynnPrepacked(ev, par, ynn, p.m, p.n, p.k, a, la, b, lb); c != nil {
+				return c
+			}
+		}
 		c := ev.newF32s(p.b*p.m*p.n, true)
 		ynn.run(par, p.b, p.m, p.n, p.k, a, la, b, lb, c)
 		return c

@@ -331,6 +331,76 @@ func (y *ynnDot) uniformKStep() int {
 	return ks
 }
 
+// blockKernel returns the GEMM kernel whose kc slices are the plan's K
+// blocks when every task sums in FMA chains over the same blocks (the
+// kernel run() uses then), else nil.
+func (y *ynnDot) blockKernel(k int) *gemmKernel[float32] {
+	if ks := y.uniformKStep(); ks > 0 {
+		return y.kn.withKC(min(ks, k))
+	}
+	return nil
+}
+
+// columnGroups splits the plan's columns into runs whose tasks all sum in
+// FMA chains over the same K blocks, with the kernel for those blocks; nil
+// when some task does not.
+func (y *ynnDot) columnGroups(k int) (groups []ynnColumns) {
+	for _, t := range y.tasks {
+		if t.tk != 1 || !t.fma {
+			return nil
+		}
+		kn := y.kn.withKC(min(t.kstep, k))
+		if g := len(groups) - 1; g >= 0 && groups[g].j0 == t.j0 {
+			if groups[g].kn != kn {
+				return nil
+			}
+			continue
+		}
+		if g := len(groups) - 1; g >= 0 && groups[g].kn == kn && groups[g].j1 == t.j0 {
+			groups[g].j1 = t.j1
+			continue
+		}
+		groups = append(groups, ynnColumns{t.j0, t.j1, kn})
+	}
+	return groups
+}
+
+// ynnColumns is a run of columns [j0,j1) summed by kn's kc slices.
+type ynnColumns struct {
+	j0, j1 int
+	kn     *gemmKernel[float32]
+}
+
+// ynnPrepacked runs a one-product dot in YNNPACK's order on B packed once
+// and kept across loop steps (loop_invariant.go), each column run on its own
+// K blocks; nil when B is not kept or the plan has lanes.
+func ynnPrepacked(ev *Evaluator, par int, y *ynnDot, m, n, k int, a []float32, la gemmLayout, b []float32, lb gemmLayout) []float32 {
+	groups := y.columnGroups(k)
+	if groups == nil {
+		return nil
+	}
+	packs := make([][]float32, len(groups))
+	for i, g := range groups {
+		if packs[i], _ = ev.packedInvariantFor(b[g.j0*lb.cs:], lb, k, g.j1-g.j0, g.kn); packs[i] == nil {
+			return nil
+		}
+	}
+	c := ev.newF32s(m*n, true)
+	if len(groups) == 1 {
+		groups[0].kn.runPrepacked(par, m, n, k, a, la, packs[0], c)
+		return c
+	}
+	for i, g := range groups {
+		nj := g.j1 - g.j0
+		tmp := make([]float32, m*nj)
+		g.kn.runPrepacked(par, m, nj, k, a, la, packs[i], tmp)
+		for r := 0; r < m; r++ {
+			copy(c[r*n+g.j0:][:nj], tmp[r*nj:][:nj])
+		}
+	}
+	return c
+}
+
 // uniform reports whether every task sums the same way.
 func (y *ynnDot) uniform() bool {
 	t0 := y.tasks[0]
@@ -345,8 +415,8 @@ func (y *ynnDot) uniform() bool {
 // run computes c = a x b (c zeroed, row-major [nb, m, n]) in YNNPACK's
 // order.
 func (y *ynnDot) run(par, nb, m, n, k int, a []float32, la gemmLayout, b []float32, lb gemmLayout, c []float32) {
-	if ks := y.uniformKStep(); ks > 0 {
-		y.kn.withKC(min(ks, k)).run(par, nb, m, n, k, a, la, b, lb, c)
+	if kn := y.blockKernel(k); kn != nil {
+		kn.run(par, nb, m, n, k, a, la, b, lb, c)
 		return
 	}
 	tasks := y.tasks

@@ -2,6 +2,9 @@ package eval
 
 import (
 	"fmt"
+
+	"goldtrace/engine/dtype"
+	"goldtrace/engine/hlo"
 	"math"
 	"math/rand"
 	"testing"
@@ -146,4 +149,25 @@ func TestYnnPlanKnownShapes(t *testing.T) {
 			}
 		}
 	}
+}
+
+// keptPackings is how many packings of a loop-invariant B an m×k by k×n f32
+// product makes (B stored [N,K] when nk): one in today's order, one per run
+// of columns with their own K blocks in YNNPACK's (ynnPrepacked), none for
+// plans with lanes.
+func keptPackings(t *testing.T, m, k, n int, nk bool) int {
+	rc := int64(0)
+	rdims := []int64{int64(k), int64(n)}
+	if nk {
+		rc, rdims = 1, []int64{int64(n), int64(k)}
+	}
+	p, err := planDot([]int64{int64(m), int64(k)}, rdims, &hlo.DotDimensionNumbers{LhsContracting: []int64{1}, RhsContracting: []int64{rc}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := ynnRoute(p, dtype.F32, dtype.F32, dtype.F32, nil, nil)
+	if y == nil {
+		return 1
+	}
+	return len(y.columnGroups(k))
 }

@@ -97,6 +97,12 @@ func (inv *invariants) frozen(p uintptr, n int) bool {
 // it does not, when the packing would not fit the budget, or when f32
 // products do not run on the packed kernels.
 func (ev *Evaluator) packedInvariant(b []float32, lb gemmLayout, k, n int) ([]float32, *gemmKernel[float32]) {
+	return ev.packedInvariantFor(b, lb, k, n, kernelFor[float32]())
+}
+
+// packedInvariantFor is packedInvariant for kernel kn (a dot in YNNPACK's
+// order packs for its K blocks, dot_ynn.go).
+func (ev *Evaluator) packedInvariantFor(b []float32, lb gemmLayout, k, n int, kn *gemmKernel[float32]) ([]float32, *gemmKernel[float32]) {
 	if ev == nil || floatsOnBLAS || len(ev.inv.spans) == 0 || len(b) == 0 || k == 0 || n == 0 {
 		return nil, nil
 	}
@@ -107,7 +113,6 @@ func (ev *Evaluator) packedInvariant(b []float32, lb gemmLayout, k, n int) ([]fl
 	if words > len(b) || !inv.frozen(ptr, 4*words) {
 		return nil, nil
 	}
-	kn := kernelFor[float32]()
 	key := packKey{ptr, k, n, gemmLayout{0, lb.rs, lb.cs}, kn, words}
 	if p, ok := inv.packs[key]; ok {
 		return p, kn

@@ -92,9 +92,12 @@ ENTRY e {
 				got[v] = out.T.F32()
 				wantPacked := 0
 				if v == 0 && !floatsOnBLAS {
-					wantPacked = 2
+					// h·W (or h·Wᵀ) and x·u: one packing each in today's
+					// order; in YNNPACK's, one per run of columns with
+					// their own K blocks, none for lane (tile_k 2/4) plans.
+					wantPacked = keptPackings(t, m, k, k, transposed) + keptPackings(t, m, 40, k, false)
 					if m == 1 && transposed {
-						wantPacked = 1 // h·Wᵀ is a matrix-vector product in XLA's order (dot_order.go)
+						wantPacked-- // h·Wᵀ is a matrix-vector product in XLA's order (dot_order.go)
 					}
 				}
 				if ev.inv.packed != wantPacked || len(ev.inv.packs) != 0 || ev.inv.bytes != 0 || len(ev.inv.spans) != 0 {
