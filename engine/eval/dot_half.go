@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"math"
 	"unsafe"
 
 	"goldtrace/engine/dtype"
@@ -34,22 +35,26 @@ func halfOperand(t dtype.Type) bool {
 // one of them bf16 or f16) in f32 slice by slice; ok is false when the
 // product is left to the whole-operand path.
 //
-// A dot in YNNPACK's order (ynn non-nil) is sliced at its K blocks when
-// every task sums in FMA chains over the same blocks (each block is a chain
-// from zero added to C, as the kernel does per kc slice); other YNNPACK
-// plans take the whole-operand path.
+// A dot in YNNPACK's order (ynn non-nil) is sliced this way when every task
+// sums in FMA chains over the same K blocks: blocks no deeper than kc are
+// the slices (each a chain from zero added to C, as the kernel does per
+// slice); deeper blocks keep kc-deep slices and run the chain kernel, which
+// continues each block's chains across them. Other YNNPACK plans take the
+// whole-operand path.
 func dotHalfF32(ev *Evaluator, par int, p *dotPlan, lhs, rhs *tensor.Tensor, ynn *ynnDot) (c []float32, ok bool) {
 	if floatsOnBLAS || !halfOperand(lhs.Type) || !halfOperand(rhs.Type) ||
 		(lhs.Type == dtype.F32 && rhs.Type == dtype.F32) {
 		return nil, false
 	}
 	kn := kernelFor[float32]()
+	ks := 0 // YNNPACK's K block, when deeper than the slices
 	if ynn != nil {
-		ks := ynn.uniformKStep()
-		if ks == 0 {
+		if ks = ynn.uniformKStep(); ks == 0 {
 			return nil, false
 		}
-		kn = ynn.kn.withKC(ks)
+		if ks <= kn.kc || kn.chain == nil {
+			kn, ks = kn.withKC(ks), 0
+		}
 	}
 	kc := kn.kc
 	if p.k <= kc || p.b*p.m*p.n == 0 || (p.m == 1) != (p.n == 1) {
@@ -58,6 +63,33 @@ func dotHalfF32(ev *Evaluator, par int, p *dotPlan, lhs, rhs *tensor.Tensor, ynn
 	a := newHalfSlicer(lhs, p.lhsPerm, p.nBatch, p.nLhsFree, p.b, p.m, p.k, kc, true)
 	b := newHalfSlicer(rhs, p.rhsPerm, p.nBatch, p.nContract, p.b, p.k, p.n, kc, false)
 	c = ev.newF32s(p.b*p.m*p.n, true) // the GEMM accumulates into c
+	if ks > 0 {
+		// YNNPACK's blocks are deeper than the decoded slices: the chain
+		// kernel continues each block's FMA chains across its slices, the
+		// first block in c, each later one in t, then added to c.
+		var t []float32
+		for lo := 0; lo < p.k; lo += ks {
+			dst := c
+			if lo > 0 {
+				if t == nil {
+					t = make([]float32, len(c))
+				} else {
+					clear(t)
+				}
+				dst = t
+			}
+			for pc := lo; pc < min(p.k, lo+ks); pc += kc {
+				d := min(kc, lo+ks-pc, p.k-pc)
+				av, la := a.slice(pc, d)
+				bv, lb := b.slice(pc, d)
+				kn.chain.run(par, p.b, p.m, p.n, d, av, la, bv, lb, dst)
+			}
+			if lo > 0 {
+				addBlock(c, t, kn.name != "avx512")
+			}
+		}
+		return c, true
+	}
 	for pc := 0; pc < p.k; pc += kc {
 		d := min(kc, p.k-pc)
 		av, la := a.slice(pc, d)
@@ -145,4 +177,24 @@ func u16Bytes(s []uint16) []byte {
 		return nil
 	}
 	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), 2*len(s))
+}
+
+// addBlock sets c[i] = t[i] + c[i], taking the NaN a GEMM kernel's own final
+// add would when both are NaN (c's for the AVX2 kernels, whose add has C as
+// its first source, t's for the AVX-512 ones), so that blocks added here
+// give the bits of blocks added by the kernel.
+func addBlock(c, t []float32, cFirst bool) {
+	sseAfterAVX()
+	c = c[:len(t)]
+	for i, v := range t {
+		s := v + c[i]
+		if s != s && v != v && c[i] != c[i] {
+			w := c[i]
+			if !cFirst {
+				w = v
+			}
+			s = math.Float32frombits(math.Float32bits(w) | 0x00400000)
+		}
+		c[i] = s
+	}
 }

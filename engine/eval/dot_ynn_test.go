@@ -171,3 +171,57 @@ func keptPackings(t *testing.T, m, k, n int, nk bool) int {
 	}
 	return len(y.columnGroups(k))
 }
+
+// TestGemmChainMatchesOneSlice holds the chain kernels (accumulators loaded
+// from C, gemm_gen.go's "C" variants) run over kc slices to the plain
+// kernels run with kc as deep as the whole contraction: both sum every
+// element as one FMA chain from zero. Row counts reach every short kernel;
+// ragged columns, the few-row, packed and in-place-A paths and a transposed
+// B are all taken.
+func TestGemmChainMatchesOneSlice(t *testing.T) {
+	r := rand.New(rand.NewSource(9))
+	ran := 0
+	for _, kn := range gemmKernelsF32() {
+		if kn.chain == nil {
+			continue
+		}
+		for _, s := range [][3]int{{1, 700, 5}, {5, 700, 33}, {12, 513, 64}, {13, 700, 31}, {40, 1000, 70}, {97, 600, 100}} {
+			m, k, n := s[0], s[1], s[2]
+			a := make([]float32, m*k)
+			b := make([]float32, k*n)
+			for i := range a {
+				a[i] = float32(r.NormFloat64())
+			}
+			for i := range b {
+				b[i] = float32(r.NormFloat64())
+			}
+			bt := make([]float32, len(b))
+			for p := 0; p < k; p++ {
+				for j := 0; j < n; j++ {
+					bt[j*k+p] = b[p*n+j]
+				}
+			}
+			for _, tr := range []bool{false, true} {
+				bv, lb := b, rowMajor(k, n)
+				if tr {
+					bv, lb = bt, colMajor(k, n)
+				}
+				for _, par := range []int{1, 2} {
+					want := make([]float32, m*n)
+					kn.withKC(k).run(par, 1, m, n, k, a, rowMajor(m, k), bv, lb, want)
+					got := make([]float32, m*n)
+					kn.chain.run(par, 1, m, n, k, a, rowMajor(m, k), bv, lb, got)
+					for i := range want {
+						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("%s %dx%dx%d transposedB=%v par%d: element %d = %g, one slice %g", kn.name, m, k, n, tr, par, i, got[i], want[i])
+						}
+					}
+					ran++
+				}
+			}
+		}
+	}
+	if ynnISA != 0 && ran == 0 {
+		t.Fatal("no chain kernel ran")
+	}
+}

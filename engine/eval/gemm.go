@@ -44,6 +44,10 @@ type gemmKernel[T number] struct {
 	// a ragged last row panel: each element's arithmetic is the same in
 	// every kernel, only the zero rows of padding go.
 	short []*gemmKernel[T]
+	// chain, when set, is this kernel continuing each tile's FMA chains
+	// from C (same blocking): consecutive calls over slices of K then sum
+	// each element as one chain (dot_half.go).
+	chain *gemmKernel[T]
 	pool  sync.Pool // *gemmWork[T]
 }
 

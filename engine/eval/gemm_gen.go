@@ -23,6 +23,11 @@
 // accumulators, 2 B vectors, 1 broadcast register, of 16). Register 15 is
 // left alone in both (its low half is the Go ABI's zero register).
 //
+// The f32 kernels also have a "C" variant whose accumulators start from the
+// tile of C and are stored back without an add, so that consecutive kc
+// slices continue one FMA chain (YNNPACK's K blocks over bf16/f16 operands
+// decoded a slice at a time, dot_half.go).
+//
 // Run with: go run gemm_gen.go
 package main
 
@@ -74,9 +79,14 @@ func main() {
 			variants = append(variants, k)
 		}
 		for _, k := range variants {
-			for _, direct := range []bool{false, true} {
-				genAsm(&s, k, direct)
-				genGo(&g, k, direct)
+			for _, cont := range []bool{false, true} {
+				if cont && k.elem != "float32" {
+					continue
+				}
+				for _, direct := range []bool{false, true} {
+					genAsm(&s, k, direct, cont)
+					genGo(&g, k, direct, cont)
+				}
 			}
 		}
 	}
@@ -99,8 +109,27 @@ func regs(k kernel, n int) []string {
 	return out
 }
 
-func genGo(w *bytes.Buffer, k kernel, direct bool) {
+func genGo(w *bytes.Buffer, k kernel, direct, cont bool) {
 	nr := nv * k.lanes
+	if cont {
+		name := k.name
+		if direct {
+			name += "A"
+		}
+		args := "kc int, a, b *%[3]s, ldb int, c *%[3]s, ldc int"
+		if direct {
+			args = "kc int, a *%[3]s, lda int, b *%[3]s, ldb int, c *%[3]s, ldc int"
+		}
+		fmt.Fprintf(w, `
+// %[1]sC is %[1]s continuing the tile's FMA chains: the accumulators
+// start from the tile of C instead of zero and are stored back as they are.
+// kc > 0. Needs %[2]s.
+//
+//go:noescape
+func %[1]sC(`+args+`)
+`, name, k.needs, k.elem)
+		return
+	}
 	if !direct {
 		fmt.Fprintf(w, `
 // %[1]s adds the %[2]d×%[3]d product of the packed %[2]d×kc panel at a and
@@ -127,7 +156,7 @@ func %[1]sA(kc int, a *%[4]s, lda int, b *%[4]s, ldb int, c *%[4]s, ldc int)
 var rowAddr = []string{"(SI)", "(SI)(R11*1)", "(SI)(R11*2)", "(R12)", "(SI)(R11*4)", "(R12)(R11*2)",
 	"(R13)", "(R12)(R11*4)", "(SI)(R11*8)", "(BX)", "(BX)(R11*1)", "(R12)(R11*8)"}
 
-func genAsm(w *bytes.Buffer, k kernel, direct bool) {
+func genAsm(w *bytes.Buffer, k kernel, direct, cont bool) {
 	nr := nv * k.lanes
 	vb := k.lanes * k.size // bytes per vector
 	p := func(format string, args ...any) { fmt.Fprintf(w, "\t"+format+"\n", args...) }
@@ -141,6 +170,9 @@ func genAsm(w *bytes.Buffer, k kernel, direct bool) {
 	name, args := k.name, 48
 	if direct {
 		name, args = k.name+"A", 56
+	}
+	if cont {
+		name += "C"
 	}
 	fmt.Fprintf(w, "\n// func %s(kc int, a *%s, ...)\n", name, k.elem)
 	fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $0-%d\n", name, args)
@@ -174,8 +206,21 @@ func genAsm(w *bytes.Buffer, k kernel, direct bool) {
 			p("ADDQ R9, R10")
 		}
 	}
-	for _, r := range acc {
-		p("%s %s, %s, %s", k.zero, r, r, r)
+	if cont {
+		// The chains continue from C's tile.
+		p("MOVQ DX, R10")
+		for i := 0; i < k.mr; i++ {
+			for j := 0; j < nv; j++ {
+				p("VMOVUPS %d(R10), %s", j*vb, acc[i*nv+j])
+			}
+			if i < k.mr-1 {
+				p("ADDQ R9, R10")
+			}
+		}
+	} else {
+		for _, r := range acc {
+			p("%s %s, %s, %s", k.zero, r, r, r)
+		}
 	}
 	fmt.Fprintf(w, "loop:\n")
 	if !direct {
@@ -213,6 +258,10 @@ func genAsm(w *bytes.Buffer, k kernel, direct bool) {
 	// kernels compiled.
 	for i := 0; i < k.mr; i++ {
 		for j := 0; j < nv; j++ {
+			if cont {
+				p("VMOVUPS %s, %d(DX)", acc[i*nv+j], j*vb)
+				continue
+			}
 			if k.reg == "Z" {
 				p("%s %d(DX), %s, %s", k.add, j*vb, acc[i*nv+j], acc[i*nv+j])
 			} else {

@@ -17,6 +17,20 @@ func gemmAVX512F32(kc int, a, b *float32, ldb int, c *float32, ldc int)
 //go:noescape
 func gemmAVX512F32A(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
+// gemmAVX512F32C is gemmAVX512F32 continuing the tile's FMA chains: the accumulators
+// start from the tile of C instead of zero and are stored back as they are.
+// kc > 0. Needs AVX-512F.
+//
+//go:noescape
+func gemmAVX512F32C(kc int, a, b *float32, ldb int, c *float32, ldc int)
+
+// gemmAVX512F32AC is gemmAVX512F32A continuing the tile's FMA chains: the accumulators
+// start from the tile of C instead of zero and are stored back as they are.
+// kc > 0. Needs AVX-512F.
+//
+//go:noescape
+func gemmAVX512F32AC(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
 // gemmAVX512F32R4 adds the 4×32 product of the packed 4×kc panel at a and
 // the kc×32 block of B at b (rows ldb elements apart) to the tile of C at c
 // (rows ldc elements apart). kc > 0. Needs AVX-512F.
@@ -29,6 +43,20 @@ func gemmAVX512F32R4(kc int, a, b *float32, ldb int, c *float32, ldc int)
 //
 //go:noescape
 func gemmAVX512F32R4A(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+// gemmAVX512F32R4C is gemmAVX512F32R4 continuing the tile's FMA chains: the accumulators
+// start from the tile of C instead of zero and are stored back as they are.
+// kc > 0. Needs AVX-512F.
+//
+//go:noescape
+func gemmAVX512F32R4C(kc int, a, b *float32, ldb int, c *float32, ldc int)
+
+// gemmAVX512F32R4AC is gemmAVX512F32R4A continuing the tile's FMA chains: the accumulators
+// start from the tile of C instead of zero and are stored back as they are.
+// kc > 0. Needs AVX-512F.
+//
+//go:noescape
+func gemmAVX512F32R4AC(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 // gemmAVX512F32R8 adds the 8×32 product of the packed 8×kc panel at a and
 // the kc×32 block of B at b (rows ldb elements apart) to the tile of C at c
@@ -43,6 +71,20 @@ func gemmAVX512F32R8(kc int, a, b *float32, ldb int, c *float32, ldc int)
 //go:noescape
 func gemmAVX512F32R8A(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
+// gemmAVX512F32R8C is gemmAVX512F32R8 continuing the tile's FMA chains: the accumulators
+// start from the tile of C instead of zero and are stored back as they are.
+// kc > 0. Needs AVX-512F.
+//
+//go:noescape
+func gemmAVX512F32R8C(kc int, a, b *float32, ldb int, c *float32, ldc int)
+
+// gemmAVX512F32R8AC is gemmAVX512F32R8A continuing the tile's FMA chains: the accumulators
+// start from the tile of C instead of zero and are stored back as they are.
+// kc > 0. Needs AVX-512F.
+//
+//go:noescape
+func gemmAVX512F32R8AC(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
 // gemmAVX2F32 adds the 6×16 product of the packed 6×kc panel at a and
 // the kc×16 block of B at b (rows ldb elements apart) to the tile of C at c
 // (rows ldc elements apart). kc > 0. Needs AVX2 and FMA.
@@ -55,6 +97,20 @@ func gemmAVX2F32(kc int, a, b *float32, ldb int, c *float32, ldc int)
 //
 //go:noescape
 func gemmAVX2F32A(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+// gemmAVX2F32C is gemmAVX2F32 continuing the tile's FMA chains: the accumulators
+// start from the tile of C instead of zero and are stored back as they are.
+// kc > 0. Needs AVX2 and FMA.
+//
+//go:noescape
+func gemmAVX2F32C(kc int, a, b *float32, ldb int, c *float32, ldc int)
+
+// gemmAVX2F32AC is gemmAVX2F32A continuing the tile's FMA chains: the accumulators
+// start from the tile of C instead of zero and are stored back as they are.
+// kc > 0. Needs AVX2 and FMA.
+//
+//go:noescape
+func gemmAVX2F32AC(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 // gemmAVX2F32R2 adds the 2×16 product of the packed 2×kc panel at a and
 // the kc×16 block of B at b (rows ldb elements apart) to the tile of C at c
@@ -69,6 +125,20 @@ func gemmAVX2F32R2(kc int, a, b *float32, ldb int, c *float32, ldc int)
 //go:noescape
 func gemmAVX2F32R2A(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
+// gemmAVX2F32R2C is gemmAVX2F32R2 continuing the tile's FMA chains: the accumulators
+// start from the tile of C instead of zero and are stored back as they are.
+// kc > 0. Needs AVX2 and FMA.
+//
+//go:noescape
+func gemmAVX2F32R2C(kc int, a, b *float32, ldb int, c *float32, ldc int)
+
+// gemmAVX2F32R2AC is gemmAVX2F32R2A continuing the tile's FMA chains: the accumulators
+// start from the tile of C instead of zero and are stored back as they are.
+// kc > 0. Needs AVX2 and FMA.
+//
+//go:noescape
+func gemmAVX2F32R2AC(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
 // gemmAVX2F32R4 adds the 4×16 product of the packed 4×kc panel at a and
 // the kc×16 block of B at b (rows ldb elements apart) to the tile of C at c
 // (rows ldc elements apart). kc > 0. Needs AVX2 and FMA.
@@ -81,6 +151,20 @@ func gemmAVX2F32R4(kc int, a, b *float32, ldb int, c *float32, ldc int)
 //
 //go:noescape
 func gemmAVX2F32R4A(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+// gemmAVX2F32R4C is gemmAVX2F32R4 continuing the tile's FMA chains: the accumulators
+// start from the tile of C instead of zero and are stored back as they are.
+// kc > 0. Needs AVX2 and FMA.
+//
+//go:noescape
+func gemmAVX2F32R4C(kc int, a, b *float32, ldb int, c *float32, ldc int)
+
+// gemmAVX2F32R4AC is gemmAVX2F32R4A continuing the tile's FMA chains: the accumulators
+// start from the tile of C instead of zero and are stored back as they are.
+// kc > 0. Needs AVX2 and FMA.
+//
+//go:noescape
+func gemmAVX2F32R4AC(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 // gemmAVX512F64 adds the 12×16 product of the packed 12×kc panel at a and
 // the kc×16 block of B at b (rows ldb elements apart) to the tile of C at c

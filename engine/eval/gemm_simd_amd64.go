@@ -33,6 +33,12 @@ var (
 		withShort(&gemmKernel[float64]{name: "avx2", mr: 6, nr: 8, kc: 256, mc: 96, nc: 1024, micro: microAVX2F64, microA: microAVX2F64A},
 			shortKernel(2, 8, gemmAVX2F64R2, gemmAVX2F64R2A, false), shortKernel(4, 8, gemmAVX2F64R4, gemmAVX2F64R4A, false)))
 
+	_ = withChains(simdF32,
+		withShort(shortKernel(12, 32, gemmAVX512F32C, gemmAVX512F32AC, true),
+			shortKernel(4, 32, gemmAVX512F32R4C, gemmAVX512F32R4AC, true), shortKernel(8, 32, gemmAVX512F32R8C, gemmAVX512F32R8AC, true)),
+		withShort(shortKernel(6, 16, gemmAVX2F32C, gemmAVX2F32AC, true),
+			shortKernel(2, 16, gemmAVX2F32R2C, gemmAVX2F32R2AC, true), shortKernel(4, 16, gemmAVX2F32R4C, gemmAVX2F32R4AC, true)))
+
 	f32Kernel = append(simdF32, genericKernel[float32]())[0]
 	f64Kernel = append(simdF64, genericKernel[float64]())[0]
 
@@ -81,6 +87,23 @@ func shortKernel[T number](mr, nr int, f func(kc int, a, b *T, ldb int, c *T, ld
 		}
 	}
 	return kn
+}
+
+// withChains gives the kernels of ks (from simdKernels) their chain forms:
+// the AVX-512 one avx512's, the AVX2 one avx2's, with the same blocking.
+func withChains[T number](ks []*gemmKernel[T], avx512, avx2 *gemmKernel[T]) bool {
+	for _, kn := range ks {
+		ch := avx2
+		if kn.name == "avx512" {
+			ch = avx512
+		}
+		ch.name, ch.kc, ch.mc, ch.nc = kn.name+"_chain", kn.kc, kn.mc, kn.nc
+		for _, s := range ch.short {
+			s.name, s.kc, s.mc, s.nc = ch.name+fmt.Sprintf("_r%d", s.mr), kn.kc, kn.mc, kn.nc
+		}
+		kn.chain = ch
+	}
+	return true
 }
 
 // simdKernels keeps the kernels this CPU can run, best first, from an
