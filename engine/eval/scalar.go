@@ -75,6 +75,9 @@ type scalarMachine struct {
 	r   []uint64
 	tmp []uint64
 	err error
+	// in and out are a one-element operand and result for the f32 kernels,
+	// the machine's own so that a step allocates nothing.
+	in, out [1]float32
 }
 
 // slots is the number of registers a value of type t occupies.
@@ -837,22 +840,29 @@ func unaryStep(op string, a, dst sreg) scalarStep {
 			f := narrowLogistic(a.typ)
 			return func(m *scalarMachine) { m.r[d] = enc(f(flush(dec(m.r[x])))) }
 		}
+		// unaryFloat's kernel, looked up once (XLA's own math for the ops
+		// it has), not per step.
+		kernel := func(x, o []float32) { unaryFloat(op, x, o) }
+		if f := xlaUnaryF32(op); f != nil {
+			kernel = func(x, o []float32) {
+				sseAfterAVX()
+				f(x, o)
+			}
+		}
 		if keepsSubnormals(op) {
 			return func(m *scalarMachine) {
-				in := [1]float32{dec(m.r[x])}
-				var o [1]float32
-				unaryFloat(op, in[:], o[:])
-				m.r[d] = uint64(math.Float32bits(o[0]))
+				m.in[0] = dec(m.r[x])
+				kernel(m.in[:], m.out[:])
+				m.r[d] = uint64(math.Float32bits(m.out[0]))
 				if a.typ != dtype.F32 {
-					m.r[d] = dtype.FromF32(a.typ, o[0])
+					m.r[d] = dtype.FromF32(a.typ, m.out[0])
 				}
 			}
 		}
 		return func(m *scalarMachine) {
-			in := [1]float32{flush(dec(m.r[x]))}
-			var o [1]float32
-			unaryFloat(op, in[:], o[:])
-			m.r[d] = enc(o[0])
+			m.in[0] = flush(dec(m.r[x]))
+			kernel(m.in[:], m.out[:])
+			m.r[d] = enc(m.out[0])
 		}
 	case classF64:
 		if op == "is-finite" && dst.typ == dtype.Pred {

@@ -103,6 +103,41 @@ func scalarReduceWindow(p *scalarProgram, g *windowGeom, inputs, inits, outs []*
 	}
 	total := tensor.NumElements(g.out)
 	var fe firstError
+	if d, ok := g.prefixScan(); ok && !windowFastDisabled {
+		// A prefix-scan geometry (cumlogsumexp and other scans with a
+		// reducer of their own): window i folds inputs 0..e(i) in order from
+		// the init values, which is window i-1's fold continued over the
+		// inputs it adds, the same steps in the same order.
+		outer, inner, nIn, mOut, last := g.prefixRows(d)
+		rows := outer * inner
+		parallelForWork(int(rows), p.workOf(outer*nIn*inner, 1), func(lo, hi int) {
+			m := p.machine()
+			for t := int64(lo); t < int64(hi); t++ {
+				r, c := t/inner, t%inner
+				for i := range n {
+					m.set(i, init[i], 0)
+				}
+				j := int64(-1)
+				for q := range mOut {
+					for e := last(q); j < e; {
+						j++
+						pos := (r*nIn+j)*inner + c
+						for i := range n {
+							m.set(n+i, xs[i], pos)
+						}
+						m.run()
+						m.feedBack(n)
+					}
+					for i := range n {
+						pr := p.params[i]
+						storeReg(outs[i], (r*mOut+q)*inner+c, m.r[pr.reg:pr.reg+slots(pr.typ)])
+					}
+				}
+			}
+			fe.set(m.err)
+		})
+		return true, fe.err
+	}
 	parallelForWork(int(total), p.workOf(total, tensor.NumElements(g.size)), func(lo, hi int) {
 		m := p.machine()
 		var buf []int64
