@@ -52,7 +52,10 @@ func dotHalfF32(ev *Evaluator, par int, p *dotPlan, lhs, rhs *tensor.Tensor, ynn
 		if ks = ynn.uniformKStep(); ks == 0 {
 			return nil, false
 		}
-		if ks <= kn.kc || kn.chain == nil {
+		// Slices as deep as the blocks when they hold less than half of
+		// what the chain path's second accumulator (t, below) would: then
+		// each block is one slice, a chain from zero added to C.
+		if ks <= kn.kc || kn.chain == nil || (p.m+p.n)*ks <= p.m*p.n/2 {
 			kn, ks = kn.withKC(ks), 0
 		}
 	}
