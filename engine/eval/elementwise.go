@@ -118,13 +118,7 @@ func unaryNarrowBlocked(op string, x *tensor.Tensor, keep bool, out *tensor.Tens
 		var in, res [fuseBlock]float32
 		for s := lo; s < hi; s += fuseBlock {
 			e := min(s+fuseBlock, hi)
-			b, o := in[:e-s], res[:e-s]
-			widenNarrowBlock(x.Type, x.Data[size*s:size*e], b)
-			if !keep {
-				if i := firstSubnormal(b); i >= 0 {
-					ftz(b[i:])
-				}
-			}
+			b, o := f32BlockOf(x, s, e, in[:], !keep), res[:e-s]
 			unaryFloat(op, b, o)
 			if !keep {
 				ftz(o)
@@ -147,16 +141,7 @@ func binaryNarrowBlocked(op string, a, b *tensor.Tensor, flush bool) *tensor.Ten
 		var ba, bb, res [fuseBlock]float32
 		for s := lo; s < hi; s += fuseBlock {
 			e := min(s+fuseBlock, hi)
-			x, y, o := ba[:e-s], bb[:e-s], res[:e-s]
-			widenNarrowBlock(a.Type, a.Data[size*s:size*e], x)
-			widenNarrowBlock(b.Type, b.Data[size*s:size*e], y)
-			if flush {
-				for _, v := range [2][]float32{x, y} {
-					if i := firstSubnormal(v); i >= 0 {
-						ftz(v[i:])
-					}
-				}
-			}
+			x, y, o := f32BlockOf(a, s, e, ba[:], flush), f32BlockOf(b, s, e, bb[:], flush), res[:e-s]
 			binaryFloat(op, x, y, o)
 			if flush {
 				ftz(o)

@@ -1143,12 +1143,7 @@ func (g *fusedGroup) eval(ev *Evaluator, vals func(*hlo.Instruction) (Value, boo
 		// As convert: rounded to the narrow type (subnormals kept), stored.
 		to := g.narrowOut.Shape.Elem
 		out := ev.newTensor(to, g.dims, false) // every block is written
-		g.eachRootBlock(ext, total, func(o []float32, s, e int) {
-			if to == dtype.BF16 {
-				roundBF16Bits(f32Bits(o))
-			}
-			storeNarrow(to, o, out.Data[2*s:2*e])
-		})
+		g.eachRootBlock(ext, total, func(o []float32, s, e int) { storeF32Block(to, o, out.Data[2*s:2*e]) })
 		return ArrayValue(out), extras, nil
 	}
 	if g.reduce == nil {

@@ -77,14 +77,20 @@ func scalarReduce(p *scalarProgram, runs, inits, outs []*tensor.Tensor, groups, 
 				m.run()
 				m.feedBack(n)
 			}
-			for i := range n {
-				pr := p.params[i]
-				storeReg(outs[i], g, m.r[pr.reg:pr.reg+slots(pr.typ)])
-			}
+			m.storeParams(outs, g)
 		}
 		fe.set(m.err)
 	})
 	return true, fe.err
+}
+
+// storeParams stores the machine's first len(outs) parameters, a fold's
+// accumulators, as element k of outs.
+func (m *scalarMachine) storeParams(outs []*tensor.Tensor, k int64) {
+	for i, o := range outs {
+		pr := m.p.params[i]
+		storeReg(o, k, m.r[pr.reg:pr.reg+slots(pr.typ)])
+	}
 }
 
 // scalarReduceWindow is scalarReduce over the windows of g.
@@ -128,10 +134,7 @@ func scalarReduceWindow(p *scalarProgram, g *windowGeom, inputs, inits, outs []*
 						m.run()
 						m.feedBack(n)
 					}
-					for i := range n {
-						pr := p.params[i]
-						storeReg(outs[i], (r*mOut+q)*inner+c, m.r[pr.reg:pr.reg+slots(pr.typ)])
-					}
+					m.storeParams(outs, (r*mOut+q)*inner+c)
 				}
 			}
 			fe.set(m.err)
@@ -154,10 +157,7 @@ func scalarReduceWindow(p *scalarProgram, g *windowGeom, inputs, inits, outs []*
 				m.run()
 				m.feedBack(n)
 			}
-			for i := range n {
-				pr := p.params[i]
-				storeReg(outs[i], k, m.r[pr.reg:pr.reg+slots(pr.typ)])
-			}
+			m.storeParams(outs, k)
 		}
 		fe.set(m.err)
 	})
