@@ -221,11 +221,11 @@ var ops = []op{
 	negHalf, negOne := {{bc "-0.5"}}, {{bc "-1"}}
 	minNormal, inf := {{bc "0x1p-126"}}, {{bc "float32(math.Inf(1))"}}`,
 		body: `
-		// Two Newton steps r = fma(-r/2, fma(x*r, r, -1), r), as XLA:CPU's
+		// Newton steps r = fma(-r/2, fma(x*r, r, -1), r), as XLA:CPU's
 		// rsqrt intrinsic emits them (fmul/fadd pairs LLVM contracts).
 		y := v.ReciprocalSqrt()
 		r := y
-		for range 2 {
+		for range rsqrtNewtonSteps {
 			a := v.Mul(r)
 			c := a.MulAdd(r, negOne)
 			r = r.Mul(negHalf).MulAdd(c, r)

@@ -1038,11 +1038,11 @@ func rsqrtXLAX8(x, o []float32) int {
 	minNormal, inf := archsimd.LoadUint32x8(&rsqrtXLAX8K[2]).AsFloat32x8(), archsimd.LoadUint32x8(&rsqrtXLAX8K[3]).AsFloat32x8()
 	for off, end := 0, 4*n; off < end; off += 4 * 8 {
 		v := loadFloat32x8(px, off)
-		// Two Newton steps r = fma(-r/2, fma(x*r, r, -1), r), as XLA:CPU's
+		// Newton steps r = fma(-r/2, fma(x*r, r, -1), r), as XLA:CPU's
 		// rsqrt intrinsic emits them (fmul/fadd pairs LLVM contracts).
 		y := v.ReciprocalSqrt()
 		r := y
-		for range 2 {
+		for range rsqrtNewtonSteps {
 			a := v.Mul(r)
 			c := a.MulAdd(r, negOne)
 			r = r.Mul(negHalf).MulAdd(c, r)

@@ -29,6 +29,13 @@ var xlaExactOps = append([]string{"sqrt"}, xlaKernelOps...)
 // which the portable build does not run.
 var xlaEstimateOps = []string{"rsqrt"}
 
+// rsqrtPortableBoundULP bounds how far this build's correctly rounded rsqrt
+// may lie from XLA:CPU's, which refines the CPU's own estimate with Newton
+// steps: two on Intel (measured within 1 ulp of correctly rounded), one on
+// AMD, whose estimate is finer (within 2 ulp on an EPYC Zen 4, 9% of f32
+// inputs off).
+const rsqrtPortableBoundULP = 2
+
 // sweepCase is one entry of the manifest gen_xlamath.py writes.
 type sweepCase struct {
 	Op    string
@@ -100,10 +107,8 @@ func TestXLAMathSweep(t *testing.T) {
 			switch {
 			case exact[c.Op]:
 				t.Error(msg)
-			case estimateNote[c.Op] != "" && worst > 1:
-				// The correctly rounded rsqrt of this build is within an ulp
-				// of XLA's estimate refined by two Newton steps.
-				t.Errorf("beyond the bound of 1 ulp: %s", msg)
+			case estimateNote[c.Op] != "" && worst > rsqrtPortableBoundULP:
+				t.Errorf("beyond the bound of %d ulp: %s", rsqrtPortableBoundULP, msg)
 			default:
 				t.Log(msg) // within its bound, or an op asked for with GOLDTRACE_XLAMATH_OPS=all
 			}

@@ -10,6 +10,11 @@ package hostcpu
 type Features struct {
 	SSE41, SSE42, AVX, AVX2, FMA, F16C                            bool
 	AVX512F, AVX512DQ, AVX512BW, AVX512VL, AVX512FP16, AVX512BF16 bool
+	// SSE4A (CPUID 0x80000001 ECX bit 6) is on every AMD CPU since 2007 and
+	// no Intel one. XLA:CPU takes "+sse4a" as its sign of an AMD host, whose
+	// SSE/AVX rsqrt estimate is finer, and refines it with one Newton step
+	// instead of two; goldens follow.
+	SSE4A bool
 }
 
 // X86 holds the features of this CPU, read once at start-up.
@@ -24,6 +29,7 @@ func (f Features) Names() []string {
 		{f.SSE41, "sse4_1"}, {f.SSE42, "sse4_2"}, {f.AVX, "avx"}, {f.AVX2, "avx2"}, {f.FMA, "fma"},
 		{f.F16C, "f16c"}, {f.AVX512F, "avx512f"}, {f.AVX512DQ, "avx512dq"}, {f.AVX512BW, "avx512bw"},
 		{f.AVX512VL, "avx512vl"}, {f.AVX512FP16, "avx512_fp16"}, {f.AVX512BF16, "avx512_bf16"},
+		{f.SSE4A, "sse4a"},
 	}
 	names := []string{}
 	for _, x := range all {

@@ -23,5 +23,10 @@ func detect() Features {
 		lo, hi := xgetbv()
 		xcr0 = uint64(hi)<<32 | uint64(lo)
 	}
-	return decode(ecx1, ebx7, edx7, eax71, xcr0, osxsave)
+	f := decode(ecx1, ebx7, edx7, eax71, xcr0, osxsave)
+	if maxExt, _, _, _ := cpuid(0x80000000, 0); maxExt >= 0x80000001 {
+		_, _, ecxExt, _ := cpuid(0x80000001, 0)
+		f.SSE4A = ecxExt>>6&1 == 1
+	}
+	return f
 }

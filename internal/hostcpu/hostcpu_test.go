@@ -30,7 +30,7 @@ func TestMatchesProcCPUInfo(t *testing.T) {
 	}
 	have := X86.Names()
 	for _, name := range []string{"sse4_1", "sse4_2", "avx", "avx2", "fma", "f16c", "avx512f", "avx512dq",
-		"avx512bw", "avx512vl", "avx512_fp16", "avx512_bf16"} {
+		"avx512bw", "avx512vl", "avx512_fp16", "avx512_bf16", "sse4a"} {
 		if slices.Contains(flags, name) != slices.Contains(have, name) {
 			t.Errorf("%s: /proc/cpuinfo says %v, CPUID says %v", name, slices.Contains(flags, name), slices.Contains(have, name))
 		}
