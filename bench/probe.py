@@ -4,7 +4,7 @@ compile-and-run (issue 12 is judged on held-out modules of this scale). Not
 part of `make bench`. For each module: in-process `goldtrace.golden` on the
 lowered HLO text against `jax.jit(f).lower(...).compile()(...)` after
 `jax.clear_caches()`, interleaved, best of N (BENCH_REPEATS, default 3), and
-whether the goldens equal XLA:CPU's outputs bit for bit (NaNs equal).
+the fraction of output elements whose bits differ from XLA:CPU's (NaNs equal).
 
 Run: `python3 bench/probe.py [substring...]`; `PROBE_JSON=path` also writes
 the rows as JSON."""
@@ -101,8 +101,6 @@ def probe_programs():
     add("bmm_f32", lambda a, b: jnp.einsum("bij,bjk->bik", a, b), lambda: (f32(64, 256, 256), f32(64, 256, 256)))
     add("bmm_bf16_f32acc", lambda a, b: jnp.einsum("bij,bjk->bik", a, b, preferred_element_type=jnp.float32),
         lambda: (bf16(32, 256, 256), bf16(32, 256, 256)))
-    add("matmul_f64", lambda a, b: a @ b, lambda: (f32(768, 768).astype(np.float64),
-                                                   f32(768, 768).astype(np.float64)))
     add("int8_matmul", lambda a, b: jnp.matmul(a, b, preferred_element_type=jnp.int32),
         lambda: (rng.integers(-128, 128, (1024, 1024)).astype(np.int8),
                  rng.integers(-128, 128, (1024, 1024)).astype(np.int8)))
@@ -165,23 +163,23 @@ def probe_programs():
     return P
 
 
-def bits_equal(a, b):
+def differing_fraction(a, b):
+    """The fraction of elements whose bits differ (any NaN equals any NaN);
+    1.0 when the shapes or types differ."""
     a, b = np.asarray(a), np.asarray(b)
     if a.shape != b.shape or a.dtype != b.dtype:
-        return False
-    if a.dtype.kind in "fc" or a.dtype.itemsize <= 2 and a.dtype.kind == "V":
-        fa, fb = a.astype(np.complex128 if a.dtype.kind == "c" else np.float64), b.astype(
-            np.complex128 if b.dtype.kind == "c" else np.float64)
-        nan = np.isnan(fa) & np.isnan(fb)
-        same = a.view(np.uint8).reshape(a.shape + (-1,)) == b.view(np.uint8).reshape(b.shape + (-1,))
-        return bool(np.all(same.all(-1) | nan))
-    try:
-        fa = a.astype(np.float64)
-        nan = np.isnan(fa) & np.isnan(b.astype(np.float64))
-    except (TypeError, ValueError):
-        nan = np.zeros(a.shape, bool)
-    same = a.view(np.uint8).reshape(a.shape + (-1,)) == b.view(np.uint8).reshape(b.shape + (-1,))
-    return bool(np.all(same.all(-1) | nan))
+        return 1.0
+    if a.size == 0:
+        return 0.0
+    a, b = np.ascontiguousarray(a).reshape(-1), np.ascontiguousarray(b).reshape(-1)
+    same = (a.view(np.uint8).reshape(a.size, -1) == b.view(np.uint8).reshape(b.size, -1)).all(-1)
+    if a.dtype.kind in "fcV" or "float" in a.dtype.name:
+        try:
+            kind = np.complex128 if a.dtype.kind == "c" else np.float64
+            same |= np.isnan(a.astype(kind)) & np.isnan(b.astype(kind))
+        except (TypeError, ValueError):
+            pass
+    return float(1 - same.mean())
 
 
 def main():
@@ -194,7 +192,7 @@ def main():
         args = mk()
         flat = jax.tree_util.tree_leaves(args)
         flat_fn = lambda *a, fn=fn, tree=jax.tree_util.tree_structure(args): fn(*jax.tree_util.tree_unflatten(tree, a))
-        text = jax.jit(flat_fn).lower(*flat).as_text(dialect="hlo")
+        text = jax.jit(flat_fn, keep_unused=True).lower(*flat).as_text(dialect="hlo")
         np_args = [np.asarray(a) for a in flat]
         try:
             ours_out = goldtrace.golden(text, *np_args)
@@ -202,8 +200,9 @@ def main():
             print(f"{name:22s} FAILED: {type(e).__name__}: {str(e)[:200]}", flush=True)
             rows.append(dict(name=name, error=str(e)[:500]))
             continue
-        xla_out = jax.tree_util.tree_leaves(jax.jit(flat_fn)(*flat))
-        exact = len(xla_out) == len(ours_out) and all(bits_equal(o, x) for o, x in zip(ours_out, xla_out))
+        xla_out = jax.tree_util.tree_leaves(jax.jit(flat_fn, keep_unused=True)(*flat))
+        differ = 1.0 if len(xla_out) != len(ours_out) else max(
+            [differing_fraction(o, x) for o, x in zip(ours_out, xla_out)] + [0.0])
         ours = peer = float("inf")
         for _ in range(repeats):
             t0 = time.perf_counter()
@@ -211,11 +210,11 @@ def main():
             ours = min(ours, time.perf_counter() - t0)
             jax.clear_caches()
             t0 = time.perf_counter()
-            jax.block_until_ready(jax.jit(flat_fn).lower(*flat).compile()(*flat))
+            jax.block_until_ready(jax.jit(flat_fn, keep_unused=True).lower(*flat).compile()(*flat))
             peer = min(peer, time.perf_counter() - t0)
-        rows.append(dict(name=name, ours=ours, peer=peer, ratio=ours / peer, exact=exact))
+        rows.append(dict(name=name, ours=ours, peer=peer, ratio=ours / peer, differ=differ))
         print(f"{name:22s} goldtrace {ours*1e3:8.1f} ms  xla {peer*1e3:8.1f} ms  ratio {ours/peer:5.2f}"
-              f"  {'bit-exact' if exact else 'DIFFERS'}", flush=True)
+              f"  {'bit-exact' if differ == 0 else f'differs on {differ:.2%}'}", flush=True)
     ok = [r for r in rows if "ratio" in r]
     if ok:
         geo = float(np.exp(np.mean([np.log(r["ratio"]) for r in ok])))
