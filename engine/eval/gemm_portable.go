@@ -23,4 +23,4 @@ func copyRows[T number](dst []T, ds int, src []T, ss, rows, n int) {
 
 // The portable kernel does not fuse multiply-adds, so no dot takes
 // YNNPACK's order (dot_ynn.go) in this build.
-const ynnISA, ynnKernelName = 0, ""
+const ynnISA = 0

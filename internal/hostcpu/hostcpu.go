@@ -15,6 +15,9 @@ type Features struct {
 	// SSE/AVX rsqrt estimate is finer, and refines it with one Newton step
 	// instead of two; goldens follow.
 	SSE4A bool
+	// L1DataKiB is the size of one core's level-1 data cache (CPUID leaf 4
+	// on Intel, 0x80000005 on AMD), 0 when CPUID does not say.
+	L1DataKiB int
 }
 
 // X86 holds the features of this CPU, read once at start-up.
