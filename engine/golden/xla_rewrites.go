@@ -111,6 +111,9 @@ func xlaRewrites(m *hlo.Module) error {
 		if err := r.rewrite(c, r.narrowIndexConvert); err != nil {
 			return err
 		}
+		if err := r.rewrite(c, r.excessPrecision); err != nil {
+			return err
+		}
 		if err := r.rewrite(c, r.simplify); err != nil {
 			return err
 		}

@@ -1,0 +1,88 @@
+package golden
+
+import (
+	"goldtrace/engine/dtype"
+	"goldtrace/engine/hlo"
+)
+
+// XLA:CPU computes bf16 arithmetic in f32 (float normalization: converts to
+// f32 around an f32 op, then a convert back to bf16). When the program then
+// converts that bf16 result to f32 itself (`(a + b).astype(jnp.float32)` on
+// bf16 a, b), XLA's excess-precision simplification (on by default,
+// xla_allow_excess_precision) drops the pair f32 -> bf16 -> f32, so the
+// convert yields the op's f32 value, never rounded to bf16. Other users of
+// the bf16 op still see it rounded, and roundings between consecutive bf16
+// ops stay. Measured on jax 0.10.2 (tests/test_excess_precision.py): every
+// op listed below, matrix products included, with the chain broken by any
+// instruction between the op and the convert (a reshape, a transpose).
+//
+// Not rewritten, as not established: dots with batch dimensions (an
+// attention einsum's f32 value differed from XLA's more than its rounded
+// one, tests/jax_programs.py model-attention-bf16) and convolutions.
+//
+// Left alone: logistic (XLA expands it into several bf16 ops first; its last
+// step alone would be unrounded), reductions (jnp inserts its own converts,
+// which stay), ops whose bf16 result is exact (max, min, abs, floor, select,
+// ...), f16 (computed natively) and the 8-bit floats (not measured).
+
+// excessPrecisionOps are the bf16 ops whose f32 value a convert to f32 takes.
+var excessPrecisionOps = map[string]bool{
+	"add": true, "subtract": true, "multiply": true, "divide": true, "power": true, "atan2": true,
+	"exponential": true, "exponential-minus-one": true, "log": true, "log-plus-one": true,
+	"tanh": true, "sqrt": true, "rsqrt": true, "cbrt": true, "sine": true, "cosine": true, "tan": true,
+	"erf": true, "dot": true,
+}
+
+// excessPrecision rewrites convert(op) -> f32, op a bf16 instruction of
+// excessPrecisionOps, into op computed in f32 on its operands converted to
+// f32 (exact), which is what the evaluator computes before rounding a bf16
+// op anyway.
+func (r *xlaRewriter) excessPrecision(in *hlo.Instruction) (*hlo.Instruction, error) {
+	if in.Opcode != "convert" || len(in.Operands) != 1 || !in.Shape.IsArray() || in.Shape.Elem != dtype.F32 {
+		return nil, nil
+	}
+	op := in.Operands[0]
+	if !excessPrecisionOps[op.Opcode] || !op.Shape.IsArray() || op.Shape.Elem != dtype.BF16 ||
+		len(op.Called) > 0 || op.Opcode == "dot" && !plainMatrixDot(op) {
+		return nil, nil
+	}
+	operands := make([]*hlo.Instruction, len(op.Operands))
+	for i, x := range op.Operands {
+		if !x.Shape.IsArray() || x.Shape.Elem != dtype.BF16 {
+			return nil, nil
+		}
+		operands[i] = r.widen(x)
+	}
+	wide := *op
+	wide.Name = r.newName(op.Opcode)
+	wide.Shape = in.Shape
+	wide.Operands = operands
+	wide.Parent = r.c
+	r.out = append(r.out, &wide)
+	return &wide, nil
+}
+
+// widen converts the bf16 value x to f32, exactly. A transpose is widened
+// below it (transpose of the widened source), so that a dot still sees its
+// operand's transpose, which XLA folds into the dot's layout (and which
+// picks YNNPACK's plan, dot_ynn.go).
+func (r *xlaRewriter) widen(x *hlo.Instruction) *hlo.Instruction {
+	f32 := func(s hlo.Shape) hlo.Shape {
+		s.Elem, s.Layout = dtype.F32, nil
+		return s
+	}
+	if x.Opcode == "transpose" && len(x.Operands) == 1 && x.Operands[0].Shape.IsArray() {
+		t := r.emit("transpose", f32(x.Shape), r.emit("convert", f32(x.Operands[0].Shape), x.Operands[0]))
+		t.Dimensions = x.Dimensions
+		return t
+	}
+	return r.emit("convert", f32(x.Shape), x)
+}
+
+// plainMatrixDot reports whether dot is a matrix product (rank-2 operands, no
+// batch dimensions), the form whose excess precision was measured.
+func plainMatrixDot(dot *hlo.Instruction) bool {
+	d := dot.DotDims
+	return d != nil && len(d.LhsBatch) == 0 && len(d.RhsBatch) == 0 && len(dot.Operands) == 2 &&
+		len(dot.Operands[0].Shape.Dims) == 2 && len(dot.Operands[1].Shape.Dims) == 2
+}
