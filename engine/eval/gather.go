@@ -134,6 +134,9 @@ func evalGather(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error)
 	if len(in.GatherSliceSizes) != rank {
 		return Value{}, fmt.Errorf("gather slice_sizes has %d entries for operand rank %d", len(in.GatherSliceSizes), rank)
 	}
+	if out := gatherScalarsDirect(ev, in, op, args[1].T); out != nil {
+		return ArrayValue(out), nil
+	}
 	ib, err := readIndexBatches(args[1].T, g.IndexVectorDim, "gather")
 	if err != nil {
 		return Value{}, err
@@ -342,6 +345,103 @@ func gatherLine[W uint8 | uint16 | uint32 | uint64](d, s []W, base []int64, b, w
 		d[j] = s[base[b+int64(j)*cb]+w+int64(j)*cw]
 	}
 }
+
+// gatherScalarsDirect is the runs path of a gather of single elements by
+// one 32-bit index each (jnp.searchsorted's probes, x[idx] on a vector, the
+// rows of a table of one column), read straight from the index tensor: each
+// output element b is the operand's element at the clamped index b times
+// the indexed dimension's stride, as base[] holds it on the general path,
+// without the widened index copies and the base array. nil when the gather
+// is not of that form (the general path then takes it).
+func gatherScalarsDirect(ev *Evaluator, in *hlo.Instruction, op, idx *tensor.Tensor) *tensor.Tensor {
+	g := in.GatherDims
+	if gatherRunsDisabled || gatherDirectDisabled || g == nil || len(g.StartIndexMap) != 1 ||
+		len(g.OperandBatchingDims) != 0 || len(g.StartIndicesBatchingDims) != 0 ||
+		(idx.Type != dtype.S32 && idx.Type != dtype.U32) || len(in.GatherSliceSizes) != len(op.Dims) {
+		return nil
+	}
+	rank := int64(len(idx.Dims))
+	ivd := g.IndexVectorDim
+	if ivd < 0 || ivd > rank || (ivd < rank && idx.Dims[ivd] != 1) {
+		return nil
+	}
+	d := g.StartIndexMap[0]
+	if d < 0 || d >= int64(len(op.Dims)) {
+		return nil
+	}
+	// Every slice is one element; the window dims (all of size 1) are the
+	// trailing output dims, so output element b is batch b's element.
+	nWin := 0
+	for k, s := range in.GatherSliceSizes {
+		if s != 1 || op.Dims[k] < 1 {
+			return nil
+		}
+		if !contains(g.CollapsedSliceDims, int64(k)) {
+			nWin++
+		}
+	}
+	if len(g.OffsetDims) != nWin || len(g.CollapsedSliceDims) != len(op.Dims)-nWin {
+		return nil
+	}
+	outRank := len(in.Shape.Dims)
+	for i, od := range g.OffsetDims {
+		if od != int64(outRank-nWin+i) {
+			return nil
+		}
+	}
+	n := idx.NumElements()
+	if in.Shape.Elem != op.Type || tensor.NumElements(in.Shape.Dims) != n {
+		return nil
+	}
+	var batch []int64
+	for k, s := range idx.Dims {
+		if int64(k) != ivd {
+			batch = append(batch, s)
+		}
+	}
+	if !slices.Equal(batch, in.Shape.Dims[:outRank-nWin]) {
+		return nil
+	}
+	es := op.Type.Size()
+	if es != 1 && es != 2 && es != 4 && es != 8 {
+		return nil
+	}
+	top, st := op.Dims[d]-1, tensor.Strides(op.Dims)[d]
+	out := ev.newTensor(op.Type, in.Shape.Dims, false)
+	signed := idx.Type == dtype.S32
+	ix := idx.U32()
+	switch es {
+	case 4:
+		gatherByU32(out.U32(), op.U32(), ix, signed, top, st)
+	case 8:
+		gatherByU32(out.U64(), op.U64(), ix, signed, top, st)
+	case 2:
+		gatherByU32(out.U16(), op.U16(), ix, signed, top, st)
+	case 1:
+		gatherByU32(out.Data, op.Data, ix, signed, top, st)
+	}
+	return out
+}
+
+// gatherByU32 sets d[b] to s[clamp(ix[b], 0, top)*st], ix read as int32
+// when signed, else as uint32.
+func gatherByU32[W uint8 | uint16 | uint32 | uint64](d, s []W, ix []uint32, signed bool, top, st int64) {
+	parallelFor(len(d), func(lo, hi int) {
+		dd, xx := d[lo:hi], ix[lo:hi:hi]
+		if signed {
+			for b := range dd {
+				dd[b] = s[min(max(int64(int32(xx[b])), 0), top)*st]
+			}
+			return
+		}
+		for b := range dd {
+			dd[b] = s[min(int64(xx[b]), top)*st]
+		}
+	})
+}
+
+// gatherDirectDisabled sends gathers past gatherScalarsDirect (tests).
+var gatherDirectDisabled bool
 
 // gatherRunsDisabled sends every gather through the element-wise path (tests).
 var gatherRunsDisabled bool
