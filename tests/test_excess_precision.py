@@ -45,6 +45,14 @@ CASES = {
     "dot": _wide(lambda a, b: a @ b.T),
     "dot_square": _wide(lambda a, b: a[:, :48] @ b[:, :48].T),
     "broadcast_add": _wide(lambda a, b: a[0] + b),
+    "batched_dot": _wide(lambda a, b: jnp.einsum("bij,bjk->bik", a.reshape(4, 12, 64), b.reshape(4, 64, 12))),
+    "batched_dot_nt": _wide(lambda a, b: jnp.einsum("bij,bkj->bik", a.reshape(4, 12, 64), b.reshape(4, 12, 64))),
+    "attention_scores": _wide(lambda a, b: jnp.einsum("bhqd,bhkd->bhqk", a.reshape(2, 2, 12, 64),
+                                                      b.reshape(2, 2, 12, 64))),
+    # XLA transposes this dot into its canonical form and reshapes its
+    # result, which keeps the rounding.
+    "attention_scores_bqhd": _wide(lambda a, b: jnp.einsum("bqhd,bkhd->bhqk", a.reshape(2, 12, 2, 64),
+                                                           b.reshape(2, 12, 2, 64))),
     # Roundings between bf16 ops stay; only the last op's is dropped.
     "chain": _wide(lambda a, b: (a + b) * b - a),
     # The bf16 result's other users still see it rounded.

@@ -16,9 +16,10 @@ import (
 // op listed below, matrix products included, with the chain broken by any
 // instruction between the op and the convert (a reshape, a transpose).
 //
-// Not rewritten, as not established: dots with batch dimensions (an
-// attention einsum's f32 value differed from XLA's more than its rounded
-// one, tests/jax_programs.py model-attention-bf16) and convolutions.
+// Dots count when XLA's DotDecomposer leaves them as they are (canonicalDot):
+// it reshapes the result of the others, which keeps the rounding
+// (tests/jax_programs.py model-attention-bf16). Convolutions are not
+// rewritten (not established).
 //
 // Left alone: logistic (XLA expands it into several bf16 ops first; its last
 // step alone would be unrounded), reductions (jnp inserts its own converts,
@@ -43,7 +44,7 @@ func (r *xlaRewriter) excessPrecision(in *hlo.Instruction) (*hlo.Instruction, er
 	}
 	op := in.Operands[0]
 	if !excessPrecisionOps[op.Opcode] || !op.Shape.IsArray() || op.Shape.Elem != dtype.BF16 ||
-		len(op.Called) > 0 || op.Opcode == "dot" && !plainMatrixDot(op) {
+		len(op.Called) > 0 || op.Opcode == "dot" && !canonicalDot(op) {
 		return nil, nil
 	}
 	operands := make([]*hlo.Instruction, len(op.Operands))
@@ -79,10 +80,25 @@ func (r *xlaRewriter) widen(x *hlo.Instruction) *hlo.Instruction {
 	return r.emit("convert", f32(x.Shape), x)
 }
 
-// plainMatrixDot reports whether dot is a matrix product (rank-2 operands, no
-// batch dimensions), the form whose excess precision was measured.
-func plainMatrixDot(dot *hlo.Instruction) bool {
+// canonicalDot reports whether dot is in the form XLA's DotDecomposer
+// leaves alone: batch dimensions leading on both operands, in order, then
+// one free and one contracting dimension each (either order). Other dots are
+// rewritten around a reshape of their result, which keeps its rounding
+// (measured: "bqhd,bkhd->bhqk" on bf16 stays rounded, "bhqd,bhkd->bhqk" does
+// not).
+func canonicalDot(dot *hlo.Instruction) bool {
 	d := dot.DotDims
-	return d != nil && len(d.LhsBatch) == 0 && len(d.RhsBatch) == 0 && len(dot.Operands) == 2 &&
-		len(dot.Operands[0].Shape.Dims) == 2 && len(dot.Operands[1].Shape.Dims) == 2
+	if d == nil || len(dot.Operands) != 2 || len(d.LhsContracting) != 1 || len(d.RhsContracting) != 1 {
+		return false
+	}
+	nb := len(d.LhsBatch)
+	if len(d.RhsBatch) != nb || len(dot.Operands[0].Shape.Dims) != nb+2 || len(dot.Operands[1].Shape.Dims) != nb+2 {
+		return false
+	}
+	for i := 0; i < nb; i++ {
+		if d.LhsBatch[i] != int64(i) || d.RhsBatch[i] != int64(i) {
+			return false
+		}
+	}
+	return true
 }
