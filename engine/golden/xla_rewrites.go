@@ -273,6 +273,9 @@ var pureOps = map[string]bool{
 	"negate": true, "sqrt": true, "rsqrt": true, "power": true, "exponential": true, "reduce": true,
 	"maximum": true, "minimum": true, "select": true, "compare": true, "get-tuple-element": true, "tuple": true,
 	"iota": true, "shift-left": true, "shift-right-logical": true, "and": true, "or": true, "xor": true, "not": true,
+	// what excessPrecision can leave unread
+	"dot": true, "log": true, "log-plus-one": true, "exponential-minus-one": true, "tanh": true, "cbrt": true,
+	"sine": true, "cosine": true, "tan": true, "erf": true, "atan2": true,
 }
 
 // pruneDead removes the pure instructions the rewrites left unread (those
