@@ -53,6 +53,9 @@ CASES = {
     # result, which keeps the rounding.
     "attention_scores_bqhd": _wide(lambda a, b: jnp.einsum("bqhd,bkhd->bhqk", a.reshape(2, 12, 2, 64),
                                                            b.reshape(2, 12, 2, 64))),
+    "conv_3x3": _wide(lambda a, b: jax.lax.conv_general_dilated(
+        a.reshape(1, 12, 16, 16), b.reshape(-1)[:2304].reshape(3, 3, 16, 16), (1, 1), "SAME",
+        dimension_numbers=("NHWC", "HWIO", "NHWC"))),
     # Roundings between bf16 ops stay; only the last op's is dropped.
     "chain": _wide(lambda a, b: (a + b) * b - a),
     # The bf16 result's other users still see it rounded.

@@ -1,6 +1,8 @@
 package golden
 
 import (
+	"os"
+
 	"goldtrace/engine/dtype"
 	"goldtrace/engine/hlo"
 )
@@ -18,20 +20,23 @@ import (
 //
 // Dots count when XLA's DotDecomposer leaves them as they are (canonicalDot):
 // it reshapes the result of the others, which keeps the rounding
-// (tests/jax_programs.py model-attention-bf16). Convolutions are not
-// rewritten (not established).
+// (tests/jax_programs.py model-attention-bf16).
 //
 // Left alone: logistic (XLA expands it into several bf16 ops first; its last
 // step alone would be unrounded), reductions (jnp inserts its own converts,
 // which stay), ops whose bf16 result is exact (max, min, abs, floor, select,
 // ...), f16 (computed natively) and the 8-bit floats (not measured).
 
+// excessPrecisionOff turns the rewrite off (GOLDTRACE_NO_EXCESS_PRECISION=1),
+// to compare.
+var excessPrecisionOff = os.Getenv("GOLDTRACE_NO_EXCESS_PRECISION") == "1"
+
 // excessPrecisionOps are the bf16 ops whose f32 value a convert to f32 takes.
 var excessPrecisionOps = map[string]bool{
 	"add": true, "subtract": true, "multiply": true, "divide": true, "power": true, "atan2": true,
 	"exponential": true, "exponential-minus-one": true, "log": true, "log-plus-one": true,
 	"tanh": true, "sqrt": true, "rsqrt": true, "cbrt": true, "sine": true, "cosine": true, "tan": true,
-	"erf": true, "dot": true,
+	"erf": true, "dot": true, "convolution": true,
 }
 
 // excessPrecision rewrites convert(op) -> f32, op a bf16 instruction of
@@ -39,7 +44,7 @@ var excessPrecisionOps = map[string]bool{
 // f32 (exact), which is what the evaluator computes before rounding a bf16
 // op anyway.
 func (r *xlaRewriter) excessPrecision(in *hlo.Instruction) (*hlo.Instruction, error) {
-	if in.Opcode != "convert" || len(in.Operands) != 1 || !in.Shape.IsArray() || in.Shape.Elem != dtype.F32 {
+	if excessPrecisionOff || in.Opcode != "convert" || len(in.Operands) != 1 || !in.Shape.IsArray() || in.Shape.Elem != dtype.F32 {
 		return nil, nil
 	}
 	op := in.Operands[0]

@@ -275,7 +275,7 @@ var pureOps = map[string]bool{
 	"iota": true, "shift-left": true, "shift-right-logical": true, "and": true, "or": true, "xor": true, "not": true,
 	// what excessPrecision can leave unread
 	"dot": true, "log": true, "log-plus-one": true, "exponential-minus-one": true, "tanh": true, "cbrt": true,
-	"sine": true, "cosine": true, "tan": true, "erf": true, "atan2": true,
+	"sine": true, "cosine": true, "tan": true, "erf": true, "atan2": true, "convolution": true,
 }
 
 // pruneDead removes the pure instructions the rewrites left unread (those
