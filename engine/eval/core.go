@@ -245,6 +245,7 @@ type frameBuf struct {
 	lookup    frameValues // the frame's values, as its blocked groups read them
 	valueOf   func(*hlo.Instruction) (Value, bool)
 	tuples    [][]Value // per position, a local tuple's elements (localTuple)
+	extras    []Value   // a group's extras, as runGroup returns them (reused)
 }
 
 func (fp *framePlan) get() *frameBuf {
@@ -267,6 +268,7 @@ func (fp *framePlan) put(fb *frameBuf) {
 	clear(fb.have)
 	clear(fb.owned)
 	clear(fb.args)
+	clear(fb.extras[:cap(fb.extras)])
 	fb.made.reset()
 	for _, t := range fb.tuples {
 		clear(t)
@@ -481,9 +483,10 @@ func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 			if g != nil {
 				var err error
 				var extras []Value
-				if v, extras, err = runGroup(ev, g, fb.valueOf); err != nil {
+				if v, extras, err = runGroup(ev, g, fb.valueOf, fb.extras); err != nil {
 					return Value{}, &Error{c.Name, in.Name, in.Opcode, err}
 				}
+				fb.extras = extras[:0] // its storage, for the next group
 				ev.noteLive(v) // before its operands may die: both existed at once
 				// Members also read outside the group: their values are set
 				// here, ahead of their positions (skipped as interior), and

@@ -36,7 +36,7 @@ func unaryFloat[F float](op string, x, o []F) bool {
 	}
 	sseAfterAVX()
 	if xs, ok := any(x).([]float32); ok {
-		if f := xlaUnaryF32(op); f != nil {
+		if f := xlaUnaryF32Kept(op); f != nil {
 			f(xs, any(o).([]float32))
 			return true
 		}

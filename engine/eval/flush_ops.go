@@ -43,7 +43,7 @@ func flushingArithmetic(f OpFunc, applies func(*hlo.Instruction, dtype.Type) boo
 	return func(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
 		var flushed []Value
 		for i, a := range args {
-			if a.T == nil || !flushable(a.T.Type) || !applies(in, a.T.Type) || !hasSubnormal(a.T) {
+			if a.T == nil || !flushable(a.T.Type) || !applies(in, a.T.Type) || !ev.operandHasSubnormal(a.T) {
 				continue
 			}
 			if flushed == nil {

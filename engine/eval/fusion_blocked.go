@@ -24,6 +24,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"goldtrace/engine/dtype"
@@ -142,6 +143,51 @@ type fusedGroup struct {
 	// keeps its own. nSlots counts them.
 	slot   []int
 	nSlots int
+	// scratch holds the per-run operand slices of one run at a time
+	// (fuseScratch): a loop body's group runs every step without making
+	// them again.
+	scratch atomic.Pointer[fuseScratch]
+}
+
+// fuseScratch is a group run's operand tables (fuseInputs' f, pred, raw and
+// predArgs, and the operand slots f points into), kept by the group between
+// runs and cleared after each so that they hold no storage alive.
+type fuseScratch struct {
+	f        [][][]float32
+	pred     [][]byte
+	raw      [][]byte
+	predArgs [][][]byte
+	flat     [][]float32
+	out      [][]float32 // groups with extras
+	outN     [][]byte
+}
+
+// takeScratch returns the group's tables, or new ones while another run
+// holds them.
+func (g *fusedGroup) takeScratch(slots int) *fuseScratch {
+	if s := g.scratch.Swap(nil); s != nil && len(s.flat) == slots {
+		return s
+	}
+	n := len(g.members)
+	s := &fuseScratch{f: make([][][]float32, n), pred: make([][]byte, n), raw: make([][]byte, n),
+		flat: make([][]float32, slots)}
+	if len(g.extras) > 0 {
+		s.out, s.outN = make([][]float32, n), make([][]byte, n)
+	}
+	return s
+}
+
+// putScratch clears s and gives it back to the group.
+func (g *fusedGroup) putScratch(s *fuseScratch) {
+	clear(s.flat)
+	clear(s.pred)
+	clear(s.raw)
+	clear(s.out)
+	clear(s.outN)
+	for _, a := range s.predArgs {
+		clear(a)
+	}
+	g.scratch.Store(s)
 }
 
 // fuseInputs are a group's outside operand values for one run: per member,
@@ -512,13 +558,13 @@ func errMissing(op *hlo.Instruction) error {
 
 // runGroup evaluates g, turning a panic into an error as callOp does.
 // The extras' values come back in the order of g.extras.
-func runGroup(ev *Evaluator, g *fusedGroup, vals func(*hlo.Instruction) (Value, bool)) (v Value, extras []Value, err error) {
+func runGroup(ev *Evaluator, g *fusedGroup, vals func(*hlo.Instruction) (Value, bool), extrasBuf []Value) (v Value, extras []Value, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			v, extras, err = Value{}, nil, fmt.Errorf("internal error: %v", r)
 		}
 	}()
-	return g.eval(ev, vals)
+	return g.eval(ev, vals, extrasBuf)
 }
 
 // mergeGroups merges a group A into a group B that reads A's root or one
@@ -1038,16 +1084,22 @@ func fusibleReduce(r, x *hlo.Instruction) bool {
 }
 
 // eval computes the group's value from the values of its outside operands.
-func (g *fusedGroup) eval(ev *Evaluator, vals func(*hlo.Instruction) (Value, bool)) (Value, []Value, error) {
+// The extras' values are appended to extrasBuf[:0] (the caller's, reused).
+func (g *fusedGroup) eval(ev *Evaluator, vals func(*hlo.Instruction) (Value, bool), extrasBuf []Value) (Value, []Value, error) {
 	if g.elem == dtype.F64 {
 		return g.eval64(ev, vals)
 	}
 	n := len(g.members)
-	ext := fuseInputs{f: make([][][]float32, n), pred: make([][]byte, n), raw: make([][]byte, n)}
-	var extras []Value
+	slots := 0
+	for _, m := range g.members {
+		slots += len(m.Operands)
+	}
+	sc := g.takeScratch(slots)
+	ext := fuseInputs{f: sc.f, pred: sc.pred, raw: sc.raw, predArgs: sc.predArgs}
+	defer g.putScratch(sc)
+	extras := extrasBuf[:0]
 	if len(g.extras) > 0 {
-		ext.out = make([][]float32, n)
-		ext.outN = make([][]byte, n)
+		ext.out, ext.outN = sc.out, sc.outN
 		for _, j := range g.extraPos {
 			t := ev.newTensor(g.elem, g.dims, false) // every block is written
 			if isNarrowElem(g.elem) {
@@ -1058,11 +1110,7 @@ func (g *fusedGroup) eval(ev *Evaluator, vals func(*hlo.Instruction) (Value, boo
 			extras = append(extras, ArrayValue(t))
 		}
 	}
-	slots := 0
-	for _, m := range g.members {
-		slots += len(m.Operands)
-	}
-	flat := make([][]float32, slots) // every member's operand slots, one allocation
+	flat := sc.flat // every member's operand slots
 	narrow := isNarrowElem(g.elem)
 	var decoded map[*hlo.Instruction][]float32 // a narrow group's outside operands, widened once
 	for j, m := range g.members {
@@ -1124,26 +1172,24 @@ func (g *fusedGroup) eval(ev *Evaluator, vals func(*hlo.Instruction) (Value, boo
 			ext.f[j][k] = rawView[float32](v.T.Data) // an s32/u32 operand's bits too
 		}
 	}
+	sc.predArgs = ext.predArgs // made for this group's pred operands, kept
 	total := int(tensor.NumElements(g.dims))
 	if g.predOut != nil || g.predRoot {
 		// As convert from pred: the root compare's bytes as zeros and ones
 		// (as themselves, for a pred value).
-		to, one := dtype.Pred, []byte{1}
+		to, one := dtype.Pred, predTrue
 		if g.predOut != nil {
 			to, one = g.predOut.Shape.Elem, predOneValue(g.predOut, g.members[n-1])
 		}
-		size := to.Size()
 		out := ev.newTensor(to, g.dims, false) // every block is written
-		g.eachRootBlock(ext, total, func(o []float32, s, e int) {
-			predAsValues(predBlock(o)[:e-s], one, out.Data[size*s:size*e])
-		})
+		g.eachRootBlock(ext, total, rootStore{pred: true, to: to, one: one, out: out.Data})
 		return ArrayValue(out), extras, nil
 	}
 	if g.reduce == nil && g.narrowOut != nil {
 		// As convert: rounded to the narrow type (subnormals kept), stored.
 		to := g.narrowOut.Shape.Elem
 		out := ev.newTensor(to, g.dims, false) // every block is written
-		g.eachRootBlock(ext, total, func(o []float32, s, e int) { storeF32Block(to, o, out.Data[2*s:2*e]) })
+		g.eachRootBlock(ext, total, rootStore{to: to, out: out.Data})
 		return ArrayValue(out), extras, nil
 	}
 	if g.reduce == nil {
@@ -1151,6 +1197,7 @@ func (g *fusedGroup) eval(ev *Evaluator, vals func(*hlo.Instruction) (Value, boo
 		blocks := (total + fuseBlock - 1) / fuseBlock
 		blk := min(fuseBlock, total)
 		if narrow {
+			ext := ext // the closure's own copy: the tables stay off the heap otherwise
 			parallelPull(blocks, total*n, func(lo, hi int) {
 				w := getFuseWorker(g, blk)
 				defer putFuseWorker(w)
@@ -1163,6 +1210,17 @@ func (g *fusedGroup) eval(ev *Evaluator, vals func(*hlo.Instruction) (Value, boo
 			return ArrayValue(out), extras, nil
 		}
 		o := rawView[float32](out.Data)
+		if total*n < parallelThreshold {
+			// As parallelPull runs it, without making its closure.
+			w := getFuseWorker(g, blk)
+			for b := range blocks {
+				s, e := b*fuseBlock, min((b+1)*fuseBlock, total)
+				w.block(g, ext, s, e, o[s:e])
+			}
+			putFuseWorker(w)
+			return ArrayValue(out), extras, nil
+		}
+		ext := ext // the closure's own copy: the tables stay off the heap otherwise
 		parallelPull(blocks, total*n, func(lo, hi int) {
 			w := getFuseWorker(g, blk)
 			defer putFuseWorker(w)
@@ -1215,6 +1273,7 @@ func (g *fusedGroup) eval(ev *Evaluator, vals func(*hlo.Instruction) (Value, boo
 	if whole {
 		blk = min(rowBlock/runLen*runLen, total)
 	}
+	rext := ext // the closure's own copy: the tables stay off the heap otherwise
 	parallelPull(rows, total*n, func(lo, hi int) {
 		w := getFuseWorker(g, blk)
 		defer putFuseWorker(w)
@@ -1224,7 +1283,7 @@ func (g *fusedGroup) eval(ev *Evaluator, vals func(*hlo.Instruction) (Value, boo
 			for r := lo; r < hi; r += per {
 				re := min(r+per, hi)
 				s, e := r*runLen, re*runLen
-				w.block(g, ext, s, e, buf[:e-s])
+				w.block(g, rext, s, e, buf[:e-s])
 				if g.ynn != ynnNone {
 					b := fold(buf[:e-s])
 					sseAfterAVX() // scalar lanes after the block's vector code
@@ -1243,7 +1302,7 @@ func (g *fusedGroup) eval(ev *Evaluator, vals func(*hlo.Instruction) (Value, boo
 			for r := lo; r < hi; r++ {
 				for s := r * runLen; s < (r+1)*runLen; s += fuseBlock {
 					e := min(s+fuseBlock, (r+1)*runLen)
-					w.block(g, ext, s, e, buf[:e-s])
+					w.block(g, rext, s, e, buf[:e-s])
 					copy(row[s-r*runLen:], fold(buf[:e-s]))
 				}
 				sseAfterAVX()
@@ -1255,7 +1314,7 @@ func (g *fusedGroup) eval(ev *Evaluator, vals func(*hlo.Instruction) (Value, boo
 			acc := i0
 			for s := r * runLen; s < (r+1)*runLen; s += fuseBlock {
 				e := min(s+fuseBlock, (r+1)*runLen)
-				w.block(g, ext, s, e, buf[:e-s])
+				w.block(g, rext, s, e, buf[:e-s])
 				acc = foldFloat(g.op, acc, fold(buf[:e-s]))
 			}
 			o[r] = acc
@@ -1941,18 +2000,52 @@ func u16View(b []byte) []uint16 {
 
 // eachRootBlock computes the root's block for every block of the group's
 // elements on all cores and hands it to store with the block's bounds.
-func (g *fusedGroup) eachRootBlock(ext fuseInputs, total int, store func(o []float32, s, e int)) {
+func (g *fusedGroup) eachRootBlock(ext fuseInputs, total int, store rootStore) {
 	blocks := (total + fuseBlock - 1) / fuseBlock
 	blk := min(fuseBlock, total)
+	if total*len(g.members) < parallelThreshold {
+		// As parallelPull runs it, without making its closure.
+		w := getFuseWorker(g, blk)
+		for b := range blocks {
+			s, e := b*fuseBlock, min((b+1)*fuseBlock, total)
+			w.block(g, ext, s, e, w.out[:e-s])
+			store.store(w.out[:e-s], s, e)
+		}
+		putFuseWorker(w)
+		return
+	}
+	pext, pstore := ext, store // the closure's own copies: ext and store stay off the heap otherwise
 	parallelPull(blocks, total*len(g.members), func(lo, hi int) {
 		w := getFuseWorker(g, blk)
 		defer putFuseWorker(w)
 		for b := lo; b < hi; b++ {
 			s, e := b*fuseBlock, min((b+1)*fuseBlock, total)
-			w.block(g, ext, s, e, w.out[:e-s])
-			store(w.out[:e-s], s, e)
+			w.block(g, pext, s, e, w.out[:e-s])
+			pstore.store(w.out[:e-s], s, e)
 		}
 	})
+}
+
+// predTrue is a pred's true as stored.
+var predTrue = []byte{1}
+
+// rootStore stores a block of a group's root computed in f32: as pred
+// bytes turned into zeros and ones of type to (pred, a compare root), or
+// rounded to narrow type to (a narrow convert root).
+type rootStore struct {
+	pred bool
+	to   dtype.Type
+	one  []byte // pred: to's one, as stored
+	out  []byte // the whole result's storage
+}
+
+func (r rootStore) store(o []float32, s, e int) {
+	if r.pred {
+		size := r.to.Size()
+		predAsValues(predBlock(o)[:e-s], r.one, r.out[size*s:size*e])
+		return
+	}
+	storeF32Block(r.to, o, r.out[2*s:2*e])
 }
 
 // predOneValue is the storage of one in u's type when u is a convert of

@@ -13,6 +13,7 @@ package eval
 import (
 	"unsafe"
 
+	"goldtrace/engine/dtype"
 	"goldtrace/engine/tensor"
 )
 
@@ -42,6 +43,46 @@ type invariants struct {
 	packs  map[packKey][]float32
 	bytes  int
 	packed int // packings made (tests)
+	// scans are the subnormal scans of frozen operands (scanKey), each
+	// made once while its storage is frozen: a scan's recurrent weights
+	// are read by every step's dot, whose operands are scanned for
+	// flushing (flush_ops.go).
+	scans   map[scanKey]bool
+	scanned int // scans made (tests)
+}
+
+// scanKey names a frozen array: its storage and element type.
+type scanKey struct {
+	span frozenSpan
+	elem dtype.Type
+}
+
+// scanMinBytes: smaller operands are scanned every time (a map look-up
+// costs as much).
+const scanMinBytes = 4096
+
+// operandHasSubnormal is hasSubnormal(t), remembered for t's storage while
+// it is frozen (nothing writes to it then, so the answer cannot change).
+func (ev *Evaluator) operandHasSubnormal(t *tensor.Tensor) bool {
+	if ev == nil || len(ev.inv.spans) == 0 || len(t.Data) < scanMinBytes {
+		return hasSubnormal(t)
+	}
+	s, _ := span(t)
+	inv := &ev.inv
+	if !inv.frozen(s.lo, int(s.hi-s.lo)) {
+		return hasSubnormal(t)
+	}
+	key := scanKey{s, t.Type}
+	if r, ok := inv.scans[key]; ok {
+		return r
+	}
+	r := hasSubnormal(t)
+	if inv.scans == nil {
+		inv.scans = map[scanKey]bool{}
+	}
+	inv.scans[key] = r
+	inv.scanned++
+	return r
 }
 
 func span(t *tensor.Tensor) (frozenSpan, bool) {
@@ -77,6 +118,11 @@ func (ev *Evaluator) freezeInvariants(w *whilePlan, state Value) func() {
 			if !inv.frozen(key.ptr, key.wordLen*4) {
 				delete(inv.packs, key)
 				inv.bytes -= 4 * len(p)
+			}
+		}
+		for key := range inv.scans {
+			if !inv.frozen(key.span.lo, int(key.span.hi-key.span.lo)) {
+				delete(inv.scans, key)
 			}
 		}
 	}
