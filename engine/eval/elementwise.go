@@ -377,10 +377,15 @@ func unaryComplex[C complex64 | complex128](op string, x *tensor.Tensor, xs []C,
 	return out, nil
 }
 
-func evalBinary(_ *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
+func evalBinary(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
 	ts, err := arrayArgs(args, 2)
 	if err != nil {
 		return Value{}, err
+	}
+	if in.Opcode == "multiply" && ts[0].Type == dtype.C64 {
+		if out := multiplyC64Fast(ev, ts[0], ts[1]); out != nil {
+			return ArrayValue(out), nil // complex_fast.go
+		}
 	}
 	out, err := binary(in.Opcode, ts[0], ts[1])
 	if err != nil {
@@ -577,7 +582,7 @@ func asSigned32(xs []uint32) []int32 {
 }
 
 // evalComplex builds c64/c128 from real and imaginary parts.
-func evalComplex(_ *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
+func evalComplex(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
 	ts, err := arrayArgs(args, 2)
 	if err != nil {
 		return Value{}, err
@@ -585,6 +590,9 @@ func evalComplex(_ *Evaluator, in *hlo.Instruction, args []Value) (Value, error)
 	re, im := ts[0], ts[1]
 	if err := sameShape(re, im); err != nil {
 		return Value{}, err
+	}
+	if out := complexF32Fast(ev, re, im); out != nil {
+		return ArrayValue(out), nil // complex_fast.go
 	}
 	switch {
 	case re.Type == dtype.F32 && im.Type == dtype.F32:
