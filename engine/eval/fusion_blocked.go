@@ -1070,7 +1070,7 @@ func fusibleReduce(r, x *hlo.Instruction) bool {
 		return false
 	}
 	switch fastReducer(r.ToApply()) {
-	case "add", "multiply", "maximum", "minimum":
+	case "add", "maximum", "minimum": // products take XLA's tree order at every size (reduce_order.go)
 	default:
 		return false
 	}

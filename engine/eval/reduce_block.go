@@ -67,7 +67,8 @@ func reduceBlockFast(op string, x, init *tensor.Tensor, reduced []bool, outDims 
 	isInt := op == "and" || op == "or"
 	switch classOf(x.Type) {
 	case classF32, classF64:
-		if isInt || inner == 1 || (x.Type == dtype.F32 || x.Type == dtype.F64) && outer*red*inner < ynnMinElements {
+		// Products, and small operands, take XLA's tree order (reduce_order.go).
+		if isInt || op == "multiply" || inner == 1 || (x.Type == dtype.F32 || x.Type == dtype.F64) && outer*red*inner < ynnMinElements {
 			return nil
 		}
 		if x.Type == dtype.F64 {
