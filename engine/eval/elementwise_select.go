@@ -298,15 +298,22 @@ func f32BlockOf(t *tensor.Tensor, s, e int, buf []float32, flush bool) []float32
 // the magnitude flipped for negatives).
 func totalOrderKeysInto(xs []float32, o []int32) []int32 {
 	o = o[:len(xs)]
-	for i, v := range xs {
-		k := int32(math.Float32bits(v))
-		if k < 0 {
-			k ^= math.MaxInt32
+	k := 0
+	if !totalOrderVectorDisabled {
+		k = totalOrderKeysVector(xs, o) // totalorder_simd_amd64.go
+	}
+	for i := k; i < len(xs); i++ {
+		key := int32(math.Float32bits(xs[i]))
+		if key < 0 {
+			key ^= math.MaxInt32
 		}
-		o[i] = k
+		o[i] = key
 	}
 	return o
 }
+
+// totalOrderVectorDisabled keeps totalOrderKeysInto on its scalar loop (tests).
+var totalOrderVectorDisabled bool
 
 func int32Bits(xs []int32) []uint32 {
 	return unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(xs))), len(xs))
@@ -324,7 +331,7 @@ func totalOrderKeys64(xs []float64) []int64 {
 	return out
 }
 
-func evalSelect(_ *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
+func evalSelect(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
 	ts, err := arrayArgs(args, 3)
 	if err != nil {
 		return Value{}, err
@@ -349,7 +356,7 @@ func evalSelect(_ *Evaluator, in *hlo.Instruction, args []Value) (Value, error) 
 	if !equalDims(p.Dims, a.Dims) {
 		return Value{}, fmt.Errorf("predicate shape %v does not match operands %v", p, a)
 	}
-	out := tensor.New(a.Type, a.Dims)
+	out := ev.newTensor(a.Type, a.Dims, false) // every element is written below
 	switch a.Type.Size() {
 	case 1:
 		pd, as, bs, os := p.Data, a.Data, b.Data, out.Data

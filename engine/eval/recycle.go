@@ -168,7 +168,7 @@ func (r *recycler) drain() {
 // which the sharing test catches); nothing else is ever owned.
 var freshOps = map[string]bool{"dot": true, "slice": true, "dynamic-slice": true, "broadcast": true,
 	"transpose": true, "concatenate": true, "select": true, "compare": true, "convert": true,
-	"convolution": true}
+	"convolution": true, "gather": true}
 
 // freshOp reports whether in's op allocates its result.
 func freshOp(in *hlo.Instruction) bool {
