@@ -150,6 +150,10 @@ type Evaluator struct {
 	// value's storage (a condition's fresh pred).
 	rootMine bool
 	frames   map[*hlo.Computation]*framePlan // Call's plan of each computation
+	// lastC and lastFrame are the last computation framePlanFor found and
+	// its plan (frames are never dropped): a loop's body, step after step.
+	lastC     *hlo.Computation
+	lastFrame *framePlan
 	// ynnUses is the operand-use count of each widening of bf16 and of its
 	// operand, as framePlanFor counts them (reduce_ynn.go).
 	ynnUses sync.Map
@@ -230,6 +234,11 @@ type framePlan struct {
 	interior           []bool        // evaluated inside a group, never stored
 	groups             []*fusedGroup // by the position of the group's value
 	gconsumes, gextras [][]int32     // per group position: consumed operands', extras' positions
+	// gops is, per group position, per member, per operand, the frame
+	// position of an operand from outside the group (-1: a member's, or
+	// not in the computation), so a step's group finds its operands
+	// without looking them up.
+	gops [][][]int32
 }
 
 // frameBuf is one call's per-instruction state, reused by the next call of
@@ -286,7 +295,11 @@ var argFreeOps = map[string]bool{"tuple": true, "get-tuple-element": true, "broa
 	"reduce": true, "copy": true, "pad": true, "reverse": true}
 
 func (ev *Evaluator) framePlanFor(c *hlo.Computation) *framePlan {
+	if c == ev.lastC {
+		return ev.lastFrame
+	}
 	if fp, ok := ev.frames[c]; ok {
+		ev.lastC, ev.lastFrame = c, fp
 		return fp
 	}
 	n := len(c.Instructions)
@@ -365,6 +378,7 @@ func (ev *Evaluator) framePlanFor(c *hlo.Computation) *framePlan {
 		fp.groups = make([]*fusedGroup, n)
 		fp.gconsumes = make([][]int32, n)
 		fp.gextras = make([][]int32, n)
+		fp.gops = make([][][]int32, n)
 		posOf := func(x *hlo.Instruction) int32 {
 			if p, ok := fp.pos[x]; ok {
 				return p
@@ -384,6 +398,16 @@ func (ev *Evaluator) framePlanFor(c *hlo.Computation) *framePlan {
 			for _, x := range g.extras {
 				fp.gextras[i] = append(fp.gextras[i], fp.pos[x])
 			}
+			fp.gops[i] = make([][]int32, len(g.members))
+			for j, m := range g.members {
+				fp.gops[i][j] = make([]int32, len(m.Operands))
+				for k, op := range m.Operands {
+					fp.gops[i][j][k] = -1
+					if _, in := g.pos[op]; !in {
+						fp.gops[i][j][k] = posOf(op)
+					}
+				}
+			}
 		}
 	}
 	if ev.frames == nil {
@@ -399,6 +423,16 @@ type frameValues struct {
 	fp   *framePlan
 	vals []Value
 	have []bool
+}
+
+// operand is the value of outside operand k of member j of the group at
+// position idx (as value(op) finds it, by position).
+func (f *frameValues) operand(idx, j, k int) (Value, bool) {
+	p := f.fp.gops[idx][j][k]
+	if p < 0 || !f.have[p] {
+		return Value{}, false
+	}
+	return f.vals[p], true
 }
 
 func (f *frameValues) value(op *hlo.Instruction) (Value, bool) {
@@ -483,16 +517,21 @@ func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 			if g != nil {
 				var err error
 				var extras []Value
-				if v, extras, err = runGroup(ev, g, fb.valueOf, fb.extras); err != nil {
+				if v, extras, err = runGroup(ev, g, fb.valueOf, fb.extras, &fb.lookup, idx); err != nil {
 					return Value{}, &Error{c.Name, in.Name, in.Opcode, err}
 				}
 				fb.extras = extras[:0] // its storage, for the next group
-				ev.noteLive(v) // before its operands may die: both existed at once
+				// Before its operands may die: both existed at once.
+				if mem != nil {
+					mem.add(v)
+				}
 				// Members also read outside the group: their values are set
 				// here, ahead of their positions (skipped as interior), and
 				// before the group's consumed operands count down.
 				for i, p := range fp.gextras[idx] {
-					ev.noteLive(extras[i])
+					if mem != nil {
+						mem.add(extras[i])
+					}
 					vals[p], have[p] = extras[i], true
 					if owned != nil {
 						owned[p] = true
@@ -515,20 +554,28 @@ func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 		}
 		if in.Opcode == "parameter" {
 			v = args[in.ParameterNumber]
-			ev.noteLive(v)
+			if mem != nil {
+				mem.add(v)
+			}
 		} else if fp.konst[idx] {
 			v = fp.consts[idx] // as evalConstant returns it, every time
-			ev.noteLive(v)
+			if mem != nil {
+				mem.add(v)
+			}
 		} else if p := fp.operands[idx]; fp.gte[idx] && p[0] >= 0 && have[p[0]] && vals[p[0]].IsTuple() &&
 			in.TupleIndex >= 0 && int(in.TupleIndex) < len(vals[p[0]].Tuple) && !hoisted.member(in) {
 			// get-tuple-element, as evalGetTupleElement takes it (its
 			// errors are left to it); a tuple is never owned.
 			v = vals[p[0]].Tuple[in.TupleIndex]
-			ev.noteLive(v)
+			if mem != nil {
+				mem.add(v)
+			}
 			done(p[0])
 		} else if kept, ok := hoisted.value(in); ok {
 			v = kept // loop-invariant, computed at an earlier step (loop_hoist.go)
-			ev.noteLive(v)
+			if mem != nil {
+				mem.add(v)
+			}
 			for _, p := range fp.operands[idx] {
 				done(p)
 			}
@@ -579,7 +626,9 @@ func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 			if int32(idx) == fp.root && fp.tuple[idx] {
 				rootTuple = v.Tuple
 			}
-			ev.noteLive(v)
+			if mem != nil {
+				mem.add(v)
+			}
 			tuple := fp.tuple[idx]
 			if owned != nil {
 				if int32(idx) == fp.root && tuple {

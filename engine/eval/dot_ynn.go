@@ -270,7 +270,7 @@ func ynnRoute(p *dotPlan, lt, rt, ot dtype.Type, lhsIn, rhsIn *hlo.Instruction) 
 	if !rhsKN && !rhsIsBatchNK(rp, p.nBatch, p.nContract) {
 		return nil
 	}
-	return &ynnDot{tasks: ynnPlanF32(p.m, p.n, p.k, ynnISA == 512, !rhsKN), kn: kn}
+	return &ynnDot{tasks: ynnPlanF32Kept(p.m, p.n, p.k, ynnISA == 512, !rhsKN), kn: kn}
 }
 
 // throughTranspose maps an operand's dot permutation to its dims in the
@@ -392,11 +392,12 @@ func ynnPrepacked(ev *Evaluator, par int, y *ynnDot, m, n, k int, a []float32, l
 	}
 	for i, g := range groups {
 		nj := g.j1 - g.j0
-		tmp := make([]float32, m*nj)
+		tmp := ev.newF32s(m*nj, true)
 		g.kn.runPrepacked(par, m, nj, k, a, la, packs[i], tmp)
 		for r := 0; r < m; r++ {
 			copy(c[r*n+g.j0:][:nj], tmp[r*nj:][:nj])
 		}
+		ev.freeF32s(tmp)
 	}
 	return c
 }

@@ -160,6 +160,7 @@ type fuseScratch struct {
 	flat     [][]float32
 	out      [][]float32 // groups with extras
 	outN     [][]byte
+	w        *fuseWorker // a small group's worker (worker)
 }
 
 // takeScratch returns the group's tables, or new ones while another run
@@ -434,7 +435,7 @@ func fusibleKind(in *hlo.Instruction) fuseKind {
 			}
 			return fuseNone
 		}
-		if isNarrowElem(et) && in.Opcode == "logistic" {
+		if isNarrowElem(et) && narrowRoundsInside(in.Opcode, et) {
 			return fuseNone // unaryNarrowLogistic rounds inside the op
 		}
 		if et == dtype.F64 {
@@ -558,13 +559,13 @@ func errMissing(op *hlo.Instruction) error {
 
 // runGroup evaluates g, turning a panic into an error as callOp does.
 // The extras' values come back in the order of g.extras.
-func runGroup(ev *Evaluator, g *fusedGroup, vals func(*hlo.Instruction) (Value, bool), extrasBuf []Value) (v Value, extras []Value, err error) {
+func runGroup(ev *Evaluator, g *fusedGroup, vals func(*hlo.Instruction) (Value, bool), extrasBuf []Value, fv *frameValues, idx int) (v Value, extras []Value, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			v, extras, err = Value{}, nil, fmt.Errorf("internal error: %v", r)
 		}
 	}()
-	return g.eval(ev, vals, extrasBuf)
+	return g.eval(ev, vals, extrasBuf, fv, idx)
 }
 
 // mergeGroups merges a group A into a group B that reads A's root or one
@@ -1085,7 +1086,9 @@ func fusibleReduce(r, x *hlo.Instruction) bool {
 
 // eval computes the group's value from the values of its outside operands.
 // The extras' values are appended to extrasBuf[:0] (the caller's, reused).
-func (g *fusedGroup) eval(ev *Evaluator, vals func(*hlo.Instruction) (Value, bool), extrasBuf []Value) (Value, []Value, error) {
+// With fv, the outside operands are read by position (the group at idx of
+// fv's frame), as vals would find them.
+func (g *fusedGroup) eval(ev *Evaluator, vals func(*hlo.Instruction) (Value, bool), extrasBuf []Value, fv *frameValues, idx int) (Value, []Value, error) {
 	if g.elem == dtype.F64 {
 		return g.eval64(ev, vals)
 	}
@@ -1119,7 +1122,13 @@ func (g *fusedGroup) eval(ev *Evaluator, vals func(*hlo.Instruction) (Value, boo
 			if _, in := g.pos[op]; in {
 				continue
 			}
-			v, ok := vals(op)
+			var v Value
+			var ok bool
+			if fv != nil {
+				v, ok = fv.operand(idx, j, k)
+			} else {
+				v, ok = vals(op)
+			}
 			if g.kinds[j] == fuseWiden {
 				if !ok || v.T == nil || v.T.Type != op.Shape.Elem || !equalDims(v.T.Dims, g.dims) {
 					return Value{}, nil, fmt.Errorf("operand %%%s has no %v array value", op.Name, op.Shape.Elem)
@@ -1182,14 +1191,14 @@ func (g *fusedGroup) eval(ev *Evaluator, vals func(*hlo.Instruction) (Value, boo
 			to, one = g.predOut.Shape.Elem, predOneValue(g.predOut, g.members[n-1])
 		}
 		out := ev.newTensor(to, g.dims, false) // every block is written
-		g.eachRootBlock(ext, total, rootStore{pred: true, to: to, one: one, out: out.Data})
+		g.eachRootBlock(sc, ext, total, rootStore{pred: true, to: to, one: one, out: out.Data})
 		return ArrayValue(out), extras, nil
 	}
 	if g.reduce == nil && g.narrowOut != nil {
 		// As convert: rounded to the narrow type (subnormals kept), stored.
 		to := g.narrowOut.Shape.Elem
 		out := ev.newTensor(to, g.dims, false) // every block is written
-		g.eachRootBlock(ext, total, rootStore{to: to, out: out.Data})
+		g.eachRootBlock(sc, ext, total, rootStore{to: to, out: out.Data})
 		return ArrayValue(out), extras, nil
 	}
 	if g.reduce == nil {
@@ -1212,12 +1221,12 @@ func (g *fusedGroup) eval(ev *Evaluator, vals func(*hlo.Instruction) (Value, boo
 		o := rawView[float32](out.Data)
 		if total*n < parallelThreshold {
 			// As parallelPull runs it, without making its closure.
-			w := getFuseWorker(g, blk)
+			w := sc.worker(g, blk)
 			for b := range blocks {
 				s, e := b*fuseBlock, min((b+1)*fuseBlock, total)
 				w.block(g, ext, s, e, o[s:e])
 			}
-			putFuseWorker(w)
+			sc.done(w)
 			return ArrayValue(out), extras, nil
 		}
 		ext := ext // the closure's own copy: the tables stay off the heap otherwise
@@ -1411,6 +1420,36 @@ func getFuseWorker(g *fusedGroup, blk int) *fuseWorker {
 	if w == nil {
 		w = &fuseWorker{}
 	}
+	w.prepare(g, blk)
+	return w
+}
+
+// keptWorkerMax bounds the blocks of the workers groups keep in their
+// scratch (fuseScratch.w): small groups, which a loop body runs every step.
+const keptWorkerMax = 512
+
+// worker returns a worker prepared for g's blocks of blk: the scratch's
+// own for small blocks, else the pool's.
+func (s *fuseScratch) worker(g *fusedGroup, blk int) *fuseWorker {
+	if blk > keptWorkerMax {
+		return getFuseWorker(g, blk)
+	}
+	if s.w == nil {
+		s.w = &fuseWorker{}
+	}
+	s.w.prepare(g, blk)
+	return s.w
+}
+
+// done ends a run of w from worker.
+func (s *fuseScratch) done(w *fuseWorker) {
+	if w != s.w {
+		putFuseWorker(w)
+	}
+}
+
+// prepare sizes w's buffers for g's blocks of blk elements.
+func (w *fuseWorker) prepare(g *fusedGroup, blk int) {
 	n, ns := len(g.members), g.nSlots
 	if need := (ns + 4) * blk; cap(w.slab) < need {
 		w.slab = make([]float32, need)
@@ -1453,7 +1492,6 @@ func getFuseWorker(g *fusedGroup, blk int) *fuseWorker {
 		}
 		w.edone = make([]bool, g.nExt)
 	}
-	return w
 }
 
 func putFuseWorker(w *fuseWorker) { fuseWorkers.Put(w) }
@@ -2000,18 +2038,18 @@ func u16View(b []byte) []uint16 {
 
 // eachRootBlock computes the root's block for every block of the group's
 // elements on all cores and hands it to store with the block's bounds.
-func (g *fusedGroup) eachRootBlock(ext fuseInputs, total int, store rootStore) {
+func (g *fusedGroup) eachRootBlock(sc *fuseScratch, ext fuseInputs, total int, store rootStore) {
 	blocks := (total + fuseBlock - 1) / fuseBlock
 	blk := min(fuseBlock, total)
 	if total*len(g.members) < parallelThreshold {
 		// As parallelPull runs it, without making its closure.
-		w := getFuseWorker(g, blk)
+		w := sc.worker(g, blk)
 		for b := range blocks {
 			s, e := b*fuseBlock, min((b+1)*fuseBlock, total)
 			w.block(g, ext, s, e, w.out[:e-s])
 			store.store(w.out[:e-s], s, e)
 		}
-		putFuseWorker(w)
+		sc.done(w)
 		return
 	}
 	pext, pstore := ext, store // the closure's own copies: ext and store stay off the heap otherwise

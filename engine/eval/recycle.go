@@ -359,24 +359,24 @@ func shares(v Value, t *tensor.Tensor) bool {
 		return false
 	}
 	lo := uintptr(unsafe.Pointer(&t.Data[0]))
-	hi := lo + uintptr(len(t.Data))
-	var walk func(v Value) bool
-	walk = func(v Value) bool {
-		if v.T != nil {
-			if len(v.T.Data) == 0 {
-				return false
-			}
-			p := uintptr(unsafe.Pointer(&v.T.Data[0]))
-			return p < hi && lo < p+uintptr(len(v.T.Data))
+	return sharesSpan(v, lo, lo+uintptr(len(t.Data)))
+}
+
+// sharesSpan reports whether any array leaf of v overlaps [lo, hi).
+func sharesSpan(v Value, lo, hi uintptr) bool {
+	if v.T != nil {
+		if len(v.T.Data) == 0 {
+			return false
 		}
-		for _, e := range v.Tuple {
-			if walk(e) {
-				return true
-			}
-		}
-		return false
+		p := uintptr(unsafe.Pointer(&v.T.Data[0]))
+		return p < hi && lo < p+uintptr(len(v.T.Data))
 	}
-	return walk(v)
+	for _, e := range v.Tuple {
+		if sharesSpan(e, lo, hi) {
+			return true
+		}
+	}
+	return false
 }
 
 // sharesValue reports whether any array leaf of v shares storage with one
@@ -391,4 +391,13 @@ func sharesValue(v, a Value) bool {
 		}
 	}
 	return false
+}
+
+// freeF32s gives scratch from newF32s back to the pool (inside a loop;
+// elsewhere it is left to the collector). Nothing may hold s afterwards.
+func (ev *Evaluator) freeF32s(s []float32) {
+	if ev == nil || len(s) == 0 || !ev.recycling() {
+		return
+	}
+	ev.pool.put(unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), 4*len(s)))
 }
