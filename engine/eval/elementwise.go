@@ -206,8 +206,8 @@ func unary(op string, x *tensor.Tensor) (*tensor.Tensor, error) {
 	}
 	switch classOf(x.Type) {
 	case classF32:
-		if op == "logistic" && x.Type != dtype.F32 {
-			return unaryNarrowLogistic(x), nil
+		if x.Type != dtype.F32 && narrowRoundsInside(op, x.Type) {
+			return unaryNarrowLogistic(x, op), nil
 		}
 		keep := keepsSubnormals(op)
 		if x.Type != dtype.F32 && op != "cbrt" && op != "is-finite" {

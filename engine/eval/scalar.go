@@ -836,8 +836,11 @@ func unaryStep(op string, a, dst sreg) scalarStep {
 			return nil // cbrt's subnormal result is unary's (cbrtOfSubnormalF32)
 		}
 		dec, enc := decoder(a.typ), encoder(a.typ)
-		if op == "logistic" && a.typ != dtype.F32 {
+		if a.typ != dtype.F32 && narrowRoundsInside(op, a.typ) {
 			f := narrowLogistic(a.typ)
+			if op == "exponential-minus-one" {
+				f = f16Expm1
+			}
 			return func(m *scalarMachine) { m.r[d] = enc(f(flush(dec(m.r[x])))) }
 		}
 		// unaryFloat's kernel, looked up once (XLA's own math for the ops

@@ -50,8 +50,8 @@ func TestUnaryNarrowBlockedMatchesWhole(t *testing.T) {
 				}
 			}
 			for _, op := range ops {
-				if !unaryFloat[float32](op, nil, nil) {
-					continue
+				if !unaryFloat[float32](op, nil, nil) || narrowRoundsInside(op, typ) {
+					continue // f16 expm1 rounds between its steps (f16Expm1, held to XLA by TestXLAMathSweep)
 				}
 				got, err := unary(op, x)
 				if err != nil {

@@ -22,7 +22,7 @@ var xlaKernelOps = []string{"tanh", "exponential", "log", "log-plus-one", "logis
 // xlaExactOps are the ops whose f32 (and bf16/f16) results must match
 // XLA:CPU bit for bit: the kernels, and sqrt (correctly rounded on both
 // sides).
-var xlaExactOps = append([]string{"sqrt"}, xlaKernelOps...)
+var xlaExactOps = append([]string{"sqrt", "exponential-minus-one"}, xlaKernelOps...)
 
 // xlaEstimateOps are swept with the exact ops but held to XLA:CPU only where
 // RsqrtMatchesXLA: XLA:CPU computes them from a CPU estimate instruction,
