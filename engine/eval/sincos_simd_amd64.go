@@ -5,6 +5,8 @@ package eval
 import (
 	"math"
 	"simd/archsimd"
+	"sync"
+	"unsafe"
 )
 
 // f32 sine and cosine in float64 lanes: x reduced by π/2 (k = x·2/π rounded
@@ -65,15 +67,75 @@ func sinCosF32Vector(op string, x, o []float32) int {
 	}
 	switch binaryLanes {
 	case 16:
-		return sinCosF32x8(op, x, o)
+		if !sinCosMemoDisabled && len(x) <= sseBlock && len(o) >= 8 {
+			return sinCosF32x8Memo(op, x, o)
+		}
+		return sinCosF32x8(op, x, o, nil)
 	case 8:
 		return sinCosF32x4(op, x, o)
 	}
 	return 0
 }
 
-func sinCosF32x8(op string, x, o []float32) int {
+// sinCosMemo is the other function's results of the last block one
+// worker's sinCosF32x8 computed (a fused group takes the sine and the
+// cosine of one value: complex exp, rotations), with a copy of that block.
+type sinCosMemo struct {
+	x, res  [sseBlock]float32
+	n       int  // elements held; 0 for none
+	cosine  bool // res holds cosines (else sines)
+	calls   int  // since the counts were last reset
+	hits    int
+	pending bool // res was computed and not yet asked for
+	misses  int  // results computed and never asked for
+}
+
+var sinCosMemos = sync.Pool{New: func() any { return new(sinCosMemo) }}
+
+// sinCosMemoDisabled computes every sine and cosine afresh (tests).
+var sinCosMemoDisabled bool
+
+// sinCosF32x8Memo is sinCosF32x8 for a block of at most sseBlock elements:
+// a block whose bits equal the last one's, asked for the function that
+// call also computed, takes those results (the same function of the same
+// input); otherwise both functions are computed in one pass, the other
+// kept, while workers' memos are being used (a lone sine or cosine stops
+// paying for the second function after a few misses, and retries every
+// 64 calls).
+func sinCosF32x8Memo(op string, x, o []float32) int {
 	cosine := op == "cosine"
+	m := sinCosMemos.Get().(*sinCosMemo)
+	defer sinCosMemos.Put(m)
+	if m.calls++; m.calls > 64 {
+		m.calls, m.hits, m.misses = 0, 0, 0
+	}
+	n := len(o) &^ 7
+	if m.n == n && m.n > 0 && m.cosine == cosine &&
+		unsafe.String((*byte)(unsafe.Pointer(&m.x[0])), 4*n) == unsafe.String((*byte)(unsafe.Pointer(&x[0])), 4*n) {
+		copy(o[:n], m.res[:n])
+		m.n, m.pending = 0, false
+		m.hits++
+		return n
+	}
+	if m.pending {
+		m.misses++
+	}
+	m.n, m.pending = 0, false
+	if m.misses > 2 && m.hits*4 < m.misses {
+		return sinCosF32x8(op, x, o, nil)
+	}
+	k := sinCosF32x8(op, x, o, m.res[:])
+	copy(m.x[:k], x[:k])
+	m.n, m.cosine, m.pending = k, !cosine, true
+	return k
+}
+
+// sinCosF32x8 computes op of the whole groups of 8 at the front of x into
+// o and, when other is not nil, the other function (cosine for sine, sine
+// for cosine) of the same elements into other, each as it would be alone.
+func sinCosF32x8(op string, x, o, other []float32) int {
+	cosine := op == "cosine"
+	both := other != nil
 	k := &sinCosK8
 	twoOverPi := archsimd.LoadFloat64x8(&k[0])
 	p1, p2, p3 := archsimd.LoadFloat64x8(&k[1]), archsimd.LoadFloat64x8(&k[2]), archsimd.LoadFloat64x8(&k[3])
@@ -102,9 +164,11 @@ func sinCosF32x8(op string, x, o []float32) int {
 		sinR := sp.Mul(z).MulAdd(rr, rr) // r + r·z·poly
 		cp := c6.MulAdd(z, c5).MulAdd(z, c4).MulAdd(z, c3).MulAdd(z, c2).MulAdd(z, c1)
 		cosR := cp.Mul(z).Mul(z).Add(one.Sub(z.Mul(half))) // 1 - z/2 + z²·poly
-		q := kf.Add(magic).AsUint64x8()                    // k mod 4 in the low bits
+		qs := kf.Add(magic).AsUint64x8() // k mod 4 in the low bits
+		qc := qs.Add(bit1)               // cos(x) = sin(x + π/2)
+		q, qo := qs, qc
 		if cosine {
-			q = q.Add(bit1) // cos(x) = sin(x + π/2)
+			q, qo = qc, qs
 		}
 		swap := q.And(bit1).NotEqual(zeroU)
 		neg := q.And(bit2).NotEqual(zeroU)
@@ -114,13 +178,30 @@ func sinCosF32x8(op string, x, o []float32) int {
 			res = xv.Merge(res, xv.Equal(zeroF)) // sin(±0) is ±0
 		}
 		res.ConvertToFloat32().Store((*[8]float32)(o[i:]))
+		if both {
+			swap := qo.And(bit1).NotEqual(zeroU)
+			neg := qo.And(bit2).NotEqual(zeroU)
+			res := cosR.Merge(sinR, swap)
+			res = res.AsUint64x8().Xor(signBit).AsFloat64x8().Merge(res, neg)
+			if cosine {
+				res = xv.Merge(res, xv.Equal(zeroF)) // the other is the sine
+			}
+			res.ConvertToFloat32().Store((*[8]float32)(other[i:]))
+		}
 		if xv.AsUint64x8().And(absMask).AsFloat64x8().Less(limit).ToBits() != 0xff {
 			for j := i; j < i+8; j++ {
 				if v := float64(x[j]); !(math.Abs(v) < sinCosFastLimit) {
+					c, s := float32(math.Cos(v)), float32(math.Sin(v))
 					if cosine {
-						o[j] = float32(math.Cos(v))
+						o[j] = c
+						if both {
+							other[j] = s
+						}
 					} else {
-						o[j] = float32(math.Sin(v))
+						o[j] = s
+						if both {
+							other[j] = c
+						}
 					}
 				}
 			}
