@@ -67,7 +67,9 @@ func sinCosF32Vector(op string, x, o []float32) int {
 	}
 	switch binaryLanes {
 	case 16:
-		if !sinCosMemoDisabled && len(x) <= sseBlock && len(o) >= 8 {
+		// Short arrays (a loop step's few elements) skip the memo: its pool
+		// and bookkeeping cost more than the sine or cosine of a few vectors.
+		if !sinCosMemoDisabled && len(x) <= sseBlock && len(x) >= sinCosMemoMin && len(o) >= 8 {
 			return sinCosF32x8Memo(op, x, o)
 		}
 		return sinCosF32x8(op, x, o, nil)
@@ -94,6 +96,9 @@ var sinCosMemos = sync.Pool{New: func() any { return new(sinCosMemo) }}
 
 // sinCosMemoDisabled computes every sine and cosine afresh (tests).
 var sinCosMemoDisabled bool
+
+// sinCosMemoMin is the shortest block the memo is tried on.
+const sinCosMemoMin = 256
 
 // sinCosF32x8Memo is sinCosF32x8 for a block of at most sseBlock elements:
 // a block whose bits equal the last one's, asked for the function that
