@@ -658,11 +658,8 @@ func binaryCplx[C cplx](op string, a, b, o []C) bool {
 			o[i] = a[i] - b[i]
 		}
 	case "multiply":
-		// XLA:CPU fuses one product into each part: re = fma(ar, br, -ai*bi).
 		for i := range o {
-			x, y := complex128(a[i]), complex128(b[i])
-			o[i] = C(complex(fmaPart[C](real(x), real(y), -roundPart[C](imag(x)*imag(y))),
-				fmaPart[C](imag(x), real(y), roundPart[C](real(x)*imag(y)))))
+			o[i] = mulComplexXLA(a[i], b[i])
 		}
 	case "divide":
 		for i := range o {
@@ -676,6 +673,14 @@ func binaryCplx[C cplx](op string, a, b, o []C) bool {
 		return false
 	}
 	return true
+}
+
+// mulComplexXLA is XLA:CPU's complex product: one product fused into each
+// part, re = fma(ar, br, -ai*bi), im = fma(ai, br, ar*bi).
+func mulComplexXLA[C cplx](a, b C) C {
+	x, y := complex128(a), complex128(b)
+	return C(complex(fmaPart[C](real(x), real(y), -roundPart[C](imag(x)*imag(y))),
+		fmaPart[C](imag(x), real(y), roundPart[C](real(x)*imag(y)))))
 }
 
 // roundPart rounds v to the component precision of C.

@@ -110,13 +110,11 @@ func treeSumRuns[T addable](o, xs []T, init T, rl int, fold func(T, []T) T) {
 	})
 }
 
-// foldProductXLA multiplies complex values as XLA:CPU's reducer does: one
-// product fused into each part, as the elementwise multiply (binaryComplex).
+// foldProductXLA multiplies complex values as XLA:CPU's reducer does, with
+// the elementwise multiply's arithmetic (mulComplexXLA).
 func foldProductXLA[C cplx](acc C, xs []C) C {
 	for _, v := range xs {
-		x, y := complex128(acc), complex128(v)
-		acc = C(complex(fmaPart[C](real(x), real(y), -roundPart[C](imag(x)*imag(y))),
-			fmaPart[C](imag(x), real(y), roundPart[C](real(x)*imag(y)))))
+		acc = mulComplexXLA(acc, v)
 	}
 	return acc
 }
@@ -146,9 +144,6 @@ func foldProduct[T float32 | float64](acc T, xs []T) T {
 	}
 	return acc
 }
-
-// treeSum adds xs to init in XLA:CPU's tree order (treeFold).
-func treeSum[T addable](init T, xs []T, scratch []T) T { return treeFold(init, xs, scratch, foldSum[T]) }
 
 // treeFold folds xs into init in the order XLA:CPU's TreeReductionRewriter
 // produces: runs of at most 32 elements are folded one by one from init;

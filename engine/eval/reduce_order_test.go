@@ -43,7 +43,7 @@ func TestTreeSumShape(t *testing.T) {
 			xs[i] = 1
 		}
 		xs[tc.bigAt], xs[tc.negAt] = big, -big
-		got := treeSum(0, xs, make([]float32, (tc.n+31)/32))
+		got := treeFold(0, xs, make([]float32, (tc.n+31)/32), foldSum[float32])
 		if got != tc.want {
 			t.Errorf("n=%d big at %d, -big at %d: got %v, want %v", tc.n, tc.bigAt, tc.negAt, got, tc.want)
 		}

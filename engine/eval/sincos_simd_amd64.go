@@ -169,8 +169,8 @@ func sinCosF32x8(op string, x, o, other []float32) int {
 		sinR := sp.Mul(z).MulAdd(rr, rr) // r + r·z·poly
 		cp := c6.MulAdd(z, c5).MulAdd(z, c4).MulAdd(z, c3).MulAdd(z, c2).MulAdd(z, c1)
 		cosR := cp.Mul(z).Mul(z).Add(one.Sub(z.Mul(half))) // 1 - z/2 + z²·poly
-		qs := kf.Add(magic).AsUint64x8() // k mod 4 in the low bits
-		qc := qs.Add(bit1)               // cos(x) = sin(x + π/2)
+		qs := kf.Add(magic).AsUint64x8()                   // k mod 4 in the low bits
+		qc := qs.Add(bit1)                                 // cos(x) = sin(x + π/2)
 		q, qo := qs, qc
 		if cosine {
 			q, qo = qc, qs

@@ -40,4 +40,3 @@ func totalOrderKeysVector(xs []float32, o []int32) int {
 	}
 	return 0
 }
-

@@ -15,7 +15,7 @@ import (
 // convert yields the op's f32 value, never rounded to bf16. Other users of
 // the bf16 op still see it rounded, and roundings between consecutive bf16
 // ops stay. Measured on jax 0.10.2 (tests/test_excess_precision.py): every
-// op listed below, matrix products included, with the chain broken by any
+// op listed below, dots and convolutions included, with the chain broken by any
 // instruction between the op and the convert (a reshape, a transpose).
 //
 // Dots count when XLA's DotDecomposer leaves them as they are (canonicalDot):

@@ -273,9 +273,6 @@ var pureOps = map[string]bool{
 	"negate": true, "sqrt": true, "rsqrt": true, "power": true, "exponential": true, "reduce": true,
 	"maximum": true, "minimum": true, "select": true, "compare": true, "get-tuple-element": true, "tuple": true,
 	"iota": true, "shift-left": true, "shift-right-logical": true, "and": true, "or": true, "xor": true, "not": true,
-	// what excessPrecision can leave unread
-	"dot": true, "log": true, "log-plus-one": true, "exponential-minus-one": true, "tanh": true, "cbrt": true,
-	"sine": true, "cosine": true, "tan": true, "erf": true, "atan2": true, "convolution": true,
 }
 
 // pruneDead removes the pure instructions the rewrites left unread (those
@@ -292,7 +289,9 @@ func pruneDead(c *hlo.Computation, before map[*hlo.Instruction]int) {
 		}
 		var keep []*hlo.Instruction
 		for _, in := range c.Instructions {
-			if uses[in] == 0 && pureOps[in.Opcode] && (before[in] > 0 || !knownIn(before, in)) && !ctl[in] {
+			// excessPrecision can leave any op it rewrites unread.
+			pure := pureOps[in.Opcode] || excessPrecisionOps[in.Opcode]
+			if uses[in] == 0 && pure && (before[in] > 0 || !knownIn(before, in)) && !ctl[in] {
 				continue
 			}
 			keep = append(keep, in)
