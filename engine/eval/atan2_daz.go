@@ -161,6 +161,21 @@ func subnormalPath(op string, a, b float64, f32 bool) (float64, bool) {
 func fixSubnormalPaths[F float](op string, y, x, o []F) {
 	var z F
 	f32 := unsafe.Sizeof(z) == 4
+	if (op == "power" || op == "atan2") && !libmDisabled {
+		// libm itself on the raw operands, under denormals-are-zero as
+		// XLA:CPU calls it: the paths below are models of what it does.
+		minNormal := F(0x1p-1022)
+		if f32 {
+			minNormal = F(0x1p-126)
+		}
+		sub := func(v F) bool { return v != 0 && v > -minNormal && v < minNormal }
+		for i := range o {
+			if sub(y[i]) || sub(x[i]) {
+				libmBinary(op, y[i:i+1], x[i:i+1], o[i:i+1])
+			}
+		}
+		return
+	}
 	for i := range o {
 		if op == "atan2" {
 			if f32 {

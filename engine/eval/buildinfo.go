@@ -19,6 +19,10 @@ type SIMDInfo struct {
 	// RsqrtMatchesXLA: f32 rsqrt runs the CPU's estimate instruction, as
 	// XLA:CPU does (else it is correctly rounded).
 	RsqrtMatchesXLA bool `json:"rsqrt_matches_xla"`
+	// HostLibm names the C library called for what XLA:CPU hands to libm
+	// (sin, cos, tan, cbrt, pow, atan2; f64 log and erf), or says Go's math
+	// stands in for it (libm.go).
+	HostLibm string `json:"host_libm"`
 }
 
 // SIMD describes the vector code in use.
@@ -29,6 +33,7 @@ func SIMD() SIMDInfo {
 		GEMMOnBLAS:      floatsOnBLAS,
 		VectorMath:      vectorMathName(),
 		RsqrtMatchesXLA: RsqrtMatchesXLA(),
+		HostLibm:        hostLibmName(),
 		Level:           "portable",
 	}
 	switch {

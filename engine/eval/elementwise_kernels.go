@@ -4,9 +4,10 @@ package eval
 // once and then runs a tight loop; it returns false (touching nothing) for an
 // opcode it does not define, which callers use to validate with empty slices.
 // f32 tanh, exp, log, log1p and logistic run XLA:CPU's own approximations
-// bit for bit (xlamath.go); the other float transcendentals compute in
-// float64 and round once: within an ulp or two of XLA:CPU, and correctly
-// rounded where XLA's are.
+// bit for bit (xlamath.go); what XLA:CPU hands to libm (sin, cos, tan, cbrt,
+// pow, atan2; f64 log and erf) goes to the host's libm where cgo can reach
+// it (libm.go); the rest compute in float64 and round once: within an
+// ulp or two of XLA:CPU, and correctly rounded where XLA's are.
 
 import (
 	"math"
@@ -25,6 +26,9 @@ type float interface{ ~float32 | ~float64 }
 const sseBlock = 4096
 
 func unaryFloat[F float](op string, x, o []F) bool {
+	if libmUnary(op, x, o) {
+		return true // what XLA:CPU calls libm for, computed by libm (libm.go)
+	}
 	if len(o) > sseBlock {
 		for lo := 0; lo < len(o); lo += sseBlock {
 			hi := min(lo+sseBlock, len(o))
@@ -196,6 +200,9 @@ func logistic(x float64) float64 {
 }
 
 func binaryFloat[F float](op string, a, b, o []F) bool {
+	if libmBinary(op, a, b, o) {
+		return true
+	}
 	if len(o) > sseBlock {
 		for lo := 0; lo < len(o); lo += sseBlock {
 			hi := min(lo+sseBlock, len(o))

@@ -15,6 +15,7 @@ import (
 // one element, the same function twice, every length around the vector
 // size, bit for bit against the memo turned off.
 func TestSinCosMemoMatchesFresh(t *testing.T) {
+	withoutLibm(t) // the Go vector kernels, which stand in where libm is out of reach
 	if binaryLanes != 16 {
 		t.Skip("no AVX-512 vector path on this CPU or build")
 	}

@@ -15,7 +15,10 @@ def build_info() -> dict:
     simd_experiment (built with GOEXPERIMENT=simd on amd64), simd_level
     (``"avx512"``, ``"avx2"`` or ``"portable"``, chosen at start-up from the
     CPU), gemm_kernel, gemm_on_blas, vector_math, rsqrt_matches_xla (f32
-    rsqrt is XLA:CPU's estimate plus Newton step, bit for bit),
+    rsqrt is XLA:CPU's estimate plus Newton step, bit for bit), host_libm
+    (the C library called for the functions XLA:CPU hands to libm: sin, cos,
+    tan, cbrt, pow, atan2, f64 log and erf; "none (Go math)" where the build
+    cannot reach it, and those then agree within a few ulp),
     cpu_features (from CPUID, OS support checked), cpu_model, num_cpu.
     """
     out = ffi.new("char **")
