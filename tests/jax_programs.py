@@ -384,14 +384,28 @@ prog("select-n-s32-case", lambda i, a, b, c: lax.select_n(i, a, b, c),
                   floats(rng, (16,), "f32"), floats(rng, (16,), "f32")))
 
 # complex
+def _complex_specials(dt):
+    """Every pair of special parts (zeros, infinities, NaN, huge, tiny), and the
+    same pairs against their reversal, for the NaN limits of division."""
+    part = np.dtype(DT[_PART[dt]]).type
+    big = np.finfo(part).max / 2
+    s = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.5, big, 1e-3, 7.0], part)
+    z = (s.repeat(len(s)) + 1j * np.tile(s, len(s))).astype(DT[dt])
+    return z, z[::-1].copy()
+
+
 for _dt in ["c64", "c128"]:
     _c = lambda rng, dt=_dt: (values(rng, (16,), dt, special=False),)  # noqa: E731
     _cc = lambda rng, dt=_dt: (values(rng, (16,), dt, special=False), values(rng, (16,), dt, special=False))  # noqa: E731,E501
     prog(f"complex-real-imag-conj-{_dt}", lambda z: (lax.real(z), lax.imag(z), lax.conj(z)), _c)
-    prog(f"complex-abs-{_dt}", lax.abs, _c, "elem")
+    # abs, multiply and divide are XLA's formulas with its FMAs, reproduced bit for bit.
+    prog(f"complex-abs-{_dt}", lax.abs, _c)
     prog(f"complex-add-{_dt}", lax.add, _cc)
-    prog(f"complex-mul-{_dt}", lax.mul, _cc, "elem")
-    prog(f"complex-div-{_dt}", lax.div, _cc, "elem", k=4)
+    prog(f"complex-mul-{_dt}", lax.mul, _cc)
+    prog(f"complex-div-{_dt}", lax.div, _cc)
+    prog(f"complex-sign-{_dt}", lax.sign, _c)
+    prog(f"complex-abs-div-specials-{_dt}", lambda z, w: (lax.abs(z), lax.div(z, w), lax.div(w, z)),
+         lambda rng, dt=_dt: _complex_specials(dt))
     prog(f"complex-exp-{_dt}", lax.exp, _c, "elem", k=4)
     prog(f"complex-log-{_dt}", lax.log, _c, "elem", k=4)
     prog(f"complex-sqrt-{_dt}", lax.sqrt, _c, "elem", k=4)

@@ -512,10 +512,16 @@ func unaryCplx[C cplx](op string, x, o []C) bool {
 	case "sign":
 		for i, v := range x {
 			z := complex128(v)
-			if z == 0 {
+			switch {
+			case z == 0:
 				o[i] = v
-			} else {
-				o[i] = C(z / complex(cmplx.Abs(z), 0))
+			case isC64(v):
+				re, im := float32(real(z)), float32(imag(z))
+				m := absComplexXLA(re, im)
+				o[i] = C(complex(float64(re/m), float64(im/m)))
+			default:
+				m := absComplexXLA(real(z), imag(z))
+				o[i] = C(complex(real(z)/m, imag(z)/m))
 			}
 		}
 	case "sqrt":
@@ -631,7 +637,12 @@ func complexPart[C cplx, F float](op string, x []C, o []F) {
 	switch op {
 	case "abs":
 		for i, v := range x {
-			o[i] = F(cmplx.Abs(complex128(v)))
+			z := complex128(v)
+			if isC64(v) {
+				o[i] = F(absComplexXLA(float32(real(z)), float32(imag(z))))
+			} else {
+				o[i] = F(absComplexXLA(real(z), imag(z)))
+			}
 		}
 	case "real":
 		for i, v := range x {
@@ -670,7 +681,14 @@ func binaryCplx[C cplx](op string, a, b, o []C) bool {
 		}
 	case "divide":
 		for i := range o {
-			o[i] = a[i] / b[i]
+			x, y := complex128(a[i]), complex128(b[i])
+			if isC64(a[i]) {
+				re, im := divComplexXLA(float32(real(x)), float32(imag(x)), float32(real(y)), float32(imag(y)))
+				o[i] = C(complex(float64(re), float64(im)))
+			} else {
+				re, im := divComplexXLA(real(x), imag(x), real(y), imag(y))
+				o[i] = C(complex(re, im))
+			}
 		}
 	case "power":
 		for i := range o {
