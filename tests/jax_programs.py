@@ -406,9 +406,16 @@ for _dt in ["c64", "c128"]:
     prog(f"complex-sign-{_dt}", lax.sign, _c)
     prog(f"complex-abs-div-specials-{_dt}", lambda z, w: (lax.abs(z), lax.div(z, w), lax.div(w, z)),
          lambda rng, dt=_dt: _complex_specials(dt))
-    prog(f"complex-exp-{_dt}", lax.exp, _c, "elem", k=4)
+    # XLA's elemental complex sin/cos/tan/tanh (and jax's real-arithmetic exp and
+    # sqrt) are bit-exact in c64; c128 also goes through XLA's own f64 exp.
+    _exact_c64 = "exact" if _dt == "c64" and HOST_LIBM else "elem"
+    prog(f"complex-exp-{_dt}", lax.exp, _c, _exact_c64, k=4)
     prog(f"complex-log-{_dt}", lax.log, _c, "elem", k=4)
-    prog(f"complex-sqrt-{_dt}", lax.sqrt, _c, "elem", k=4)
+    prog(f"complex-sqrt-{_dt}", lax.sqrt, _c, "exact" if HOST_LIBM else "elem", k=4)
+    for _name, _fn in [("sin", lax.sin), ("cos", lax.cos), ("tan", lax.tan), ("tanh", lax.tanh)]:
+        prog(f"complex-{_name}-{_dt}", _fn, _c, _exact_c64, k=4)
+    prog(f"complex-trig-specials-{_dt}", lambda z, w: (lax.sin(z), lax.cos(z), lax.tan(z), lax.tanh(z)),
+         lambda rng, dt=_dt: _complex_specials(dt), _exact_c64, k=4)
     prog(f"complex-neg-{_dt}", lax.neg, _c)
     prog(f"complex-eq-{_dt}", lax.eq, _cc)
 _PART = {"c64": "f32", "c128": "f64"}

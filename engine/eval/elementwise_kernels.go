@@ -504,6 +504,13 @@ func unaryCplx[C cplx](op string, x, o []C) bool {
 		return true
 	}
 	sseAfterAVX()
+	if isC64(*new(C)) {
+		if complexXLA[C, float32](op, x, o) {
+			return true
+		}
+	} else if complexXLA[C, float64](op, x, o) {
+		return true
+	}
 	switch op {
 	case "negate":
 		for i, v := range x {
