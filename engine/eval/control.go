@@ -58,6 +58,9 @@ func evalWhile(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) 
 	if ev.Options.Trace == nil && ev.Options.Memory == nil && !stateSpareDisabled {
 		direct = ev.counterCond(cond)
 	}
+	if prog := ev.loopProgramFor(in, state); prog != nil {
+		return prog.run(ev, cond, direct, state) // the body's steps worked out once (loop_program.go)
+	}
 	for {
 		if err := ev.Ctx.Err(); err != nil {
 			return Value{}, err

@@ -143,6 +143,7 @@ type Evaluator struct {
 	stateBody  *hlo.Computation
 	boxes      boxes                             // dead small tensors' boxes, in loops (small_box.go)
 	conds      map[*hlo.Computation]*counterCond // while conditions computed directly (nil: not of that form)
+	progRuns   int                               // runs of loop programs, bodies and conditions (loop_program.go; tests)
 	// rootTuple is, after a call whose root is a tuple instruction, the
 	// element slice that instruction made (nil otherwise).
 	rootTuple []Value
@@ -517,7 +518,7 @@ func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 			if g != nil {
 				var err error
 				var extras []Value
-				if v, extras, err = runGroup(ev, g, fb.valueOf, fb.extras, &fb.lookup, idx); err != nil {
+				if v, extras, err = runGroup(ev, g, fb.valueOf, fb.extras, &fb.lookup, idx, nil); err != nil {
 					return Value{}, &Error{c.Name, in.Name, in.Opcode, err}
 				}
 				fb.extras = extras[:0] // its storage, for the next group

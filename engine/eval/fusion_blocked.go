@@ -119,6 +119,14 @@ type fusedGroup struct {
 	// opPos is each member operand's member position (-1 from outside):
 	// g.pos read once at planning, not per operand per block.
 	opPos [][]int
+	// outside lists the member operands from outside the group (member,
+	// operand), in member order; slots counts every member's operands.
+	outside []fuseOperand
+	slots   int
+	// keepSub, cbrt and glibcFix are, per member, keepsSubnormals of its
+	// opcode, whether it is a cbrt, and glibcSubnormalOps of its opcode,
+	// looked up once at planning.
+	keepSub, cbrt, glibcFix []bool
 	// preserves marks members whose result is subnormal exactly where
 	// their operand is: abs and negate (sign bit only), and tanh, which
 	// returns x itself for |x| < 4e-4 and a normal number for every other
@@ -149,6 +157,9 @@ type fusedGroup struct {
 	scratch atomic.Pointer[fuseScratch]
 }
 
+// fuseOperand is operand k of member j.
+type fuseOperand struct{ j, k int32 }
+
 // fuseScratch is a group run's operand tables (fuseInputs' f, pred, raw and
 // predArgs, and the operand slots f points into), kept by the group between
 // runs and cleared after each so that they hold no storage alive.
@@ -165,13 +176,23 @@ type fuseScratch struct {
 
 // takeScratch returns the group's tables, or new ones while another run
 // holds them.
-func (g *fusedGroup) takeScratch(slots int) *fuseScratch {
-	if s := g.scratch.Swap(nil); s != nil && len(s.flat) == slots {
+func (g *fusedGroup) takeScratch() *fuseScratch {
+	if s := g.scratch.Swap(nil); s != nil && len(s.flat) == g.slots {
 		return s
 	}
+	return g.newScratch()
+}
+
+// newScratch makes tables for g's runs: f[j] is member j's operand slots
+// (in flat).
+func (g *fusedGroup) newScratch() *fuseScratch {
 	n := len(g.members)
 	s := &fuseScratch{f: make([][][]float32, n), pred: make([][]byte, n), raw: make([][]byte, n),
-		flat: make([][]float32, slots)}
+		flat: make([][]float32, g.slots)}
+	flat := s.flat
+	for j, m := range g.members {
+		s.f[j], flat = flat[:len(m.Operands):len(m.Operands)], flat[len(m.Operands):]
+	}
 	if len(g.extras) > 0 {
 		s.out, s.outN = make([][]float32, n), make([][]byte, n)
 	}
@@ -180,6 +201,12 @@ func (g *fusedGroup) takeScratch(slots int) *fuseScratch {
 
 // putScratch clears s and gives it back to the group.
 func (g *fusedGroup) putScratch(s *fuseScratch) {
+	s.clear()
+	g.scratch.Store(s)
+}
+
+// clear drops the storage s's tables hold.
+func (s *fuseScratch) clear() {
 	clear(s.flat)
 	clear(s.pred)
 	clear(s.raw)
@@ -188,7 +215,6 @@ func (g *fusedGroup) putScratch(s *fuseScratch) {
 	for _, a := range s.predArgs {
 		clear(a)
 	}
-	g.scratch.Store(s)
 }
 
 // fuseInputs are a group's outside operand values for one run: per member,
@@ -559,13 +585,33 @@ func errMissing(op *hlo.Instruction) error {
 
 // runGroup evaluates g, turning a panic into an error as callOp does.
 // The extras' values come back in the order of g.extras.
-func runGroup(ev *Evaluator, g *fusedGroup, vals func(*hlo.Instruction) (Value, bool), extrasBuf []Value, fv *frameValues, idx int) (v Value, extras []Value, err error) {
+func runGroup(ev *Evaluator, g *fusedGroup, vals func(*hlo.Instruction) (Value, bool), extrasBuf []Value, fv *frameValues, idx int, into *groupInto) (v Value, extras []Value, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			v, extras, err = Value{}, nil, fmt.Errorf("internal error: %v", r)
 		}
 	}()
-	return g.eval(ev, vals, extrasBuf, fv, idx)
+	return g.eval(ev, vals, extrasBuf, fv, idx, into)
+}
+
+// groupInto is storage a group's run writes its value and its extras (in
+// the order of g.extras) into instead of allocating them: a loop
+// program's own buffers (loop_program.go), of the types and dims the run
+// would allocate (nil: allocated as without groupInto). Every element is
+// written. sc, when set, is the group's tables (newScratch) the caller
+// keeps between runs.
+type groupInto struct {
+	out    *tensor.Tensor
+	extras []*tensor.Tensor
+	sc     *fuseScratch
+}
+
+// newOut is the storage of a group's value: into's, else new.
+func (into *groupInto) newOut(ev *Evaluator, t dtype.Type, dims []int64) *tensor.Tensor {
+	if into != nil && into.out != nil {
+		return into.out
+	}
+	return ev.newTensor(t, dims, false) // every block is written
 }
 
 // mergeGroups merges a group A into a group B that reads A's root or one
@@ -995,6 +1041,17 @@ func planFusion(c *hlo.Computation) *fusionPlan {
 			}
 		}
 		g.nExt = len(ids)
+		g.outside, g.slots = nil, 0
+		g.keepSub, g.cbrt, g.glibcFix = make([]bool, n), make([]bool, n), make([]bool, n)
+		for j, m := range g.members {
+			for k := range m.Operands {
+				if g.extID[j][k] >= 0 {
+					g.outside = append(g.outside, fuseOperand{int32(j), int32(k)})
+				}
+			}
+			g.slots += len(m.Operands)
+			g.keepSub[j], g.cbrt[j], g.glibcFix[j] = keepsSubnormals(m.Opcode), m.Opcode == "cbrt", glibcSubnormalOps[m.Opcode]
+		}
 		g.assignSlots()
 		g.narrowOut = narrowingUse(g, c, users)
 		for _, m := range g.members {
@@ -1088,23 +1145,33 @@ func fusibleReduce(r, x *hlo.Instruction) bool {
 // The extras' values are appended to extrasBuf[:0] (the caller's, reused).
 // With fv, the outside operands are read by position (the group at idx of
 // fv's frame), as vals would find them.
-func (g *fusedGroup) eval(ev *Evaluator, vals func(*hlo.Instruction) (Value, bool), extrasBuf []Value, fv *frameValues, idx int) (Value, []Value, error) {
+func (g *fusedGroup) eval(ev *Evaluator, vals func(*hlo.Instruction) (Value, bool), extrasBuf []Value, fv *frameValues, idx int, into *groupInto) (Value, []Value, error) {
 	if g.elem == dtype.F64 {
+		if into != nil && into.out != nil {
+			return Value{}, nil, fmt.Errorf("internal error: an f64 group has no outside storage form")
+		}
 		return g.eval64(ev, vals)
 	}
 	n := len(g.members)
-	slots := 0
-	for _, m := range g.members {
-		slots += len(m.Operands)
+	var sc *fuseScratch
+	if into != nil {
+		sc = into.sc // the caller's, kept between runs
 	}
-	sc := g.takeScratch(slots)
+	if sc == nil {
+		sc = g.takeScratch()
+		defer g.putScratch(sc)
+	}
 	ext := fuseInputs{f: sc.f, pred: sc.pred, raw: sc.raw, predArgs: sc.predArgs}
-	defer g.putScratch(sc)
 	extras := extrasBuf[:0]
 	if len(g.extras) > 0 {
 		ext.out, ext.outN = sc.out, sc.outN
-		for _, j := range g.extraPos {
-			t := ev.newTensor(g.elem, g.dims, false) // every block is written
+		for i, j := range g.extraPos {
+			var t *tensor.Tensor
+			if into != nil && i < len(into.extras) {
+				t = into.extras[i]
+			} else {
+				t = ev.newTensor(g.elem, g.dims, false) // every block is written
+			}
 			if isNarrowElem(g.elem) {
 				ext.outN[j] = t.Data
 			} else {
@@ -1113,73 +1180,69 @@ func (g *fusedGroup) eval(ev *Evaluator, vals func(*hlo.Instruction) (Value, boo
 			extras = append(extras, ArrayValue(t))
 		}
 	}
-	flat := sc.flat // every member's operand slots
 	narrow := isNarrowElem(g.elem)
 	var decoded map[*hlo.Instruction][]float32 // a narrow group's outside operands, widened once
-	for j, m := range g.members {
-		ext.f[j], flat = flat[:len(m.Operands):len(m.Operands)], flat[len(m.Operands):]
-		for k, op := range m.Operands {
-			if _, in := g.pos[op]; in {
-				continue
-			}
-			var v Value
-			var ok bool
-			if fv != nil {
-				v, ok = fv.operand(idx, j, k)
-			} else {
-				v, ok = vals(op)
-			}
-			if g.kinds[j] == fuseWiden {
-				if !ok || v.T == nil || v.T.Type != op.Shape.Elem || !equalDims(v.T.Dims, g.dims) {
-					return Value{}, nil, fmt.Errorf("operand %%%s has no %v array value", op.Name, op.Shape.Elem)
-				}
-				ext.raw[j] = v.T.Data
-				continue
-			}
-			if g.kinds[j] == fuseSelect && k == 0 {
-				if !ok || v.T == nil || v.T.Type != dtype.Pred || !equalDims(v.T.Dims, g.dims) {
-					return Value{}, nil, fmt.Errorf("operand %%%s has no pred array value", op.Name)
-				}
-				ext.pred[j] = v.T.Data
-				continue
-			}
-			if g.kinds[j] == fusePred {
-				if !ok || v.T == nil || v.T.Type != dtype.Pred || !equalDims(v.T.Dims, g.dims) {
-					return Value{}, nil, fmt.Errorf("operand %%%s has no pred array value", op.Name)
-				}
-				if ext.predArgs == nil {
-					ext.predArgs = make([][][]byte, n)
-				}
-				if ext.predArgs[j] == nil {
-					ext.predArgs[j] = make([][]byte, len(m.Operands))
-				}
-				ext.predArgs[j][k] = v.T.Data
-				continue
-			}
-			if !ok || v.T == nil || v.T.Type != g.elem {
-				return Value{}, nil, errMissing(op)
-			}
-			if narrow && !g.kinds[j].gathers() {
-				if ext.nraw == nil {
-					ext.nraw = make([][]byte, g.nExt)
-				}
-				ext.nraw[g.extID[j][k]] = v.T.Data
-				continue
-			}
-			if narrow {
-				f, ok := decoded[op]
-				if !ok {
-					if decoded == nil {
-						decoded = map[*hlo.Instruction][]float32{}
-					}
-					f = widenNarrow(v.T)
-					decoded[op] = f
-				}
-				ext.f[j][k] = f
-				continue
-			}
-			ext.f[j][k] = rawView[float32](v.T.Data) // an s32/u32 operand's bits too
+	for _, ref := range g.outside {
+		j, k := int(ref.j), int(ref.k)
+		m := g.members[j]
+		op := m.Operands[k]
+		var v Value
+		var ok bool
+		if fv != nil {
+			v, ok = fv.operand(idx, j, k)
+		} else {
+			v, ok = vals(op)
 		}
+		if g.kinds[j] == fuseWiden {
+			if !ok || v.T == nil || v.T.Type != op.Shape.Elem || !equalDims(v.T.Dims, g.dims) {
+				return Value{}, nil, fmt.Errorf("operand %%%s has no %v array value", op.Name, op.Shape.Elem)
+			}
+			ext.raw[j] = v.T.Data
+			continue
+		}
+		if g.kinds[j] == fuseSelect && k == 0 {
+			if !ok || v.T == nil || v.T.Type != dtype.Pred || !equalDims(v.T.Dims, g.dims) {
+				return Value{}, nil, fmt.Errorf("operand %%%s has no pred array value", op.Name)
+			}
+			ext.pred[j] = v.T.Data
+			continue
+		}
+		if g.kinds[j] == fusePred {
+			if !ok || v.T == nil || v.T.Type != dtype.Pred || !equalDims(v.T.Dims, g.dims) {
+				return Value{}, nil, fmt.Errorf("operand %%%s has no pred array value", op.Name)
+			}
+			if ext.predArgs == nil {
+				ext.predArgs = make([][][]byte, n)
+			}
+			if ext.predArgs[j] == nil {
+				ext.predArgs[j] = make([][]byte, len(m.Operands))
+			}
+			ext.predArgs[j][k] = v.T.Data
+			continue
+		}
+		if !ok || v.T == nil || v.T.Type != g.elem {
+			return Value{}, nil, errMissing(op)
+		}
+		if narrow && !g.kinds[j].gathers() {
+			if ext.nraw == nil {
+				ext.nraw = make([][]byte, g.nExt)
+			}
+			ext.nraw[g.extID[j][k]] = v.T.Data
+			continue
+		}
+		if narrow {
+			f, ok := decoded[op]
+			if !ok {
+				if decoded == nil {
+					decoded = map[*hlo.Instruction][]float32{}
+				}
+				f = widenNarrow(v.T)
+				decoded[op] = f
+			}
+			ext.f[j][k] = f
+			continue
+		}
+		ext.f[j][k] = rawView[float32](v.T.Data) // an s32/u32 operand's bits too
 	}
 	sc.predArgs = ext.predArgs // made for this group's pred operands, kept
 	total := int(tensor.NumElements(g.dims))
@@ -1190,19 +1253,19 @@ func (g *fusedGroup) eval(ev *Evaluator, vals func(*hlo.Instruction) (Value, boo
 		if g.predOut != nil {
 			to, one = g.predOut.Shape.Elem, predOneValue(g.predOut, g.members[n-1])
 		}
-		out := ev.newTensor(to, g.dims, false) // every block is written
+		out := into.newOut(ev, to, g.dims)
 		g.eachRootBlock(sc, ext, total, rootStore{pred: true, to: to, one: one, out: out.Data})
 		return ArrayValue(out), extras, nil
 	}
 	if g.reduce == nil && g.narrowOut != nil {
 		// As convert: rounded to the narrow type (subnormals kept), stored.
 		to := g.narrowOut.Shape.Elem
-		out := ev.newTensor(to, g.dims, false) // every block is written
+		out := into.newOut(ev, to, g.dims)
 		g.eachRootBlock(sc, ext, total, rootStore{to: to, out: out.Data})
 		return ArrayValue(out), extras, nil
 	}
 	if g.reduce == nil {
-		out := ev.newTensor(g.elem, g.dims, false) // every block is written
+		out := into.newOut(ev, g.elem, g.dims)
 		blocks := (total + fuseBlock - 1) / fuseBlock
 		blk := min(fuseBlock, total)
 		if narrow {
@@ -1263,7 +1326,12 @@ func (g *fusedGroup) eval(ev *Evaluator, vals func(*hlo.Instruction) (Value, boo
 	}
 	rank := len(g.dims)
 	runLen := int(tensor.NumElements(g.dims[rank-len(g.reduce.Dimensions):]))
-	out := tensor.New(dtype.F32, g.reduce.Shape.Dims)
+	var out *tensor.Tensor
+	if into != nil && into.out != nil {
+		out = into.out // every row is written
+	} else {
+		out = tensor.New(dtype.F32, g.reduce.Shape.Dims)
+	}
 	o := out.F32()
 	defer func() { ftz(o) }()
 	rows := len(o)
@@ -1410,6 +1478,9 @@ type fuseWorker struct {
 	// (by extID), edone which of them hold this block's.
 	ebufs [][]float32
 	edone []bool
+	// pg and pblk are the group and block length w was last prepared for.
+	pg   *fusedGroup
+	pblk int
 }
 
 var fuseWorkers sync.Pool // *fuseWorker
@@ -1450,6 +1521,11 @@ func (s *fuseScratch) done(w *fuseWorker) {
 
 // prepare sizes w's buffers for g's blocks of blk elements.
 func (w *fuseWorker) prepare(g *fusedGroup, blk int) {
+	if w.pg == g && w.pblk == blk {
+		clear(w.filled) // the rest is as the last prepare left it
+		return
+	}
+	w.pg, w.pblk = g, blk
 	n, ns := len(g.members), g.nSlots
 	if need := (ns + 4) * blk; cap(w.slab) < need {
 		w.slab = make([]float32, need)
@@ -1519,55 +1595,10 @@ func (w *fuseWorker) block(g *fusedGroup, ext fuseInputs, s, e int, o []float32)
 		if j < n-1 {
 			dst = w.bufs[j][:l]
 		}
-		// ref names operand k's block for resolve and learn.
-		ref := func(k int) int {
-			if id := g.extID[j][k]; id >= 0 {
-				return ^id
-			}
-			return g.opPos[j][k]
-		}
-		arg := func(k int) []float32 {
-			if id := g.extID[j][k]; id >= 0 && ext.nraw != nil && ext.nraw[id] != nil && !g.kinds[j].gathers() {
-				b := w.ebufs[id][:l]
-				if !w.edone[id] {
-					widenNarrowBlock(g.elem, ext.nraw[id][2*s:2*e], b)
-					w.edone[id] = true
-				}
-				return b
-			}
-			if x := ext.f[j][k]; x != nil {
-				if g.kinds[j].gathers() {
-					return x
-				}
-				return x[s:e]
-			}
-			return w.bufs[g.opPos[j][k]][:l]
-		}
-		// daz reads operand k with subnormals flushed: a block known to hold
-		// none (a member's own op flushed it, or an earlier scan found none)
-		// is read as it is, else it is scanned and what the scan found kept.
-		daz := func(k int, tmp []float32) []float32 {
-			x := arg(k)
-			switch w.resolve(g, ref(k)) {
-			case blockClean:
-				return x
-			case blockUnknown:
-				i := firstSubnormal(x)
-				if i < 0 {
-					w.learn(g, ref(k), blockClean)
-					return x
-				}
-				w.learn(g, ref(k), blockDirty)
-				tmp = tmp[:len(x)]
-				copy(tmp, x)
-				ftz(tmp[i:])
-				return tmp
-			}
-			return dazInto(x, tmp)
-		}
+		mb := memberBlock{w, g, &ext, j, s, e}
 		switch g.kinds[j] {
 		case fuseSignBit:
-			x := arg(0)
+			x := mb.arg(0)
 			k := signBitF32Vector(m.Opcode == "abs", x, dst)
 			x, dst := x[k:], dst[k:]
 			if m.Opcode == "abs" {
@@ -1580,28 +1611,28 @@ func (w *fuseWorker) block(g *fusedGroup, ext fuseInputs, s, e int, o []float32)
 				}
 			}
 		case fuseUnary:
-			x := arg(0)
-			keep := keepsSubnormals(m.Opcode)
+			x := mb.arg(0)
+			keep := g.keepSub[j]
 			if !keep {
-				x = daz(0, w.tmp[0])
+				x = mb.daz(0, w.tmp[0])
 			}
 			unaryFloat(m.Opcode, x, dst)
 			if !keep {
 				ftz(dst)
 			}
-			if m.Opcode == "cbrt" {
-				fixCbrtSubnormals(arg(0), dst)
+			if g.cbrt[j] {
+				fixCbrtSubnormals(mb.arg(0), dst)
 			}
 		case fuseBinary:
-			a, b := daz(0, w.tmp[0]), daz(1, w.tmp[1])
+			a, b := mb.daz(0, w.tmp[0]), mb.daz(1, w.tmp[1])
 			k := binaryFTZF32Vector(m.Opcode, a, b, dst) // computed and flushed
 			binaryFloat(m.Opcode, a[k:], b[k:], dst[k:])
 			ftz(dst[k:])
-			if glibcSubnormalOps[m.Opcode] {
-				fixSubnormalPaths(m.Opcode, arg(0), arg(1), dst)
+			if g.glibcFix[j] {
+				fixSubnormalPaths(m.Opcode, mb.arg(0), mb.arg(1), dst)
 			}
 		case fuseFMA:
-			a, b, c := arg(0), arg(1), arg(2)
+			a, b, c := mb.arg(0), mb.arg(1), mb.arg(2)
 			if g.elem == dtype.F16 {
 				fmaF16Block(a, b, c, dst)
 				break
@@ -1615,21 +1646,21 @@ func (w *fuseWorker) block(g *fusedGroup, ext fuseInputs, s, e int, o []float32)
 				// length is at most its length) once per run.
 				if !w.filled[j] {
 					b := f32Bits(w.bufs[j])
-					fillRepeat(b, f32Bits(arg(0))[g.boffs[j]])
+					fillRepeat(b, f32Bits(mb.arg(0))[g.boffs[j]])
 					w.filled[j] = true
 				}
 				break
 			}
 			if g.elem != dtype.F32 {
 				// Integer bits are moved as uint32, never through float registers.
-				broadcastInto(w.idx, g.dims, g.bstrides[j], g.boffs[j], f32Bits(arg(0)), s, f32Bits(dst))
+				broadcastInto(w.idx, g.dims, g.bstrides[j], g.boffs[j], f32Bits(mb.arg(0)), s, f32Bits(dst))
 				break
 			}
-			w.broadcast(g.dims, g.bstrides[j], g.boffs[j], arg(0), s, dst)
+			w.broadcast(g.dims, g.bstrides[j], g.boffs[j], mb.arg(0), s, dst)
 		case fuseCompare:
 			switch g.elem {
 			case dtype.S32, dtype.U32:
-				a, b, pb := f32Bits(arg(0)), f32Bits(arg(1)), predBlock(dst)
+				a, b, pb := f32Bits(mb.arg(0)), f32Bits(mb.arg(1)), predBlock(dst)
 				k := compareInt32Vector(m.ComparisonDirection, g.elem == dtype.S32, a, b, pb)
 				if g.elem == dtype.S32 {
 					compareKernel(m.ComparisonDirection, asSigned32(a[k:]), asSigned32(b[k:]), pb[k:])
@@ -1639,21 +1670,21 @@ func (w *fuseWorker) block(g *fusedGroup, ext fuseInputs, s, e int, o []float32)
 			default:
 				// As compare(): operands flushed when it flushes, then the
 				// same kernel, into the member's buffer seen as bytes.
-				a, b, pb := arg(0), arg(1), predBlock(dst)
+				a, b, pb := mb.arg(0), mb.arg(1), predBlock(dst)
 				if g.cmpFlush[j] {
-					a, b = daz(0, w.tmp[0]), daz(1, w.tmp[1])
+					a, b = mb.daz(0, w.tmp[0]), mb.daz(1, w.tmp[1])
 				}
 				k := compareF32Vector(m.ComparisonDirection, a, b, pb)
 				compareKernel(m.ComparisonDirection, a[k:], b[k:], pb[k:])
 			}
 		case fuseWidenMember:
-			copy(dst, arg(0))
+			copy(dst, mb.arg(0))
 		case fuseWiden:
 			widenNarrowBlock(m.Operands[0].Shape.Elem, ext.raw[j][2*s:2*e], dst)
 		case fuseIntUnary:
-			unaryInt32(m.Opcode, g.elem == dtype.S32, f32Bits(arg(0)), f32Bits(dst))
+			unaryInt32(m.Opcode, g.elem == dtype.S32, f32Bits(mb.arg(0)), f32Bits(dst))
 		case fuseIntBinary:
-			binaryInt32(m.Opcode, g.elem == dtype.S32, f32Bits(arg(0)), f32Bits(arg(1)), f32Bits(dst))
+			binaryInt32(m.Opcode, g.elem == dtype.S32, f32Bits(mb.arg(0)), f32Bits(mb.arg(1)), f32Bits(dst))
 		case fusePred:
 			pa := func(k int) []byte {
 				if ext.predArgs != nil && ext.predArgs[j] != nil && ext.predArgs[j][k] != nil {
@@ -1678,7 +1709,7 @@ func (w *fuseWorker) block(g *fusedGroup, ext fuseInputs, s, e int, o []float32)
 			} else {
 				p = predBlock(w.bufs[g.opPos[j][0]][:l])
 			}
-			selectBits(p, f32Bits(arg(1)), f32Bits(arg(2)), f32Bits(dst))
+			selectBits(p, f32Bits(mb.arg(1)), f32Bits(mb.arg(2)), f32Bits(dst))
 		}
 		if isNarrowElem(g.elem) && (g.kinds[j] == fuseUnary || g.kinds[j] == fuseBinary) {
 			// The op's f32 result rounded to the group's type, as
@@ -1697,6 +1728,68 @@ func (w *fuseWorker) block(g *fusedGroup, ext fuseInputs, s, e int, o []float32)
 			storeNarrow(g.elem, dst, ext.outN[j][2*s:2*e])
 		}
 	}
+}
+
+// memberBlock is member j's view of block [s, e) of a run of w: its
+// operands' blocks.
+type memberBlock struct {
+	w    *fuseWorker
+	g    *fusedGroup
+	ext  *fuseInputs
+	j    int
+	s, e int
+}
+
+// ref names operand k's block for resolve and learn.
+func (b *memberBlock) ref(k int) int {
+	if id := b.g.extID[b.j][k]; id >= 0 {
+		return ^id
+	}
+	return b.g.opPos[b.j][k]
+}
+
+// arg is operand k's block.
+func (b *memberBlock) arg(k int) []float32 {
+	g, w, ext, j := b.g, b.w, b.ext, b.j
+	l := b.e - b.s
+	if id := g.extID[j][k]; id >= 0 && ext.nraw != nil && ext.nraw[id] != nil && !g.kinds[j].gathers() {
+		x := w.ebufs[id][:l]
+		if !w.edone[id] {
+			widenNarrowBlock(g.elem, ext.nraw[id][2*b.s:2*b.e], x)
+			w.edone[id] = true
+		}
+		return x
+	}
+	if x := ext.f[j][k]; x != nil {
+		if g.kinds[j].gathers() {
+			return x
+		}
+		return x[b.s:b.e]
+	}
+	return w.bufs[g.opPos[j][k]][:l]
+}
+
+// daz reads operand k with subnormals flushed: a block known to hold
+// none (a member's own op flushed it, or an earlier scan found none) is
+// read as it is, else it is scanned and what the scan found kept.
+func (b *memberBlock) daz(k int, tmp []float32) []float32 {
+	x := b.arg(k)
+	switch b.w.resolve(b.g, b.ref(k)) {
+	case blockClean:
+		return x
+	case blockUnknown:
+		i := firstSubnormal(x)
+		if i < 0 {
+			b.w.learn(b.g, b.ref(k), blockClean)
+			return x
+		}
+		b.w.learn(b.g, b.ref(k), blockDirty)
+		tmp = tmp[:len(x)]
+		copy(tmp, x)
+		ftz(tmp[i:])
+		return tmp
+	}
+	return dazInto(x, tmp)
 }
 
 // state is what the block knows of block r's subnormals: member r, or for

@@ -33,7 +33,37 @@ func scalarIntType(t dtype.Type) bool {
 // scalarStepOp returns the direct form of in, or nil when in is not a
 // scalar integer op it covers; general is in's registered evaluator.
 func scalarStepOp(in *hlo.Instruction, general OpFunc) OpFunc {
-	if general == nil || len(in.Operands) == 0 {
+	if general == nil {
+		return nil
+	}
+	st := intScalarStepOf(in)
+	if st == nil {
+		return nil
+	}
+	return func(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
+		a, b, ok := scalarOperands(args, st.t)
+		if !ok {
+			return general(ev, in, args)
+		}
+		out := ev.newScalar(st.outType())
+		st.into(a, b, out.Data)
+		return ArrayValue(out), nil
+	}
+}
+
+// intScalarStep is one direct scalar integer op: a wrapping binary op (op
+// set) or a compare (op empty, dir its direction) of two rank-0 arrays of
+// type t.
+type intScalarStep struct {
+	t   dtype.Type
+	op  string
+	dir string
+}
+
+// intScalarStepOf returns in's direct step, or nil when in is not a scalar
+// integer op of that form.
+func intScalarStepOf(in *hlo.Instruction) *intScalarStep {
+	if len(in.Operands) == 0 {
 		return nil
 	}
 	t := in.Operands[0].Shape.Elem
@@ -50,25 +80,7 @@ func scalarStepOp(in *hlo.Instruction, general OpFunc) OpFunc {
 		if len(in.Operands) != 2 || !isScalarOf(in.Shape, t) {
 			return nil
 		}
-		op := in.Opcode
-		return func(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
-			a, b, ok := scalarOperands(args, t)
-			if !ok {
-				return general(ev, in, args)
-			}
-			out := ev.newScalar(t)
-			switch t {
-			case dtype.S32:
-				*(*int32)(unsafe.Pointer(&out.Data[0])) = intStep(op, load[int32](a), load[int32](b))
-			case dtype.U32:
-				*(*uint32)(unsafe.Pointer(&out.Data[0])) = intStep(op, load[uint32](a), load[uint32](b))
-			case dtype.S64:
-				*(*int64)(unsafe.Pointer(&out.Data[0])) = intStep(op, load[int64](a), load[int64](b))
-			default:
-				*(*uint64)(unsafe.Pointer(&out.Data[0])) = intStep(op, load[uint64](a), load[uint64](b))
-			}
-			return ArrayValue(out), nil
-		}
+		return &intScalarStep{t: t, op: in.Opcode}
 	case "compare":
 		if len(in.Operands) != 2 || !isScalarOf(in.Shape, dtype.Pred) {
 			return nil
@@ -77,34 +89,50 @@ func scalarStepOp(in *hlo.Instruction, general OpFunc) OpFunc {
 		if err != nil || ctype != "" && ctype != defaultComparison(t) {
 			return nil
 		}
-		dir := in.ComparisonDirection
-		switch dir {
+		switch in.ComparisonDirection {
 		case "EQ", "NE", "LT", "LE", "GT", "GE":
-		default:
-			return nil
-		}
-		return func(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
-			a, b, ok := scalarOperands(args, t)
-			if !ok {
-				return general(ev, in, args)
-			}
-			var r bool
-			switch t {
-			case dtype.S32:
-				r = cmpStep(dir, load[int32](a), load[int32](b))
-			case dtype.U32:
-				r = cmpStep(dir, load[uint32](a), load[uint32](b))
-			case dtype.S64:
-				r = cmpStep(dir, load[int64](a), load[int64](b))
-			default:
-				r = cmpStep(dir, load[uint64](a), load[uint64](b))
-			}
-			out := ev.newScalar(dtype.Pred)
-			out.Data[0] = b2u(r)
-			return ArrayValue(out), nil
+			return &intScalarStep{t: t, dir: in.ComparisonDirection}
 		}
 	}
 	return nil
+}
+
+// outType is the type of the step's result.
+func (st *intScalarStep) outType() dtype.Type {
+	if st.op == "" {
+		return dtype.Pred
+	}
+	return st.t
+}
+
+// into computes the step on a and b (rank-0 arrays of type t) into out,
+// the result's storage.
+func (st *intScalarStep) into(a, b *tensor.Tensor, out []byte) {
+	if st.op == "" {
+		var r bool
+		switch st.t {
+		case dtype.S32:
+			r = cmpStep(st.dir, load[int32](a), load[int32](b))
+		case dtype.U32:
+			r = cmpStep(st.dir, load[uint32](a), load[uint32](b))
+		case dtype.S64:
+			r = cmpStep(st.dir, load[int64](a), load[int64](b))
+		default:
+			r = cmpStep(st.dir, load[uint64](a), load[uint64](b))
+		}
+		out[0] = b2u(r)
+		return
+	}
+	switch st.t {
+	case dtype.S32:
+		*(*int32)(unsafe.Pointer(&out[0])) = intStep(st.op, load[int32](a), load[int32](b))
+	case dtype.U32:
+		*(*uint32)(unsafe.Pointer(&out[0])) = intStep(st.op, load[uint32](a), load[uint32](b))
+	case dtype.S64:
+		*(*int64)(unsafe.Pointer(&out[0])) = intStep(st.op, load[int64](a), load[int64](b))
+	default:
+		*(*uint64)(unsafe.Pointer(&out[0])) = intStep(st.op, load[uint64](a), load[uint64](b))
+	}
 }
 
 // scalarOperands returns the two operands when both are rank-0 arrays of

@@ -31,6 +31,10 @@ type whilePlan struct {
 	// (loop_hoist.go), once hoistPlanned.
 	hoist        map[*hlo.Instruction]bool
 	hoistPlanned bool
+	// prog is the body as a loop program (loop_program.go), once
+	// progPlanned; nil when the body is not of its form.
+	prog        *loopProgram
+	progPlanned bool
 }
 
 // inPlaceState tracks which dynamic-update-slice instructions currently
