@@ -24,11 +24,15 @@ type convPlan struct {
 	// live[pos*w + win] is false where output position pos's window element
 	// win falls in a hole of a dilated input (lhs_dilate > 1), whatever the
 	// padding; nil without input dilation.
-	live    []bool
-	lhsPerm []int
-	rhsPerm []int
-	outDims []int64 // normalised output dims
-	outPerm []int   // result dim i is normalised dim outPerm[i]
+	live []bool
+	// runs and runStart, when set (rowRuns), list each output position's
+	// im2col row as runs of the input.
+	runs     []convRun
+	runStart []int32
+	lhsPerm  []int
+	rhsPerm  []int
+	outDims  []int64 // normalised output dims
+	outPerm  []int   // result dim i is normalised dim outPerm[i]
 }
 
 func planConv(in *hlo.Instruction, lhs, rhs []int64) (*convPlan, error) {
@@ -101,36 +105,8 @@ func planConv(in *hlo.Instruction, lhs, rhs []int64) (*convPlan, error) {
 			p.live = make([]bool, p.p*p.w)
 		}
 	}
-	inStr := tensor.Strides(inS)
-	pi := 0
-	walkIndex(outS, func(_ int64, op []int64) {
-		walkIndex(winS, func(wl int64, wi []int64) {
-			off, live := int64(0), true
-			for s := 0; s < ns; s++ {
-				wd := in.Window[s]
-				ld, rd := max(wd.BaseDilation, 1), max(wd.WindowDilation, 1)
-				k := wi[s]
-				if wd.WindowReversal {
-					k = winS[s] - 1 - k
-				}
-				pos := op[s]*wd.Stride - wd.PadLow + k*rd
-				if pos%ld != 0 {
-					live = false
-				}
-				if off >= 0 && (pos < 0 || pos%ld != 0 || pos/ld >= inS[s]) {
-					off = -1
-				}
-				if off >= 0 {
-					off += pos / ld * inStr[s]
-				}
-			}
-			p.tab[int64(pi)*int64(p.w)+wl] = off
-			if p.live != nil {
-				p.live[int64(pi)*int64(p.w)+wl] = live
-			}
-		})
-		pi++
-	})
+	p.fillTab(in.Window, inS, winS, outS)
+	p.lhsPerm = concatInts([]int64{d.InputBatch}, d.InputSpatial, []int64{d.InputFeature})
 	p.lhsPerm = concatInts([]int64{d.InputBatch}, d.InputSpatial, []int64{d.InputFeature})
 	p.rhsPerm = concatInts(d.KernelSpatial, []int64{d.KernelInputFeature, d.KernelOutputFeature})
 	p.outDims = append(append([]int64{int64(p.nb)}, outS...), int64(p.o))
@@ -141,6 +117,90 @@ func planConv(in *hlo.Instruction, lhs, rhs []int64) (*convPlan, error) {
 		p.outPerm[od] = 1 + i
 	}
 	return p, nil
+}
+
+// fillTab fills p.tab (and p.live) dimension by dimension: an element's
+// offset is the sum over the spatial dims of that dim's input position times
+// its stride, -1 when any dim's position is padding or a hole, and it is
+// live when no dim's position falls between dilated elements. Each dim's
+// part is tabulated once per (output position, window element) of that dim,
+// and a table row, one output position's window, is their outer sum.
+func (p *convPlan) fillTab(window []hlo.WindowDim, inS, winS, outS []int64) {
+	if p.p == 0 || p.w == 0 {
+		return
+	}
+	ns := len(inS)
+	inStr := tensor.Strides(inS)
+	type dimPart struct {
+		off  []int64 // [o*win + k]: offset in the input, -1 outside it
+		live []bool  // [o*win + k]: not between dilated elements
+	}
+	parts := make([]dimPart, ns)
+	for s := 0; s < ns; s++ {
+		wd := window[s]
+		ld, rd := max(wd.BaseDilation, 1), max(wd.WindowDilation, 1)
+		n, w := outS[s], winS[s]
+		dp := dimPart{off: make([]int64, n*w), live: make([]bool, n*w)}
+		for o := int64(0); o < n; o++ {
+			for k0 := int64(0); k0 < w; k0++ {
+				k := k0
+				if wd.WindowReversal {
+					k = w - 1 - k
+				}
+				pos := o*wd.Stride - wd.PadLow + k*rd
+				dp.live[o*w+k0] = pos%ld == 0
+				if pos < 0 || pos%ld != 0 || pos/ld >= inS[s] {
+					dp.off[o*w+k0] = -1
+				} else {
+					dp.off[o*w+k0] = pos / ld * inStr[s]
+				}
+			}
+		}
+		parts[s] = dp
+	}
+	outStr := tensor.Strides(outS)
+	parallelForWork(p.p, p.p*p.w, func(lo, hi int) {
+		for pi := lo; pi < hi; pi++ {
+			row := p.tab[pi*p.w : (pi+1)*p.w]
+			var live []bool
+			if p.live != nil {
+				live = p.live[pi*p.w : (pi+1)*p.w]
+			}
+			// Expand dim by dim: after dim s, row[:cnt] holds the offsets of
+			// the window elements over dims 0..s, in row-major order.
+			row[0] = 0
+			if live != nil {
+				live[0] = true
+			}
+			cnt := 1
+			for s := 0; s < ns; s++ {
+				w := int(winS[s])
+				o := (int64(pi) / outStr[s]) % outS[s]
+				off := parts[s].off[int(o)*w : int(o+1)*w]
+				lv := parts[s].live[int(o)*w : int(o+1)*w]
+				// Backwards, so that row[i] is read before row[i*w..] overwrites it.
+				for i := cnt - 1; i >= 0; i-- {
+					base := row[i]
+					dst := row[i*w : (i+1)*w]
+					for k, v := range off {
+						if base < 0 || v < 0 {
+							dst[k] = -1
+						} else {
+							dst[k] = base + v
+						}
+					}
+					if live != nil {
+						l := live[i]
+						ld := live[i*w : (i+1)*w]
+						for k, v := range lv {
+							ld[k] = l && v
+						}
+					}
+				}
+				cnt *= w
+			}
+		}
+	})
 }
 
 func evalConvolution(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {

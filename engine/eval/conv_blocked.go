@@ -12,6 +12,7 @@ package eval
 // finite, which makes every block's choice the whole matrix's.
 
 import (
+	"math"
 	"sync"
 	"sync/atomic"
 )
@@ -95,7 +96,8 @@ func convolveBlocked[T number](par int, p *convPlan, x, k []T) (out []T, ok bool
 		}
 	}
 	blocks := (rows + rb - 1) / rb
-	out = storageOf[T](rows * p.o) // [nb, P, O]
+	p.rowRuns()
+	out = storageForWriting[T](rows * p.o) // [nb, P, O]; every block sets its rows
 	for q := 0; q < p.groups; q++ {
 		n0, c0 := p.groupStart(q)
 		b := groupKernel(p, k, q)
@@ -110,13 +112,13 @@ func convolveBlocked[T number](par int, p *convPlan, x, k []T) (out []T, ok bool
 				for r := r0; r < r1; r++ {
 					im2colRow(p, a[(r-r0)*depth:(r-r0+1)*depth], x, n0, c0, r, 0, depth)
 				}
+				m := r1 - r0
 				if p.groups == 1 {
-					gemm(1, 1, r1-r0, p.og, depth, a[:(r1-r0)*depth], b, out[r0*p.o:r1*p.o])
+					gemmStridedOver(1, 1, m, p.og, depth, a[:m*depth], rowMajor(m, depth), b, rowMajor(depth, p.og), out[r0*p.o:r1*p.o])
 					continue
 				}
-				cb := c[:(r1-r0)*p.og]
-				clear(cb)
-				gemm(1, 1, r1-r0, p.og, depth, a[:(r1-r0)*depth], b, cb)
+				cb := c[:m*p.og]
+				gemmStridedOver(1, 1, m, p.og, depth, a[:m*depth], rowMajor(m, depth), b, rowMajor(depth, p.og), cb)
 				for r := r0; r < r1; r++ {
 					copy(out[r*p.o+q*p.og:r*p.o+(q+1)*p.og], cb[(r-r0)*p.og:(r-r0+1)*p.og])
 				}
@@ -209,6 +211,51 @@ func groupKernel[T number](p *convPlan, k []T, q int) []T {
 	return b
 }
 
+// convRun is a run of one im2col row: the n elements from column d are the
+// input's n elements from offset off (within the image), or padding (zeros)
+// when off < 0.
+type convRun struct {
+	d, n int32
+	off  int
+}
+
+// rowRuns fills p.runs and p.runStart (output position pos's runs are
+// runs[runStart[pos]:runStart[pos+1]]) when the groups span every input
+// feature: window elements reading consecutive input positions (or all
+// padding) are one run. Every image of the batch reads the same runs, so
+// im2colRow walks each position's window once per plan, not once per row.
+func (p *convPlan) rowRuns() {
+	if p.runStart != nil || p.cg != p.c || p.p*p.w == 0 || p.w*p.cg > math.MaxInt32 {
+		return
+	}
+	cg := p.cg
+	start := make([]int32, p.p+1)
+	var runs []convRun
+	for pos := 0; pos < p.p; pos++ {
+		tab := p.tab[pos*p.w : (pos+1)*p.w]
+		for w := 0; w < len(tab); {
+			off, we := tab[w], w+1
+			if off < 0 {
+				for we < len(tab) && tab[we] < 0 {
+					we++
+				}
+				runs = append(runs, convRun{int32(w * cg), int32((we - w) * cg), -1})
+			} else {
+				for we < len(tab) && tab[we] == off+int64(we-w) {
+					we++
+				}
+				runs = append(runs, convRun{int32(w * cg), int32((we - w) * cg), int(off) * cg})
+			}
+			w = we
+		}
+		if len(runs) > math.MaxInt32 {
+			return
+		}
+		start[pos+1] = int32(len(runs))
+	}
+	p.runs, p.runStart = runs, start
+}
+
 // im2colRow writes columns [d0, d1) of row r of group (n0, c0)'s im2col
 // matrix (window element w, input feature f at column w*cg+f) into dst.
 // Window elements reading consecutive input positions, with the group
@@ -219,6 +266,19 @@ func im2colRow[T number](p *convPlan, dst, x []T, n0, c0, r, d0, d1 int) {
 	img := x[(n0+n)*p.inSpatial*p.c:]
 	tab := p.tab[pos*p.w : (pos+1)*p.w]
 	cg := p.cg
+	if d0 == 0 && d1 == len(tab)*cg && p.runStart != nil {
+		// The whole row over every feature: its runs (rowRuns).
+		dst = dst[:d1]
+		for _, rn := range p.runs[p.runStart[pos]:p.runStart[pos+1]] {
+			seg := dst[rn.d : rn.d+rn.n]
+			if rn.off < 0 {
+				clear(seg)
+			} else {
+				copy(seg, img[rn.off:])
+			}
+		}
+		return
+	}
 	for d := d0; d < d1; {
 		w, f := d/cg, d%cg
 		off := tab[w]
@@ -272,7 +332,7 @@ func convolveSliced[T number](par int, p *convPlan, x, k []T) []T {
 	chunk := roundUp(max(1, rows/(4*max(par, 1))), 12)
 	chunk = min(chunk, max(48, (64<<10)/max(p.og, 1)/12*12))
 	chunks := (rows + chunk - 1) / chunk
-	out := storageOf[T](rows * p.o) // [nb, P, O]
+	out := storageForWriting[T](rows * p.o) // [nb, P, O]; every chunk sets its rows
 	for q := 0; q < p.groups; q++ {
 		n0, c0 := p.groupStart(q)
 		b := groupKernel(p, k, q)
@@ -281,14 +341,19 @@ func convolveSliced[T number](par int, p *convPlan, x, k []T) []T {
 			c := make([]T, chunk*p.og)
 			for ch := next(); ch < chunks; ch = next() {
 				r0, r1 := ch*chunk, min((ch+1)*chunk, rows)
-				cb := c[:(r1-r0)*p.og]
-				clear(cb)
+				m := r1 - r0
+				cb := c[:m*p.og]
 				for pc := 0; pc < depth; pc += kc {
 					kcs := min(kc, depth-pc)
 					for r := r0; r < r1; r++ {
 						im2colRow(p, a[(r-r0)*kcs:(r-r0+1)*kcs], x, n0, c0, r, pc, pc+kcs)
 					}
-					gemm(1, 1, r1-r0, p.og, kcs, a[:(r1-r0)*kcs], b[pc*p.og:(pc+kcs)*p.og], cb)
+					av, bv := a[:m*kcs], b[pc*p.og:(pc+kcs)*p.og]
+					if pc == 0 { // the first slice sets cb, the others add to it
+						gemmStridedOver(1, 1, m, p.og, kcs, av, rowMajor(m, kcs), bv, rowMajor(kcs, p.og), cb)
+					} else {
+						gemm(1, 1, m, p.og, kcs, av, bv, cb)
+					}
 				}
 				for r := r0; r < r1; r++ {
 					copy(out[r*p.o+q*p.og:r*p.o+(q+1)*p.og], cb[(r-r0)*p.og:(r-r0+1)*p.og])

@@ -413,11 +413,11 @@ func (y *ynnDot) uniform() bool {
 	return true
 }
 
-// run computes c = a x b (c zeroed, row-major [nb, m, n]) in YNNPACK's
-// order.
+// run computes c = a x b (row-major [nb, m, n], whatever it held: every
+// element is set) in YNNPACK's order.
 func (y *ynnDot) run(par, nb, m, n, k int, a []float32, la gemmLayout, b []float32, lb gemmLayout, c []float32) {
 	if kn := y.blockKernel(k); kn != nil {
-		kn.run(par, nb, m, n, k, a, la, b, lb, c)
+		kn.runOver(par, nb, m, n, k, a, la, b, lb, c)
 		return
 	}
 	tasks := y.tasks

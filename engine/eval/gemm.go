@@ -48,6 +48,11 @@ type gemmKernel[T number] struct {
 	// from C (same blocking): consecutive calls over slices of K then sum
 	// each element as one chain (dot_half.go).
 	chain *gemmKernel[T]
+	// store, when set, is this kernel storing each tile (its chain plus
+	// +0) instead of adding it to C (same blocking, short kernels
+	// alike): the first kc slice of runOver, so that C need not be
+	// cleared first.
+	store *gemmKernel[T]
 	pool  sync.Pool // *gemmWork[T]
 }
 
@@ -123,26 +128,66 @@ func gemmStrided[T number](par, nb, m, n, k int, a []T, la gemmLayout, bm []T, l
 	kernelFor[T]().run(par, nb, m, n, k, a, la, bm, lb, c)
 }
 
+// gemmStridedOver is gemmStrided setting c = a x b, whatever c held: c may
+// be storage that was never cleared (tensor.StorageForWriting). Each
+// element gets gemmStrided's bits on a zeroed c.
+func gemmStridedOver[T number](par, nb, m, n, k int, a []T, la gemmLayout, bm []T, lb gemmLayout, c []T) {
+	if kn := kernelFor[T](); kn.store != nil && !floatsOnBLAS {
+		kn.runOver(par, nb, m, n, k, a, la, bm, lb, c)
+		return
+	}
+	clearPar(c[:nb*m*n])
+	gemmStrided(par, nb, m, n, k, a, la, bm, lb, c)
+}
+
 // run is gemmStrided on this kernel. With at least as many products as
 // goroutines, or products too small to split, each goroutine takes whole
 // products; otherwise the goroutines share each product (see shared).
 func (kn *gemmKernel[T]) run(par, nb, m, n, k int, a []T, la gemmLayout, bm []T, lb gemmLayout, c []T) {
+	kn.runMode(false, par, nb, m, n, k, a, la, bm, lb, c)
+}
+
+// runOver is run setting c = a x b, whatever c held: the first kc slice of
+// every product runs on the storing kernels (kn.store), which never read
+// C, so c may be storage that was never cleared. Each element gets the
+// bits run gives on a zeroed c (the stored tile is its chain plus +0). A
+// kernel without storing forms clears c and runs.
+func (kn *gemmKernel[T]) runOver(par, nb, m, n, k int, a []T, la gemmLayout, bm []T, lb gemmLayout, c []T) {
+	if kn.store == nil || k == 0 {
+		clearPar(c[:nb*m*n])
+		kn.run(par, nb, m, n, k, a, la, bm, lb, c)
+		return
+	}
+	kn.runMode(true, par, nb, m, n, k, a, la, bm, lb, c)
+}
+
+// clearPar zeroes s on all cores when it is large.
+func clearPar[T any](s []T) {
+	if len(s) < 1<<18 {
+		clear(s)
+		return
+	}
+	parallelFor(len(s), func(lo, hi int) { clear(s[lo:hi]) })
+}
+
+// runMode is run, or runOver when ov.
+func (kn *gemmKernel[T]) runMode(ov bool, par, nb, m, n, k int, a []T, la gemmLayout, bm []T, lb gemmLayout, c []T) {
 	if nb == 0 || m == 0 || n == 0 || k == 0 {
 		return
 	}
 	if kn.microB != nil && m <= smallMRows && lb.cs == 1 {
 		if nb == 1 {
-			kn.smallM(par, m, n, k, a, la, bm, lb.rs, c)
+			kn.smallM(ov, par, m, n, k, a, la, bm, lb.rs, c)
 			return
 		}
 		kn.parallelFor(min(par, nb), nb, func(_ *gemmWork[T], b int) {
-			kn.smallM(1, m, n, k, a[b*la.bs:], la, bm[b*lb.bs:], lb.rs, c[b*m*n:(b+1)*m*n])
+			kn.smallM(ov, 1, m, n, k, a[b*la.bs:], la, bm[b*lb.bs:], lb.rs, c[b*m*n:(b+1)*m*n])
 		})
 		return
 	}
 	if par <= 1 || nb >= par || m*n*k < gemmSerialFlops {
 		kn.parallelFor(min(par, nb), nb, func(w *gemmWork[T], b int) {
-			kn.serial(w, n, k, a[b*la.bs:], la, bm[b*lb.bs:], lb, c[b*m*n:(b+1)*m*n], m)
+			kn.serial(ov, w, n, k, a[b*la.bs:], la, bm[b*lb.bs:], lb, c[b*m*n:(b+1)*m*n], m)
 		})
 		return
 	}
@@ -150,8 +195,17 @@ func (kn *gemmKernel[T]) run(par, nb, m, n, k int, a []T, la gemmLayout, bm []T,
 	defer kn.pool.Put(w)
 	bp := w.packedB(kn.nr, min(k, kn.kc), min(n, kn.nc))
 	for b := 0; b < nb; b++ {
-		kn.shared(bp, par, m, n, k, a[b*la.bs:], la, bm[b*lb.bs:], lb, c[b*m*n:(b+1)*m*n])
+		kn.shared(ov, bp, par, m, n, k, a[b*la.bs:], la, bm[b*lb.bs:], lb, c[b*m*n:(b+1)*m*n])
 	}
+}
+
+// firstKernel is the kernel a kc slice starting at pc runs on: the storing
+// form for the first slice of runOver (ov), else kn.
+func (kn *gemmKernel[T]) firstKernel(ov bool, pc int) *gemmKernel[T] {
+	if ov && pc == 0 {
+		return kn.store
+	}
+	return kn
 }
 
 // parallelFor runs f on items [0,n) from up to par goroutines, each with its
@@ -179,8 +233,9 @@ func (kn *gemmKernel[T]) parallelFor(par, n int, f func(w *gemmWork[T], item int
 	wg.Wait()
 }
 
-// serial accumulates the first m rows of a x b into the row-major m×n matrix c.
-func (kn *gemmKernel[T]) serial(w *gemmWork[T], n, k int, a []T, la gemmLayout, b []T, lb gemmLayout, c []T, m int) {
+// serial accumulates the first m rows of a x b into the row-major m×n matrix c
+// (sets them when ov).
+func (kn *gemmKernel[T]) serial(ov bool, w *gemmWork[T], n, k int, a []T, la gemmLayout, b []T, lb gemmLayout, c []T, m int) {
 	ap := w.packedA(kn.mr, min(m, kn.mc), min(k, kn.kc))
 	bp := w.packedB(kn.nr, min(k, kn.kc), min(n, kn.nc))
 	for jc := 0; jc < n; jc += kn.nc {
@@ -190,7 +245,7 @@ func (kn *gemmKernel[T]) serial(w *gemmWork[T], n, k int, a []T, la gemmLayout, 
 			packB(bp, kn.nr, b, lb, pc, kc, jc, nc)
 			for ic := 0; ic < m; ic += kn.mc {
 				mc := min(kn.mc, m-ic)
-				kn.blockA(ap, a, la, ic, mc, pc, kc, bp, w.tile, c[ic*n+jc:], n, nc)
+				kn.firstKernel(ov, pc).blockA(ap, a, la, ic, mc, pc, kc, bp, w.tile, c[ic*n+jc:], n, nc)
 			}
 		}
 	}
@@ -200,7 +255,7 @@ func (kn *gemmKernel[T]) serial(w *gemmWork[T], n, k int, a []T, la gemmLayout, 
 // kc×nc block of B, the goroutines pack it together into bp, then split C's
 // rows (and, when there are too few rows to go round, its columns) into
 // chunks that each pack their own slice of A against the shared B.
-func (kn *gemmKernel[T]) shared(bp []T, par, m, n, k int, a []T, la gemmLayout, b []T, lb gemmLayout, c []T) {
+func (kn *gemmKernel[T]) shared(ov bool, bp []T, par, m, n, k int, a []T, la gemmLayout, b []T, lb gemmLayout, c []T) {
 	mr, nr := kn.mr, kn.nr
 	for jc := 0; jc < n; jc += kn.nc {
 		nc := min(kn.nc, n-jc)
@@ -231,11 +286,12 @@ func (kn *gemmKernel[T]) shared(bp []T, par, m, n, k int, a []T, la gemmLayout, 
 					packB(bp[lo*nr*kc:], nr, b, lb, pc, kc, jc+lo*nr, min(hi*nr, nc)-lo*nr)
 				}
 			})
+			kb := kn.firstKernel(ov, pc)
 			kn.parallelFor(par, rowChunks*colChunks, func(w *gemmWork[T], it int) {
 				r0, r1 := rowBound(it/colChunks), rowBound(it/colChunks+1)
 				c0, c1 := colBound(it%colChunks), colBound(it%colChunks+1)
 				ap := w.packedA(mr, r1-r0, kc)
-				kn.blockA(ap, a, la, r0, r1-r0, pc, kc, bp[c0*kc:], w.tile, c[r0*n+jc+c0:], n, c1-c0)
+				kb.blockA(ap, a, la, r0, r1-r0, pc, kc, bp[c0*kc:], w.tile, c[r0*n+jc+c0:], n, c1-c0)
 			})
 		}
 	}
@@ -472,9 +528,16 @@ func (kn *gemmKernel[T]) withKC(kc int) *gemmKernel[T] {
 			kc: kc, mc: kn.mc, nc: nc,
 			micro: src.micro, microB: src.microB, microA: src.microA}
 	}
-	out := mk(kn)
-	for _, s := range kn.short {
-		out.short = append(out.short, mk(s))
+	withShorts := func(src *gemmKernel[T]) *gemmKernel[T] {
+		out := mk(src)
+		for _, s := range src.short {
+			out.short = append(out.short, mk(s))
+		}
+		return out
+	}
+	out := withShorts(kn)
+	if kn.store != nil {
+		out.store = withShorts(kn.store)
 	}
 	v, _ := kcKernels.LoadOrStore(key, out)
 	return v.(*gemmKernel[T])

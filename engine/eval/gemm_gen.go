@@ -26,7 +26,9 @@
 // The f32 kernels also have a "C" variant whose accumulators start from the
 // tile of C and are stored back without an add, so that consecutive kc
 // slices continue one FMA chain (YNNPACK's K blocks over bf16/f16 operands
-// decoded a slice at a time, dot_half.go).
+// decoded a slice at a time, dot_half.go), and an "S" variant that stores
+// the tile plus +0 without reading C: the first kc slice of a product into
+// storage that was never cleared (gemmKernel.store).
 //
 // Run with: go run gemm_gen.go
 package main
@@ -79,13 +81,13 @@ func main() {
 			variants = append(variants, k)
 		}
 		for _, k := range variants {
-			for _, cont := range []bool{false, true} {
-				if cont && k.elem != "float32" {
+			for _, mode := range []byte{0, 'C', 'S'} {
+				if mode != 0 && k.elem != "float32" {
 					continue
 				}
 				for _, direct := range []bool{false, true} {
-					genAsm(&s, k, direct, cont)
-					genGo(&g, k, direct, cont)
+					genAsm(&s, k, direct, mode)
+					genGo(&g, k, direct, mode)
 				}
 			}
 		}
@@ -109,9 +111,28 @@ func regs(k kernel, n int) []string {
 	return out
 }
 
-func genGo(w *bytes.Buffer, k kernel, direct, cont bool) {
+func genGo(w *bytes.Buffer, k kernel, direct bool, mode byte) {
 	nr := nv * k.lanes
-	if cont {
+	if mode == 'S' {
+		name := k.name
+		if direct {
+			name += "A"
+		}
+		args := "kc int, a, b *%[3]s, ldb int, c *%[3]s, ldc int"
+		if direct {
+			args = "kc int, a *%[3]s, lda int, b *%[3]s, ldb int, c *%[3]s, ldc int"
+		}
+		fmt.Fprintf(w, `
+// %[1]sS is %[1]s storing the tile instead of adding it to C: each
+// element becomes its chain plus +0, the value the add gives on a zeroed C,
+// and C is never read. kc > 0. Needs %[2]s.
+//
+//go:noescape
+func %[1]sS(`+args+`)
+`, name, k.needs, k.elem)
+		return
+	}
+	if mode == 'C' {
 		name := k.name
 		if direct {
 			name += "A"
@@ -156,7 +177,8 @@ func %[1]sA(kc int, a *%[4]s, lda int, b *%[4]s, ldb int, c *%[4]s, ldc int)
 var rowAddr = []string{"(SI)", "(SI)(R11*1)", "(SI)(R11*2)", "(R12)", "(SI)(R11*4)", "(R12)(R11*2)",
 	"(R13)", "(R12)(R11*4)", "(SI)(R11*8)", "(BX)", "(BX)(R11*1)", "(R12)(R11*8)"}
 
-func genAsm(w *bytes.Buffer, k kernel, direct, cont bool) {
+func genAsm(w *bytes.Buffer, k kernel, direct bool, mode byte) {
+	cont, store := mode == 'C', mode == 'S'
 	nr := nv * k.lanes
 	vb := k.lanes * k.size // bytes per vector
 	p := func(format string, args ...any) { fmt.Fprintf(w, "\t"+format+"\n", args...) }
@@ -171,8 +193,8 @@ func genAsm(w *bytes.Buffer, k kernel, direct, cont bool) {
 	if direct {
 		name, args = k.name+"A", 56
 	}
-	if cont {
-		name += "C"
+	if mode != 0 {
+		name += string(mode)
 	}
 	fmt.Fprintf(w, "\n// func %s(kc int, a *%s, ...)\n", name, k.elem)
 	fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $0-%d\n", name, args)
@@ -196,14 +218,17 @@ func genAsm(w *bytes.Buffer, k kernel, direct, cont bool) {
 			p("ADDQ R11, %s", bases[i])
 		}
 	}
-	// Prefetch the C tile, which is read once at the end.
-	p("MOVQ DX, R10")
-	for i := 0; i < k.mr; i++ {
-		for off := 0; off < nr*k.size; off += 64 {
-			p("PREFETCHT0 %d(R10)", off)
-		}
-		if i < k.mr-1 {
-			p("ADDQ R9, R10")
+	// Prefetch the C tile, which is read once at the end (a storing
+	// kernel only writes it).
+	if !store {
+		p("MOVQ DX, R10")
+		for i := 0; i < k.mr; i++ {
+			for off := 0; off < nr*k.size; off += 64 {
+				p("PREFETCHT0 %d(R10)", off)
+			}
+			if i < k.mr-1 {
+				p("ADDQ R9, R10")
+			}
 		}
 	}
 	if cont {
@@ -255,9 +280,18 @@ func genAsm(w *bytes.Buffer, k kernel, direct, cont bool) {
 	p("JNZ loop")
 	// c += acc. The first source of the add (whose NaN wins over the
 	// second's) is the accumulator for zmm and C for ymm, as the archsimd
-	// kernels compiled.
+	// kernels compiled. A storing kernel adds +0 (a B register, free
+	// now) instead of C: the sum a zeroed C gives, -0 chains becoming +0.
+	if store {
+		p("%s %s, %s, %s", k.zero, bv[0], bv[0], bv[0])
+	}
 	for i := 0; i < k.mr; i++ {
 		for j := 0; j < nv; j++ {
+			if store {
+				p("%s %s, %s, %s", k.add, bv[0], acc[i*nv+j], acc[i*nv+j])
+				p("VMOVUPS %s, %d(DX)", acc[i*nv+j], j*vb)
+				continue
+			}
 			if cont {
 				p("VMOVUPS %s, %d(DX)", acc[i*nv+j], j*vb)
 				continue

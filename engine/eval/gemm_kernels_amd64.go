@@ -31,6 +31,20 @@ func gemmAVX512F32C(kc int, a, b *float32, ldb int, c *float32, ldc int)
 //go:noescape
 func gemmAVX512F32AC(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
+// gemmAVX512F32S is gemmAVX512F32 storing the tile instead of adding it to C: each
+// element becomes its chain plus +0, the value the add gives on a zeroed C,
+// and C is never read. kc > 0. Needs AVX-512F.
+//
+//go:noescape
+func gemmAVX512F32S(kc int, a, b *float32, ldb int, c *float32, ldc int)
+
+// gemmAVX512F32AS is gemmAVX512F32A storing the tile instead of adding it to C: each
+// element becomes its chain plus +0, the value the add gives on a zeroed C,
+// and C is never read. kc > 0. Needs AVX-512F.
+//
+//go:noescape
+func gemmAVX512F32AS(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
 // gemmAVX512F32R4 adds the 4×32 product of the packed 4×kc panel at a and
 // the kc×32 block of B at b (rows ldb elements apart) to the tile of C at c
 // (rows ldc elements apart). kc > 0. Needs AVX-512F.
@@ -57,6 +71,20 @@ func gemmAVX512F32R4C(kc int, a, b *float32, ldb int, c *float32, ldc int)
 //
 //go:noescape
 func gemmAVX512F32R4AC(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+// gemmAVX512F32R4S is gemmAVX512F32R4 storing the tile instead of adding it to C: each
+// element becomes its chain plus +0, the value the add gives on a zeroed C,
+// and C is never read. kc > 0. Needs AVX-512F.
+//
+//go:noescape
+func gemmAVX512F32R4S(kc int, a, b *float32, ldb int, c *float32, ldc int)
+
+// gemmAVX512F32R4AS is gemmAVX512F32R4A storing the tile instead of adding it to C: each
+// element becomes its chain plus +0, the value the add gives on a zeroed C,
+// and C is never read. kc > 0. Needs AVX-512F.
+//
+//go:noescape
+func gemmAVX512F32R4AS(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 // gemmAVX512F32R8 adds the 8×32 product of the packed 8×kc panel at a and
 // the kc×32 block of B at b (rows ldb elements apart) to the tile of C at c
@@ -85,6 +113,20 @@ func gemmAVX512F32R8C(kc int, a, b *float32, ldb int, c *float32, ldc int)
 //go:noescape
 func gemmAVX512F32R8AC(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
+// gemmAVX512F32R8S is gemmAVX512F32R8 storing the tile instead of adding it to C: each
+// element becomes its chain plus +0, the value the add gives on a zeroed C,
+// and C is never read. kc > 0. Needs AVX-512F.
+//
+//go:noescape
+func gemmAVX512F32R8S(kc int, a, b *float32, ldb int, c *float32, ldc int)
+
+// gemmAVX512F32R8AS is gemmAVX512F32R8A storing the tile instead of adding it to C: each
+// element becomes its chain plus +0, the value the add gives on a zeroed C,
+// and C is never read. kc > 0. Needs AVX-512F.
+//
+//go:noescape
+func gemmAVX512F32R8AS(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
 // gemmAVX2F32 adds the 6×16 product of the packed 6×kc panel at a and
 // the kc×16 block of B at b (rows ldb elements apart) to the tile of C at c
 // (rows ldc elements apart). kc > 0. Needs AVX2 and FMA.
@@ -111,6 +153,20 @@ func gemmAVX2F32C(kc int, a, b *float32, ldb int, c *float32, ldc int)
 //
 //go:noescape
 func gemmAVX2F32AC(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+// gemmAVX2F32S is gemmAVX2F32 storing the tile instead of adding it to C: each
+// element becomes its chain plus +0, the value the add gives on a zeroed C,
+// and C is never read. kc > 0. Needs AVX2 and FMA.
+//
+//go:noescape
+func gemmAVX2F32S(kc int, a, b *float32, ldb int, c *float32, ldc int)
+
+// gemmAVX2F32AS is gemmAVX2F32A storing the tile instead of adding it to C: each
+// element becomes its chain plus +0, the value the add gives on a zeroed C,
+// and C is never read. kc > 0. Needs AVX2 and FMA.
+//
+//go:noescape
+func gemmAVX2F32AS(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 // gemmAVX2F32R2 adds the 2×16 product of the packed 2×kc panel at a and
 // the kc×16 block of B at b (rows ldb elements apart) to the tile of C at c
@@ -139,6 +195,20 @@ func gemmAVX2F32R2C(kc int, a, b *float32, ldb int, c *float32, ldc int)
 //go:noescape
 func gemmAVX2F32R2AC(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
+// gemmAVX2F32R2S is gemmAVX2F32R2 storing the tile instead of adding it to C: each
+// element becomes its chain plus +0, the value the add gives on a zeroed C,
+// and C is never read. kc > 0. Needs AVX2 and FMA.
+//
+//go:noescape
+func gemmAVX2F32R2S(kc int, a, b *float32, ldb int, c *float32, ldc int)
+
+// gemmAVX2F32R2AS is gemmAVX2F32R2A storing the tile instead of adding it to C: each
+// element becomes its chain plus +0, the value the add gives on a zeroed C,
+// and C is never read. kc > 0. Needs AVX2 and FMA.
+//
+//go:noescape
+func gemmAVX2F32R2AS(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
 // gemmAVX2F32R4 adds the 4×16 product of the packed 4×kc panel at a and
 // the kc×16 block of B at b (rows ldb elements apart) to the tile of C at c
 // (rows ldc elements apart). kc > 0. Needs AVX2 and FMA.
@@ -165,6 +235,20 @@ func gemmAVX2F32R4C(kc int, a, b *float32, ldb int, c *float32, ldc int)
 //
 //go:noescape
 func gemmAVX2F32R4AC(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
+
+// gemmAVX2F32R4S is gemmAVX2F32R4 storing the tile instead of adding it to C: each
+// element becomes its chain plus +0, the value the add gives on a zeroed C,
+// and C is never read. kc > 0. Needs AVX2 and FMA.
+//
+//go:noescape
+func gemmAVX2F32R4S(kc int, a, b *float32, ldb int, c *float32, ldc int)
+
+// gemmAVX2F32R4AS is gemmAVX2F32R4A storing the tile instead of adding it to C: each
+// element becomes its chain plus +0, the value the add gives on a zeroed C,
+// and C is never read. kc > 0. Needs AVX2 and FMA.
+//
+//go:noescape
+func gemmAVX2F32R4AS(kc int, a *float32, lda int, b *float32, ldb int, c *float32, ldc int)
 
 // gemmAVX512F64 adds the 12×16 product of the packed 12×kc panel at a and
 // the kc×16 block of B at b (rows ldb elements apart) to the tile of C at c

@@ -42,6 +42,12 @@ var (
 		withShort(shortKernel(6, 16, gemmAVX2F32C, gemmAVX2F32AC, true),
 			shortKernel(2, 16, gemmAVX2F32R2C, gemmAVX2F32R2AC, true), shortKernel(4, 16, gemmAVX2F32R4C, gemmAVX2F32R4AC, true)))
 
+	_ = withStores(simdF32,
+		withShort(shortKernel(12, 32, gemmAVX512F32S, gemmAVX512F32AS, true),
+			shortKernel(4, 32, gemmAVX512F32R4S, gemmAVX512F32R4AS, true), shortKernel(8, 32, gemmAVX512F32R8S, gemmAVX512F32R8AS, true)),
+		withShort(shortKernel(6, 16, gemmAVX2F32S, gemmAVX2F32AS, true),
+			shortKernel(2, 16, gemmAVX2F32R2S, gemmAVX2F32R2AS, true), shortKernel(4, 16, gemmAVX2F32R4S, gemmAVX2F32R4AS, true)))
+
 	f32Kernel = append(simdF32, genericKernel[float32]())[0]
 	f64Kernel = append(simdF64, genericKernel[float64]())[0]
 
@@ -105,6 +111,24 @@ func withChains[T number](ks []*gemmKernel[T], avx512, avx2 *gemmKernel[T]) bool
 			s.name, s.kc, s.mc, s.nc = ch.name+fmt.Sprintf("_r%d", s.mr), kn.kc, kn.mc, kn.nc
 		}
 		kn.chain = ch
+	}
+	return true
+}
+
+// withStores gives the kernels of ks their storing forms (the "S" kernels:
+// the first kc slice of a product into storage never cleared), the AVX-512
+// one avx512's, the AVX2 one avx2's, with the same blocking.
+func withStores[T number](ks []*gemmKernel[T], avx512, avx2 *gemmKernel[T]) bool {
+	for _, kn := range ks {
+		st := avx2
+		if kn.name == "avx512" {
+			st = avx512
+		}
+		st.name, st.kc, st.mc, st.nc = kn.name+"_store", kn.kc, kn.mc, kn.nc
+		for _, s := range st.short {
+			s.name, s.kc, s.mc, s.nc = st.name+fmt.Sprintf("_r%d", s.mr), kn.kc, kn.mc, kn.nc
+		}
+		kn.store = st
 	}
 	return true
 }

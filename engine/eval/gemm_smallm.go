@@ -12,9 +12,9 @@ package eval
 // smallMRows is the row count up to which products take the unpacked-B path.
 const smallMRows = 32
 
-// smallM runs c += a x b for row-major-rows b (row stride ldb) when the
-// kernel has a microB form; ok is false otherwise.
-func (kn *gemmKernel[T]) smallM(par, m, n, k int, a []T, la gemmLayout, b []T, ldb int, c []T) {
+// smallM runs c += a x b (c = a x b when ov) for row-major-rows b (row
+// stride ldb) on a kernel with a microB form.
+func (kn *gemmKernel[T]) smallM(ov bool, par, m, n, k int, a []T, la gemmLayout, b []T, ldb int, c []T) {
 	mr, nr := kn.mr, kn.nr
 	panels := (n + nr - 1) / nr
 	// Column panels are split over the goroutines; each packs its own A.
@@ -38,10 +38,11 @@ func (kn *gemmKernel[T]) smallM(par, m, n, k int, a []T, la gemmLayout, b []T, l
 					bpan = w.packedB(nr, kc, nr)
 					packB(bpan, nr, b, gemmLayout{0, ldb, 1}, pc, kc, j, cols)
 				}
+				kf := kn.firstKernel(ov, pc)
 				for i := 0; i < m; i += mr {
-					kr := kn
+					kr := kf
 					if i == full {
-						kr = sk
+						kr = kf.shortFor(m - full)
 					}
 					apan := ap[i*kc : (i+kr.mr)*kc]
 					rows := min(kr.mr, m-i)

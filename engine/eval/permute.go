@@ -25,9 +25,26 @@ func permuteToPar[T any](par int, src []T, dims []int64, perm []int) []T {
 	if permuteIsIdentity(dims, perm) {
 		return src
 	}
-	out := make([]T, len(src))
+	var out []T
+	if n := len(src) * int(unsafe.Sizeof(src[0])); n >= 1<<18 && pointerFree[T]() {
+		// permuteInto writes every element: no need to clear them first.
+		b := tensor.StorageForWriting(n)
+		out = unsafe.Slice((*T)(unsafe.Pointer(&b[0])), len(src))
+	} else {
+		out = make([]T, len(src))
+	}
 	permuteInto(par, out, src, dims, perm)
 	return out
+}
+
+// pointerFree reports whether T is one of the element types tensor storage
+// holds (no pointers, so storage that was never cleared may hold it).
+func pointerFree[T any]() bool {
+	switch any(*new(T)).(type) {
+	case float32, float64, complex64, complex128, int8, int16, int32, int64, uint8, uint16, uint32, uint64, bool:
+		return true
+	}
+	return false
 }
 
 // permuteIsIdentity reports whether permuting dims by perm moves no element.
@@ -56,7 +73,7 @@ func permuteScratch[T number](par int, src []T, dims []int64, perm []int) ([]T, 
 		return src, func() {}
 	}
 	size := int(unsafe.Sizeof(src[0]))
-	b := tensor.Storage(len(src) * size)
+	b := tensor.StorageForWriting(len(src) * size) // permuteInto writes every element
 	out := unsafe.Slice((*T)(unsafe.Pointer(&b[0])), len(src))
 	permuteInto(par, out, src, dims, perm)
 	return out, func() { tensor.Release(b) }

@@ -7,6 +7,7 @@ package tensor
 import (
 	"fmt"
 	"math"
+	"strings"
 	"unsafe"
 
 	"goldtrace/engine/dtype"
@@ -73,12 +74,36 @@ func alignedBytes(n int) []byte {
 func Storage(n int) []byte { return alignedBytes(n) }
 
 // StorageForWriting is Storage for a caller that writes every byte itself:
-// released storage comes back as it was left, not cleared.
+// released storage comes back as it was left, not cleared, and fresh storage
+// of reuseMinBytes or more is not cleared either (uninitBytes).
 func StorageForWriting(n int) []byte {
 	if b := reused(n); b != nil {
 		return b
 	}
+	if n >= reuseMinBytes {
+		return uninitBytes(n)
+	}
 	return alignedBytes(n)
+}
+
+// uninitBytes returns n bytes of fresh storage (n >= reuseMinBytes) whose
+// contents are whatever the heap last held there. make would clear them,
+// serially, on the allocating goroutine: for a 32 MB result that is about 3
+// ms of one core before the (parallel) kernel overwrites every byte anyway,
+// and on memory the runtime returned to the OS it takes every page fault
+// on that one core too. strings.Builder's Grow is the standard library's
+// public way to the runtime's allocation without clearing (it holds no
+// pointers, so the collector never reads the garbage); large objects start
+// on a page, so the bytes are aligned as alignedBytes' are.
+func uninitBytes(n int) []byte {
+	var sb strings.Builder
+	sb.Grow(n)
+	sb.WriteByte(0)
+	p := unsafe.StringData(sb.String())
+	if uintptr(unsafe.Pointer(p))%16 != 0 {
+		return alignedBytes(n)
+	}
+	return unsafe.Slice(p, n)
 }
 
 // New allocates a zeroed tensor. It panics on invalid shapes; use CheckShape first
