@@ -143,6 +143,9 @@ func evalDot(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
 			return ArrayValue(adoptF32(out.Elem, out.Dims, c)), nil
 		}
 	}
+	if t := dotS8(ev, par, p, lhs, rhs, out); t != nil {
+		return ArrayValue(t), nil
+	}
 	c := contractAs(class, lhs, rhs, out.Elem, out.Dims, kernels{
 		f32:  func(a, b []float32) []float32 { return dotInF32(ev, par, p, lhs.Dims, rhs.Dims, a, b, ynn) },
 		f64:  func(a, b []float64) []float64 { return dotIn(par, p, lhs.Dims, rhs.Dims, a, b) },
@@ -155,6 +158,22 @@ func evalDot(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
 		depth:      int64(p.k),
 	})
 	return ArrayValue(c), nil
+}
+
+// dotS8 computes an s8 x s8 dot with an s32 or u32 result on the VNNI
+// kernel (dot_vnni_simd_amd64.go): the exact sums wrapped to 32 bits, as
+// the int64 and exact-float paths give them. nil when it does not apply.
+func dotS8(ev *Evaluator, par int, p *dotPlan, lhs, rhs *tensor.Tensor, out hlo.Shape) *tensor.Tensor {
+	if lhs.Type != dtype.S8 || rhs.Type != dtype.S8 || (out.Elem != dtype.S32 && out.Elem != dtype.U32) || !out.IsArray() {
+		return nil
+	}
+	a, la := asMatrices(lhs.I8(), lhs.Dims, p.lhsPerm, p.nBatch, p.nLhsFree, p.m, p.k)
+	b, lb := asMatrices(rhs.I8(), rhs.Dims, p.rhsPerm, p.nBatch, p.nContract, p.k, p.n)
+	t := ev.newTensor(out.Elem, out.Dims, false) // every element is set
+	if !gemmS8VNNI(par, p.b, p.m, p.n, p.k, a, la, b, lb, t.I32()) {
+		return nil
+	}
+	return t
 }
 
 func dotIn[T number](par int, p *dotPlan, ldims, rdims []int64, lhs, rhs []T) []T {
@@ -182,7 +201,7 @@ func dotInF32(ev *Evaluator, par int, p *dotPlan, ldims, rdims []int64, lhs, rhs
 				return c
 			}
 		}
-		c := ev.newF32s(p.b*p.m*p.n, true)
+		c := ev.newF32sOver(p.b * p.m * p.n)
 		ynn.run(par, p.b, p.m, p.n, p.k, a, la, b, lb, c)
 		return c
 	}
@@ -193,9 +212,29 @@ func dotInF32(ev *Evaluator, par int, p *dotPlan, ldims, rdims []int64, lhs, rhs
 			return c
 		}
 	}
-	c := ev.newF32s(p.b*p.m*p.n, true) // the GEMM accumulates into c
-	gemmStrided(par, p.b, p.m, p.n, p.k, a, la, b, lb, c)
+	c := ev.newF32sOver(p.b * p.m * p.n) // the GEMM sets every element
+	gemmStridedOver(par, p.b, p.m, p.n, p.k, a, la, b, lb, c)
 	return c
+}
+
+// newF32sOver is newF32s for storage its caller overwrites whole: never
+// cleared, whether it comes from a loop's pool or from the heap
+// (tensor.StorageForWriting).
+func (ev *Evaluator) newF32sOver(n int) []float32 {
+	if ev != nil && ev.recycling() {
+		return ev.newF32s(n, false)
+	}
+	return storageForWriting[float32](n)
+}
+
+// storageForWriting is storageOf for a caller that writes every element:
+// the storage is not cleared.
+func storageForWriting[T number](n int) []T {
+	if n == 0 {
+		return nil
+	}
+	b := tensor.StorageForWriting(n * int(unsafe.Sizeof(*new(T))))
+	return unsafe.Slice((*T)(unsafe.Pointer(&b[0])), n)
 }
 
 // asMatrices views src (row-major over dims) as a batch of rows×cols
@@ -331,7 +370,7 @@ func operandF32(t *tensor.Tensor) []float32 {
 	if t.Type != dtype.BF16 && t.Type != dtype.F16 {
 		return toF32s(t)
 	}
-	out := make([]float32, t.NumElements())
+	out := storageForWriting[float32](int(t.NumElements()))
 	parallelFor(len(out), func(lo, hi int) {
 		if t.Type == dtype.BF16 {
 			decodeBF16(out[lo:hi], t.U16()[lo:hi])
@@ -379,18 +418,11 @@ func exactF32Slice(a, b dtype.Type) int64 {
 func dotExactSlices(par int, p *dotPlan, ldims, rdims []int64, lhs, rhs []float32, kc int) []int64 {
 	a, la := asMatrices(lhs, ldims, p.lhsPerm, p.nBatch, p.nLhsFree, p.m, p.k)
 	b, lb := asMatrices(rhs, rdims, p.rhsPerm, p.nBatch, p.nContract, p.k, p.n)
-	total := make([]int64, p.b*p.m*p.n)
-	c := make([]float32, len(total))
+	total := storageForWriting[int64](p.b * p.m * p.n)
+	c := storageForWriting[float32](len(total))
 	for k0 := 0; k0 < p.k; k0 += kc {
-		if k0 > 0 {
-			clear(c)
-		}
-		gemmStrided(par, p.b, p.m, p.n, min(kc, p.k-k0), a[k0*la.cs:], la, b[k0*lb.rs:], lb, c)
-		parallelFor(len(c), func(lo, hi int) {
-			for i, v := range c[lo:hi] {
-				total[lo+i] += int64(v)
-			}
-		})
+		gemmStridedOver(par, p.b, p.m, p.n, min(kc, p.k-k0), a[k0*la.cs:], la, b[k0*lb.rs:], lb, c)
+		addExactSlice(total, c, k0 == 0)
 	}
 	return total
 }
@@ -410,10 +442,10 @@ func dotByteSlices(par int, p *dotPlan, lhs, rhs *tensor.Tensor, kc int) []int64
 	m, n, k := p.m, p.n, p.k
 	a, la := asMatrices(lhs.Data, lhs.Dims, p.lhsPerm, p.nBatch, p.nLhsFree, m, k)
 	b, lb := asMatrices(rhs.Data, rhs.Dims, p.rhsPerm, p.nBatch, p.nContract, k, n)
-	total := make([]int64, m*n)
-	c := make([]float32, m*n)
-	as := make([]float32, m*min(kc, k))
-	bs := make([]float32, min(kc, k)*n)
+	total := storageForWriting[int64](m * n)
+	c := storageForWriting[float32](m * n)
+	as := storageForWriting[float32](m * min(kc, k))
+	bs := storageForWriting[float32](min(kc, k) * n)
 	for k0 := 0; k0 < k; k0 += kc {
 		w := min(kc, k-k0)
 		as, bs := as[:m*w], bs[:w*n]
@@ -427,17 +459,27 @@ func dotByteSlices(par int, p *dotPlan, lhs, rhs *tensor.Tensor, kc int) []int64
 				widenByteRow(rhs.Type, b, (k0+j)*lb.rs, lb.cs, bs[j*n:(j+1)*n])
 			}
 		})
-		if k0 > 0 {
-			clear(c)
-		}
-		gemmStrided(par, 1, m, n, w, as, rowMajor(m, w), bs, rowMajor(w, n), c)
-		parallelFor(len(c), func(lo, hi int) {
-			for i, v := range c[lo:hi] {
-				total[lo+i] += int64(v)
-			}
-		})
+		gemmStridedOver(par, 1, m, n, w, as, rowMajor(m, w), bs, rowMajor(w, n), c)
+		addExactSlice(total, c, k0 == 0)
 	}
 	return total
+}
+
+// addExactSlice adds a slice's exact f32 sums to the int64 totals (sets
+// them for the first slice), on all cores.
+func addExactSlice(total []int64, c []float32, first bool) {
+	parallelFor(len(c), func(lo, hi int) {
+		t := total[lo:hi]
+		if first {
+			for i, v := range c[lo:hi] {
+				t[i] = int64(v)
+			}
+			return
+		}
+		for i, v := range c[lo:hi] {
+			t[i] += int64(v)
+		}
+	})
 }
 
 // widenByteRow sets o[j] to the s8 or u8 element of src at off+j*stride.
@@ -607,7 +649,7 @@ func toF32s(t *tensor.Tensor) []float32 {
 // intsToF32 converts integers to f32 (each rounded once, as through int64),
 // on all cores.
 func intsToF32[T int8 | uint8 | int16 | uint16 | int32](src []T) []float32 {
-	out := make([]float32, len(src))
+	out := storageForWriting[float32](len(src))
 	parallelFor(len(src), func(lo, hi int) {
 		for i, v := range src[lo:hi] {
 			out[lo+i] = float32(v)
