@@ -42,30 +42,78 @@ var excessPrecisionOps = map[string]bool{
 // excessPrecision rewrites convert(op) -> f32, op a bf16 instruction of
 // excessPrecisionOps, into op computed in f32 on its operands converted to
 // f32 (exact), which is what the evaluator computes before rounding a bf16
-// op anyway.
+// op anyway. A dot or convolution read by such a convert becomes, for its
+// other users, convert(its f32 value) -> bf16: XLA's bf16 value is the f32
+// one rounded (float normalization puts the f32 op between converts, and
+// the evaluator's bf16 dot is the f32 dot rounded the same way), so a
+// product read both ways is computed once. Elementwise ops are left to be
+// computed twice: recomputing one is cheaper than the full-size f32 value
+// the blocked fusion would then write and read back (softmax's exp).
 func (r *xlaRewriter) excessPrecision(in *hlo.Instruction) (*hlo.Instruction, error) {
-	if excessPrecisionOff || in.Opcode != "convert" || len(in.Operands) != 1 || !in.Shape.IsArray() || in.Shape.Elem != dtype.F32 {
+	if excessPrecisionOff || len(in.Operands) == 0 || !in.Shape.IsArray() {
 		return nil, nil
 	}
-	op := in.Operands[0]
+	if r.epComp != r.c {
+		r.epComp, r.epWide, r.epRead = r.c, map[*hlo.Instruction]*hlo.Instruction{}, map[*hlo.Instruction]bool{}
+		for _, x := range r.c.Instructions {
+			if widensBF16(x) {
+				r.epRead[x.Operands[0]] = true
+			}
+		}
+	}
+	if widensBF16(in) {
+		if w := r.epWide[in.Operands[0]]; w != nil {
+			return w, nil // a product's f32 value, computed for it below
+		}
+		if op := in.Operands[0]; op.Opcode != "dot" && op.Opcode != "convolution" {
+			return r.wideOf(op, &in.Shape), nil
+		}
+		return nil, nil
+	}
+	if (in.Opcode == "dot" || in.Opcode == "convolution") && r.epRead[in] {
+		if wide := r.wideOf(in, nil); wide != nil {
+			narrow := r.emit("convert", in.Shape, wide)
+			r.epWide[narrow] = wide
+			return narrow, nil
+		}
+	}
+	return nil, nil
+}
+
+// wideOf emits op computed in f32 on its operands converted to f32, with
+// shape s (nil: op's own in f32), or returns nil when op is not a bf16 op
+// of excessPrecisionOps on bf16 operands.
+func (r *xlaRewriter) wideOf(op *hlo.Instruction, s *hlo.Shape) *hlo.Instruction {
 	if !excessPrecisionOps[op.Opcode] || !op.Shape.IsArray() || op.Shape.Elem != dtype.BF16 ||
 		len(op.Called) > 0 || op.Opcode == "dot" && !canonicalDot(op) {
-		return nil, nil
+		return nil
+	}
+	for _, x := range op.Operands {
+		if !x.Shape.IsArray() || x.Shape.Elem != dtype.BF16 {
+			return nil
+		}
 	}
 	operands := make([]*hlo.Instruction, len(op.Operands))
 	for i, x := range op.Operands {
-		if !x.Shape.IsArray() || x.Shape.Elem != dtype.BF16 {
-			return nil, nil
-		}
 		operands[i] = r.widen(x)
 	}
 	wide := *op
 	wide.Name = r.newName(op.Opcode)
-	wide.Shape = in.Shape
+	if s != nil {
+		wide.Shape = *s
+	} else {
+		wide.Shape.Elem = dtype.F32
+	}
 	wide.Operands = operands
 	wide.Parent = r.c
 	r.out = append(r.out, &wide)
-	return &wide, nil
+	return &wide
+}
+
+// widensBF16 reports whether in converts a bf16 array to f32.
+func widensBF16(in *hlo.Instruction) bool {
+	return in.Opcode == "convert" && len(in.Operands) == 1 && in.Shape.IsArray() && in.Shape.Elem == dtype.F32 &&
+		in.Operands[0].Shape.IsArray() && in.Operands[0].Shape.Elem == dtype.BF16
 }
 
 // widen converts the bf16 value x to f32, exactly. A transpose is widened

@@ -170,6 +170,12 @@ type xlaRewriter struct {
 	narrowed map[narrowKey]*hlo.Instruction
 	// unrolled marks the last step's tuple of each unrolled while loop.
 	unrolled map[*hlo.Instruction]bool
+	// excessPrecision's state for the computation epComp: the ops a convert
+	// to f32 reads (epRead), and the f32 value of each rewritten op's
+	// narrow replacement (epWide).
+	epComp *hlo.Computation
+	epRead map[*hlo.Instruction]bool
+	epWide map[*hlo.Instruction]*hlo.Instruction
 
 	// State of the computation being rewritten.
 	c    *hlo.Computation
