@@ -144,6 +144,7 @@ type Evaluator struct {
 	boxes      boxes                             // dead small tensors' boxes, in loops (small_box.go)
 	conds      map[*hlo.Computation]*counterCond // while conditions computed directly (nil: not of that form)
 	progRuns   int                               // runs of loop programs, bodies and conditions (loop_program.go; tests)
+	idleProgs  []*loopProgram                    // loop programs keeping a finished run (loop_program.go)
 	// rootTuple is, after a call whose root is a tuple instruction, the
 	// element slice that instruction made (nil otherwise).
 	rootTuple []Value

@@ -128,6 +128,12 @@ func (ev *Evaluator) freezeInvariants(w *whilePlan, state Value) func() {
 	}
 }
 
+// frozenValue reports whether t's storage lies in a frozen span.
+func (ev *Evaluator) frozenValue(t *tensor.Tensor) bool {
+	s, ok := span(t)
+	return ok && ev.inv.frozen(s.lo, int(s.hi-s.lo))
+}
+
 // frozen reports whether [p, p+n) lies in one frozen span.
 func (inv *invariants) frozen(p uintptr, n int) bool {
 	for _, s := range inv.spans {

@@ -103,12 +103,13 @@ type loopProgram struct {
 	bufType []dtype.Type
 	bufDims [][]int64
 	watch   [][]int32
-	kept    bool // some step is kept
 	// live are the steps run after the first (the others are kept).
 	live []int32
-	// idle is a finished run's slices, for the next run (a loop inside
-	// another loop's body runs many times).
-	idle *progRun
+	// idle is a finished run's slices and buffers, for the next run (a
+	// loop inside another loop's body runs many times), until the
+	// outermost loop ends; listed: p is in ev.idleProgs.
+	idle   *progRun
+	listed bool
 	// isCond marks a condition's program; cond is the body program's
 	// condition program (nil: the condition is a counter's or is called).
 	isCond bool
@@ -121,6 +122,7 @@ type loopProgram struct {
 const (
 	progFixedMaxBytes   = 64 << 10
 	progFixedTotalBytes = 1 << 20
+	progFixedMaxBuffers = 256
 )
 
 // loopProgramFor returns the program of while w (made once), or nil when
@@ -186,16 +188,17 @@ func (ev *Evaluator) compileLoopProgram(body *hlo.Computation, wp *whilePlan, is
 	}
 	keep := p.invariantSteps(wp, ppos)
 	uses := append([]int32(nil), fp.uses...)
-	fixedBytes := 0
+	fixedBytes, fixedCount := 0, 0
 	fits := func(t dtype.Type, dims []int64) bool {
 		if tensor.CheckShape(t, dims) != nil {
 			return false
 		}
 		b := int(tensor.NumElements(dims)) * t.Size()
-		if b > progFixedMaxBytes || fixedBytes+b > progFixedTotalBytes {
+		if b > progFixedMaxBytes || fixedBytes+b > progFixedTotalBytes || fixedCount == progFixedMaxBuffers {
 			return false
 		}
 		fixedBytes += b
+		fixedCount++
 		return true
 	}
 	for idx, in := range body.Instructions {
@@ -229,7 +232,7 @@ func (ev *Evaluator) compileLoopProgram(body *hlo.Computation, wp *whilePlan, is
 			s.kind = progRoot
 		case fp.localTuple[idx]:
 			s.kind = progTuple
-		case intScalarStepOf(in) != nil && ops[in.Opcode] != nil:
+		case intScalarStepOf(in) != nil && ops[in.Opcode] != nil && fits(intScalarStepOf(in).outType(), nil):
 			s.kind, s.scalar, s.fn = progScalar, intScalarStepOf(in), ops[in.Opcode]
 			s.fixed = true
 			p.bufType[idx], p.bufDims[idx] = s.scalar.outType(), nil
@@ -240,7 +243,6 @@ func (ev *Evaluator) compileLoopProgram(body *hlo.Computation, wp *whilePlan, is
 			s.kind, s.fn, s.ownArgs, s.fresh, s.tuple = progOp, fp.fns[idx], fp.ownArgs[idx], fp.fresh[idx], fp.tuple[idx]
 			p.maxArgs = max(p.maxArgs, len(s.ops))
 		}
-		p.kept = p.kept || s.keep
 		for _, q := range consumed {
 			if q < 0 {
 				continue
@@ -347,7 +349,17 @@ func (p *loopProgram) invariantSteps(wp *whilePlan, ppos int32) []bool {
 // those.
 func (p *loopProgram) watchBuffers(ppos int32) {
 	n := len(p.body.Instructions)
-	words := (n + 63) / 64
+	// The fixed buffers by number (positions with a type: groups' values
+	// and extras, scalar steps).
+	var fixedPos []int32
+	num := make([]int, n)
+	for q := range n {
+		if p.bufType[q] != 0 {
+			num[q] = len(fixedPos)
+			fixedPos = append(fixedPos, int32(q))
+		}
+	}
+	words := (len(fixedPos) + 63) / 64
 	// fixed[q]: the fixed buffers q's value may share storage with;
 	// slot[q]: the state elements it may be (part of).
 	fixed := make([][]uint64, n)
@@ -375,10 +387,10 @@ func (p *loopProgram) watchBuffers(ppos int32) {
 			union(slot[q], slot[s.ops[0]])
 		case progGroup:
 			if s.fixed {
-				set(fixed[q], int(q))
+				set(fixed[q], num[q])
 				for _, x := range s.extras {
 					fixed[x], slot[x] = make([]uint64, words), make([]uint64, swords)
-					set(fixed[x], int(x))
+					set(fixed[x], num[x])
 				}
 			} else {
 				for _, x := range s.extras {
@@ -386,7 +398,7 @@ func (p *loopProgram) watchBuffers(ppos int32) {
 				}
 			}
 		case progScalar:
-			set(fixed[q], int(q))
+			set(fixed[q], num[q])
 		default: // tuples, the root, any other op: a view of any operand
 			for _, o := range s.ops {
 				if fixed[o] != nil {
@@ -423,7 +435,7 @@ func (p *loopProgram) watchBuffers(ppos int32) {
 	for j := range reach {
 		for w, bitsW := range reach[j] {
 			for bitsW != 0 {
-				q := w*64 + bits.TrailingZeros64(bitsW)
+				q := fixedPos[w*64+bits.TrailingZeros64(bitsW)]
 				bitsW &= bitsW - 1
 				p.watch[q] = append(p.watch[q], int32(j))
 			}
@@ -865,4 +877,18 @@ func (r *progRun) finish(ev *Evaluator, final []Value) {
 	clear(r.nextOwned)
 	r.states = [2][]Value{}
 	r.p.idle = r
+	if !r.p.listed {
+		r.p.listed = true
+		ev.idleProgs = append(ev.idleProgs, r.p)
+	}
+}
+
+// dropIdleRuns lets the finished runs (and their buffers) go: the last
+// loop has ended (enterLoop).
+func (ev *Evaluator) dropIdleRuns() {
+	for _, p := range ev.idleProgs {
+		p.idle, p.listed = nil, false
+	}
+	clear(ev.idleProgs)
+	ev.idleProgs = ev.idleProgs[:0]
 }

@@ -387,6 +387,24 @@ ENTRY e {
 	if n := programVsCall(t, src, x, y); n != 12 {
 		t.Fatalf("%d program runs, want 12", n)
 	}
+	// The inner loop's runs reuse one run's slices and buffers, which go
+	// once the outer loop has ended.
+	m, err := hlo.ParseText([]byte(src), "nested.hlo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := New(m, Options{})
+	if _, err := ev.Run([]Value{ArrayValue(x), ArrayValue(y)}); err != nil {
+		t.Fatal(err)
+	}
+	if len(ev.idleProgs) != 0 {
+		t.Fatalf("%d programs keep a finished run after the loops ended", len(ev.idleProgs))
+	}
+	for _, p := range ev.inplace.plans {
+		if p.prog != nil && (p.prog.idle != nil || p.prog.cond != nil && p.prog.cond.idle != nil) {
+			t.Fatal("a program keeps a finished run after the loops ended")
+		}
+	}
 }
 
 // Random loop bodies of small elementwise work over a few carried arrays
@@ -578,4 +596,111 @@ func TestLoopProgramLeavesTraceAndMemoryToCall(t *testing.T) {
 	if traced["x1"] != 7 {
 		t.Fatalf("the body's add traced %d times, want 7 (one per step)", traced["x1"])
 	}
+}
+
+// BenchmarkLoopProgramForiSmall is fori_20000_small's loop (c*0.999 +
+// sin(c)*0.001 on f32[16], legalized: an FMA), per step.
+func BenchmarkLoopProgramForiSmall(bm *testing.B) {
+	const steps = 20000
+	src := loopModule("(s32[], f32[16])", `  x = f32[16] get-tuple-element(s), index=1
+  a = f32[] constant(0.999)
+  ab = f32[16] broadcast(a), dimensions={}
+  b = f32[] constant(0.001)
+  bb = f32[16] broadcast(b), dimensions={}
+  sn = f32[16] sine(x)
+  sb = f32[16] multiply(sn, bb)
+  f = f32[16] custom-call(x, ab, sb), custom_call_target="__goldtrace$xla_fma"
+  ROOT t = (s32[], f32[16]) tuple(i1, f)`, "  p0 = f32[16] parameter(0)", "p0", steps)
+	m, err := hlo.ParseText([]byte(src), "fori.hlo")
+	if err != nil {
+		bm.Fatal(err)
+	}
+	x := randF32(rand.New(rand.NewSource(1)), 16)
+	bm.ReportAllocs()
+	bm.ResetTimer()
+	for range bm.N {
+		if _, err := Evaluate(m, []Value{ArrayValue(x)}, Options{}); err != nil {
+			bm.Fatal(err)
+		}
+	}
+	bm.ReportMetric(float64(bm.Elapsed().Nanoseconds())/float64(bm.N)/steps, "ns/step")
+}
+
+// keptStartLoop's outer body starts an inner scan from a broadcast of a
+// constant, which the outer loop keeps from its first step (an invariant)
+// and the inner loop would update in place (a fresh start): each outer
+// step writes other elements, so an update left in the kept value shows.
+const keptStartLoop = `HloModule m
+ibody {
+  s = (s32[], f32[8], s32[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  b = f32[8] get-tuple-element(s), index=1
+  off = s32[] get-tuple-element(s), index=2
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  v = f32[] convert(i1)
+  vr = f32[1] reshape(v)
+  at = s32[] add(i, off)
+  b1 = f32[8] dynamic-update-slice(b, vr, at)
+  ROOT t = (s32[], f32[8], s32[]) tuple(i1, b1, off)
+}
+icond {
+  s = (s32[], f32[8], s32[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(2)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+obody {
+  s = (s32[], f32[8], f32[8]) parameter(0)
+  pt = f32[8] get-tuple-element(s), index=2
+  i = s32[] get-tuple-element(s), index=0
+  acc = f32[8] get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  i1 = s32[] add(i, one)
+  c0 = f32[] constant(0)
+  z = f32[8] broadcast(c0), dimensions={}
+  zi = s32[] constant(0)
+  off = s32[] multiply(i, s32[] constant(2))
+  in = (s32[], f32[8], s32[]) tuple(zi, z, off)
+  w = (s32[], f32[8], s32[]) while(in), condition=icond, body=ibody
+  b = f32[8] get-tuple-element(w), index=1
+  acc1 = f32[8] add(acc, b)
+  ROOT t = (s32[], f32[8], f32[8]) tuple(i1, acc1, pt)
+}
+ocond {
+  s = (s32[], f32[8], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+ENTRY e {
+  p = f32[8] parameter(0)
+  z = s32[] constant(0)
+  init = (s32[], f32[8], f32[8]) tuple(z, p, p)
+  ROOT w = (s32[], f32[8], f32[8]) while(init), condition=ocond, body=obody
+}
+`
+
+// A value an enclosing loop keeps is never a start the inner loop updates
+// in place: with keeping on (loop programs or Call's steps) the results
+// are those of keeping nothing.
+func TestLoopKeptStartNotUpdatedInPlace(t *testing.T) {
+	x := tensor.New(dtype.F32, []int64{8})
+	m, err := hlo.ParseText([]byte(keptStartLoop), "kept.hlo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func(old bool) { hoistDisabled = old }(hoistDisabled)
+	hoistDisabled = true
+	want, err := New(m, Options{}).Run([]Value{ArrayValue(x)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hoistDisabled = false
+	got, err := New(m, Options{}).Run([]Value{ArrayValue(x)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantF32(t, "kept start", got.Leaves()[1], want.Leaves()[1].F32())
+	programVsCall(t, keptStartLoop, x)
 }

@@ -153,6 +153,7 @@ func (ev *Evaluator) enterLoop() func() {
 		if ev.loops--; ev.loops == 0 {
 			ev.pool.drain()
 			ev.drainBoxes()
+			ev.dropIdleRuns()
 		}
 	}
 }

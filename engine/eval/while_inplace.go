@@ -321,7 +321,10 @@ func (ev *Evaluator) beginInPlace(w *hlo.Instruction, state Value) (Value, func(
 		if i >= len(elems) || elems[i].T == nil {
 			continue
 		}
-		if !p.fresh[j] {
+		// A fresh start is written in place, unless an enclosing loop
+		// keeps it for its next steps (a broadcast of constants, hoisted:
+		// its storage is frozen).
+		if !p.fresh[j] || ev.frozenValue(elems[i].T) {
 			elems[i] = ArrayValue(elems[i].T.Clone())
 		}
 		on = append(on, p.dus[j])
