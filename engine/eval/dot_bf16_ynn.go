@@ -76,9 +76,20 @@ func dotBF16F32(ev *Evaluator, par int, p *dotPlan, lhs, rhs *tensor.Tensor, ot 
 	if !pairs && (canonRHS || !rhsIsBatchNK(rp, p.nBatch, p.nContract)) {
 		return nil, false
 	}
-	a, la := asMatrices(operandF32(lhs), lhs.Dims, p.lhsPerm, p.nBatch, p.nLhsFree, p.m, p.k)
-	b, lb := asMatrices(operandF32(rhs), rhs.Dims, p.rhsPerm, p.nBatch, p.nContract, p.k, p.n)
 	var y *ynnDot
+	var a, b []float32
+	var la, lb gemmLayout
+	if pairs && isIdentity(p.lhsPerm) && isIdentity(p.rhsPerm) {
+		// In place and row-major: decoded with the pairs swapped in one pass.
+		a, la = decodeBF16SwappingK(lhs.U16(), p.b*p.m, p.k, 1), rowMajor(p.m, p.k)
+		b, lb = decodeBF16SwappingK(rhs.U16(), p.b, p.k, p.n), rowMajor(p.k, p.n)
+		y = &ynnDot{tasks: []ynnTask{{0, p.m, 0, p.n, 1, ynnBF16KStep(p.n, p.k), true}}, kn: kernelFor[float32]()}
+		c := ev.newF32s(p.b*p.m*p.n, true)
+		y.run(par, p.b, p.m, p.n, p.k, a, la, b, lb, c)
+		return c, true
+	}
+	a, la = asMatrices(operandF32(lhs), lhs.Dims, p.lhsPerm, p.nBatch, p.nLhsFree, p.m, p.k)
+	b, lb = asMatrices(operandF32(rhs), rhs.Dims, p.rhsPerm, p.nBatch, p.nContract, p.k, p.n)
 	if pairs {
 		// asMatrices reads an operand in place only when its dims are in
 		// order; a transposed view is copied row-major.
@@ -100,30 +111,52 @@ func dotBF16F32(ev *Evaluator, par int, p *dotPlan, lhs, rhs *tensor.Tensor, ot 
 }
 
 // swapAdjacentK swaps K indices 2j and 2j+1 of each of count slabs (slab
-// stride apart) whose K index steps by kStride elements over k of them:
-// rows of A (kStride 1) or row pairs of B (kStride n, each row n wide).
+// stride apart) whose K index steps by width elements over k of them: rows
+// of A (width 1) or row pairs of B (each row width wide). Slabs or, for one
+// slab, row pairs are spread over the cores.
 func swapAdjacentK(x []float32, count, k, width, stride int) {
-	for s := range count {
-		base := s * stride
-		for j := 0; j+1 < k; j += 2 {
+	pairs := k / 2
+	parallelFor(count*pairs, func(lo, hi int) {
+		for t := lo; t < hi; t++ {
+			base, j := (t/pairs)*stride, 2*(t%pairs)
 			p, q := x[base+j*width:][:width], x[base+(j+1)*width:][:width]
 			for i := range p {
 				p[i], q[i] = q[i], p[i]
 			}
 		}
-	}
+	})
+}
+
+// decodeBF16SwappingK decodes count slabs of k rows of width bf16 values
+// (row-major) into f32 with rows 2j and 2j+1 of each slab swapped, rows
+// spread over the cores; the storage is not cleared first (every element
+// is written).
+func decodeBF16SwappingK(src []uint16, count, k, width int) []float32 {
+	out := storageForWriting[float32](count * k * width)
+	parallelForWork(count*k, count*k*width, func(lo, hi int) {
+		for t := lo; t < hi; t++ {
+			j := t % k
+			from := t - j + (j ^ 1)
+			if j^1 >= k {
+				from = t // the odd K's last row has no partner
+			}
+			decodeBF16(out[t*width:][:width], src[from*width:][:width])
+		}
+	})
+	return out
 }
 
 // relayout copies a batch of rows×cols matrices in layout l into row-major
-// order.
+// order, rows spread over the cores.
 func relayout(x []float32, l gemmLayout, nb, rows, cols int) []float32 {
 	out := make([]float32, nb*rows*cols)
-	for bi := range nb {
-		for r := range rows {
+	parallelFor(nb*rows, func(lo, hi int) {
+		for t := lo; t < hi; t++ {
+			bi, r := t/rows, t%rows
 			for c := range cols {
-				out[(bi*rows+r)*cols+c] = x[bi*l.bs+r*l.rs+c*l.cs]
+				out[t*cols+c] = x[bi*l.bs+r*l.rs+c*l.cs]
 			}
 		}
-	}
+	})
 	return out
 }
