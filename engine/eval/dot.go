@@ -139,6 +139,9 @@ func evalDot(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
 			return ArrayValue(adoptF32(out.Elem, out.Dims, c)), nil
 		}
 		ynn = ynnRoute(p, lhs.Type, rhs.Type, out.Elem, lhsIn, rhsIn)
+		if c, ok := dotBF16Pairs(ev, par, p, lhs, rhs, out.Elem, ynn); ok {
+			return ArrayValue(adoptF32(out.Elem, out.Dims, c)), nil
+		}
 		if c, ok := dotHalfF32(ev, par, p, lhs, rhs, ynn); ok {
 			return ArrayValue(adoptF32(out.Elem, out.Dims, c)), nil
 		}
@@ -202,6 +205,10 @@ func dotInF32(ev *Evaluator, par int, p *dotPlan, ldims, rdims []int64, lhs, rhs
 			}
 		}
 		c := ev.newF32sOver(p.b * p.m * p.n)
+		if ks := ynn.uniformKStep(); ks > 0 && p.m > 1 && p.n > 1 &&
+			gemmBF16Pairs(par, p.b, p.m, p.n, p.k, ks, bf16Src{f32: a, l: la}, bf16Src{f32: b, l: lb}, c) {
+			return c // operands holding bf16 values (converted from bf16)
+		}
 		ynn.run(par, p.b, p.m, p.n, p.k, a, la, b, lb, c)
 		return c
 	}
@@ -213,8 +220,36 @@ func dotInF32(ev *Evaluator, par int, p *dotPlan, ldims, rdims []int64, lhs, rhs
 		}
 	}
 	c := ev.newF32sOver(p.b * p.m * p.n) // the GEMM sets every element
+	if p.m > 1 && p.n > 1 && gemmBF16Pairs(par, p.b, p.m, p.n, p.k, kernelFor[float32]().kc, bf16Src{f32: a, l: la}, bf16Src{f32: b, l: lb}, c) {
+		return c // operands holding bf16 values (converted from bf16)
+	}
 	gemmStridedOver(par, p.b, p.m, p.n, p.k, a, la, b, lb, c)
 	return c
+}
+
+// dotBF16Pairs computes a bf16 x bf16 -> bf16 dot on the AVX512-BF16
+// kernel (gemmBF16Pairs) in the K blocks the f32 kernels would sum it in
+// (YNNPACK's, when its plan is FMA chains over uniform blocks, else the
+// kernel's kc); ok is false when the kernel or the operands do not allow
+// it. (bf16 x bf16 -> f32 dots take XLA's bf16 kernel order elsewhere.)
+func dotBF16Pairs(ev *Evaluator, par int, p *dotPlan, lhs, rhs *tensor.Tensor, out dtype.Type, ynn *ynnDot) ([]float32, bool) {
+	if lhs.Type != dtype.BF16 || rhs.Type != dtype.BF16 || out != dtype.BF16 || p.m < 2 || p.n < 2 || p.b*p.m*p.n == 0 {
+		return nil, false
+	}
+	kc := kernelFor[float32]().kc
+	if ynn != nil {
+		if kc = ynn.uniformKStep(); kc == 0 {
+			return nil, false
+		}
+	}
+	a, la := asMatrices(lhs.U16(), lhs.Dims, p.lhsPerm, p.nBatch, p.nLhsFree, p.m, p.k)
+	b, lb := asMatrices(rhs.U16(), rhs.Dims, p.rhsPerm, p.nBatch, p.nContract, p.k, p.n)
+	c := ev.newF32sOver(p.b * p.m * p.n)
+	if !gemmBF16Pairs(par, p.b, p.m, p.n, p.k, kc, bf16Src{u16: a, l: la}, bf16Src{u16: b, l: lb}, c) {
+		ev.freeF32s(c)
+		return nil, false
+	}
+	return c, true
 }
 
 // newF32sOver is newF32s for storage its caller overwrites whole: never
