@@ -437,6 +437,15 @@ func (f *frameValues) operand(idx, j, k int) (Value, bool) {
 	return f.vals[p], true
 }
 
+// operandT is operand's array (nil for a tuple or token).
+func (f *frameValues) operandT(idx, j, k int) (*tensor.Tensor, bool) {
+	p := f.fp.gops[idx][j][k]
+	if p < 0 || !f.have[p] {
+		return nil, false
+	}
+	return f.vals[p].T, true
+}
+
 func (f *frameValues) value(op *hlo.Instruction) (Value, bool) {
 	if p, ok := f.fp.pos[op]; ok && f.have[p] {
 		return f.vals[p], true

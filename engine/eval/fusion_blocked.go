@@ -1186,29 +1186,33 @@ func (g *fusedGroup) eval(ev *Evaluator, vals func(*hlo.Instruction) (Value, boo
 		j, k := int(ref.j), int(ref.k)
 		m := g.members[j]
 		op := m.Operands[k]
-		var v Value
+		// (The array alone: a whole Value copied here cost more than the
+		// rest of a small group's set-up.)
+		var vt *tensor.Tensor
 		var ok bool
 		if fv != nil {
-			v, ok = fv.operand(idx, j, k)
+			vt, ok = fv.operandT(idx, j, k)
 		} else {
+			var v Value
 			v, ok = vals(op)
+			vt = v.T
 		}
 		if g.kinds[j] == fuseWiden {
-			if !ok || v.T == nil || v.T.Type != op.Shape.Elem || !equalDims(v.T.Dims, g.dims) {
+			if !ok || vt == nil || vt.Type != op.Shape.Elem || !equalDims(vt.Dims, g.dims) {
 				return Value{}, nil, fmt.Errorf("operand %%%s has no %v array value", op.Name, op.Shape.Elem)
 			}
-			ext.raw[j] = v.T.Data
+			ext.raw[j] = vt.Data
 			continue
 		}
 		if g.kinds[j] == fuseSelect && k == 0 {
-			if !ok || v.T == nil || v.T.Type != dtype.Pred || !equalDims(v.T.Dims, g.dims) {
+			if !ok || vt == nil || vt.Type != dtype.Pred || !equalDims(vt.Dims, g.dims) {
 				return Value{}, nil, fmt.Errorf("operand %%%s has no pred array value", op.Name)
 			}
-			ext.pred[j] = v.T.Data
+			ext.pred[j] = vt.Data
 			continue
 		}
 		if g.kinds[j] == fusePred {
-			if !ok || v.T == nil || v.T.Type != dtype.Pred || !equalDims(v.T.Dims, g.dims) {
+			if !ok || vt == nil || vt.Type != dtype.Pred || !equalDims(vt.Dims, g.dims) {
 				return Value{}, nil, fmt.Errorf("operand %%%s has no pred array value", op.Name)
 			}
 			if ext.predArgs == nil {
@@ -1217,17 +1221,17 @@ func (g *fusedGroup) eval(ev *Evaluator, vals func(*hlo.Instruction) (Value, boo
 			if ext.predArgs[j] == nil {
 				ext.predArgs[j] = make([][]byte, len(m.Operands))
 			}
-			ext.predArgs[j][k] = v.T.Data
+			ext.predArgs[j][k] = vt.Data
 			continue
 		}
-		if !ok || v.T == nil || v.T.Type != g.elem {
+		if !ok || vt == nil || vt.Type != g.elem {
 			return Value{}, nil, errMissing(op)
 		}
 		if narrow && !g.kinds[j].gathers() {
 			if ext.nraw == nil {
 				ext.nraw = make([][]byte, g.nExt)
 			}
-			ext.nraw[g.extID[j][k]] = v.T.Data
+			ext.nraw[g.extID[j][k]] = vt.Data
 			continue
 		}
 		if narrow {
@@ -1236,13 +1240,13 @@ func (g *fusedGroup) eval(ev *Evaluator, vals func(*hlo.Instruction) (Value, boo
 				if decoded == nil {
 					decoded = map[*hlo.Instruction][]float32{}
 				}
-				f = widenNarrow(v.T)
+				f = widenNarrow(vt)
 				decoded[op] = f
 			}
 			ext.f[j][k] = f
 			continue
 		}
-		ext.f[j][k] = rawView[float32](v.T.Data) // an s32/u32 operand's bits too
+		ext.f[j][k] = rawView[float32](vt.Data) // an s32/u32 operand's bits too
 	}
 	sc.predArgs = ext.predArgs // made for this group's pred operands, kept
 	total := int(tensor.NumElements(g.dims))
@@ -1590,12 +1594,15 @@ func (w *fuseWorker) block(g *fusedGroup, ext fuseInputs, s, e int, o []float32)
 	clear(w.states)
 	clear(w.estate)
 	clear(w.edone)
+	// (Made once and pointed at each member: a struct literal per member
+	// was built and copied, its stores read back before they landed.)
+	mb := &memberBlock{w: w, g: g, ext: &ext, s: s, e: e}
 	for j, m := range g.members {
 		dst := o
 		if j < n-1 {
 			dst = w.bufs[j][:l]
 		}
-		mb := memberBlock{w, g, &ext, j, s, e}
+		mb.j = j
 		switch g.kinds[j] {
 		case fuseSignBit:
 			x := mb.arg(0)

@@ -56,14 +56,15 @@ var loopProgramDisabled = os.Getenv("GOLDTRACE_NO_LOOP_PROGRAM") == "1"
 type progKind uint8
 
 const (
-	progParam  progKind = iota // the state tuple
-	progConst                  // a constant's value (framePlan.consts)
-	progGTE                    // an element of a tuple value
-	progTuple                  // a tuple only get-tuple-elements read: the run's own slice
-	progRoot                   // the root tuple: the next state
-	progGroup                  // a blocked group
-	progScalar                 // a direct scalar integer op (scalar_step.go)
-	progOp                     // any other op: its function
+	progParam    progKind = iota // the state tuple
+	progConst                    // a constant's value (framePlan.consts)
+	progGTE                      // an element of a tuple value
+	progStateGTE                 // an element of the state
+	progTuple                    // a tuple only get-tuple-elements read: the run's own slice
+	progRoot                     // the root tuple: the next state
+	progGroup                    // a blocked group
+	progScalar                   // a direct scalar integer op (scalar_step.go)
+	progOp                       // any other op: its function
 )
 
 // progStep is one instruction of the body as a program step.
@@ -103,8 +104,10 @@ type loopProgram struct {
 	bufType []dtype.Type
 	bufDims [][]int64
 	watch   [][]int32
-	// live are the steps run after the first (the others are kept).
-	live []int32
+	// live are the steps run after the first (the others are kept);
+	// keptAt marks the positions whose values they keep.
+	live   []int32
+	keptAt []bool
 	// idle is a finished run's slices and buffers, for the next run (a
 	// loop inside another loop's body runs many times), until the
 	// outermost loop ends; listed: p is in ev.idleProgs.
@@ -223,11 +226,17 @@ func (ev *Evaluator) compileLoopProgram(body *hlo.Computation, wp *whilePlan, is
 				}
 			}
 		case in.Opcode == "parameter":
-			s.kind = progParam
+			s.kind, s.keep = progParam, true // read by its get-tuple-elements alone (progStateGTE)
 		case fp.konst[idx]:
 			s.kind, s.keep = progConst, true // the same value at every step
 		case fp.gte[idx]:
 			s.kind, s.index, s.fn = progGTE, int(in.TupleIndex), fp.fns[idx]
+			if s.ops[0] == ppos {
+				if s.index < 0 || s.index >= p.nstate {
+					return nil // Call reports it
+				}
+				s.kind = progStateGTE
+			}
 		case int32(idx) == fp.root && !isCond:
 			s.kind = progRoot
 		case fp.localTuple[idx]:
@@ -256,9 +265,15 @@ func (ev *Evaluator) compileLoopProgram(body *hlo.Computation, wp *whilePlan, is
 		}
 		p.steps = append(p.steps, s)
 	}
+	p.keptAt = make([]bool, n)
 	for i, s := range p.steps {
 		if !s.keep {
 			p.live = append(p.live, int32(i))
+			continue
+		}
+		p.keptAt[s.pos] = true
+		for _, x := range s.extras {
+			p.keptAt[x] = true
 		}
 	}
 	if !isCond {
@@ -376,13 +391,9 @@ func (p *loopProgram) watchBuffers(ppos int32) {
 		fixed[q], slot[q] = make([]uint64, words), make([]uint64, swords)
 		switch s.kind {
 		case progParam, progConst:
+		case progStateGTE:
+			set(slot[q], s.index)
 		case progGTE:
-			if s.ops[0] == ppos {
-				if s.index >= 0 && s.index < p.nstate {
-					set(slot[q], s.index)
-				}
-				break
-			}
 			union(fixed[q], fixed[s.ops[0]])
 			union(slot[q], slot[s.ops[0]])
 		case progGroup:
@@ -490,7 +501,7 @@ func (p *loopProgram) run(ev *Evaluator, cond *hlo.Computation, direct *counterC
 		if err := ev.Ctx.Err(); err != nil {
 			return Value{}, err
 		}
-		if res, ok := direct.eval(Value{Tuple: cur}); ok {
+		if res, ok := direct.evalElems(cur); ok {
 			if !res {
 				return Value{Tuple: cur}, nil
 			}
@@ -641,7 +652,9 @@ func (r *progRun) step(ev *Evaluator, cur []Value, first bool) ([]Value, error) 
 		q := s.pos
 		switch s.kind {
 		case progParam:
-			vals[q] = Value{Tuple: cur}
+			// Its get-tuple-elements read cur.
+		case progStateGTE:
+			vals[q] = cur[s.index]
 		case progConst:
 			vals[q] = fp.consts[q]
 		case progGTE:
@@ -727,6 +740,9 @@ func (r *progRun) step(ev *Evaluator, cur []Value, first bool) ([]Value, error) 
 					ev.pool.put(vals[o].T.Data)
 				}
 				owned[o] = false
+			}
+			if !p.keptAt[o] {
+				vals[o], have[o] = Value{}, false // dead: nothing holds it alive
 			}
 		}
 	}

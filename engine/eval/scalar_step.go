@@ -251,10 +251,18 @@ func counterCondOf(cond *hlo.Computation) *counterCond {
 // or state is not what the condition's shapes say (the caller then calls
 // the condition).
 func (cc *counterCond) eval(state Value) (result, ok bool) {
-	if cc == nil || !state.IsTuple() || cc.slot < 0 || cc.slot >= len(state.Tuple) {
+	if !state.IsTuple() {
 		return false, false
 	}
-	x := state.Tuple[cc.slot].T
+	return cc.evalElems(state.Tuple)
+}
+
+// evalElems is eval on a state tuple's elements.
+func (cc *counterCond) evalElems(state []Value) (result, ok bool) {
+	if cc == nil || cc.slot < 0 || cc.slot >= len(state) {
+		return false, false
+	}
+	x := state[cc.slot].T
 	if x == nil || x.Type != cc.t || len(x.Dims) != 0 || len(x.Data) != cc.t.Size() {
 		return false, false
 	}
