@@ -80,6 +80,11 @@ func dotBF16F32(ev *Evaluator, par int, p *dotPlan, lhs, rhs *tensor.Tensor, ot 
 	var a, b []float32
 	var la, lb gemmLayout
 	if pairs && isIdentity(p.lhsPerm) && isIdentity(p.rhsPerm) {
+		// VDPBF16PS itself where nothing denormal can occur (gemm_bf16pairs).
+		if c := ev.newF32sOver(p.b * p.m * p.n); gemmBF16PairsOddFirst(par, p.b, p.m, p.n, p.k, ynnBF16KStep(p.n, p.k),
+			bf16Src{u16: lhs.U16(), l: rowMajor(p.m, p.k)}, bf16Src{u16: rhs.U16(), l: rowMajor(p.k, p.n)}, c) {
+			return c, true
+		}
 		// In place and row-major: decoded with the pairs swapped in one pass.
 		a, la = decodeBF16SwappingK(lhs.U16(), p.b*p.m, p.k, 1), rowMajor(p.m, p.k)
 		b, lb = decodeBF16SwappingK(rhs.U16(), p.b, p.k, p.n), rowMajor(p.k, p.n)

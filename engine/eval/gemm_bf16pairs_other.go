@@ -10,8 +10,11 @@ type bf16Src struct {
 	l   gemmLayout
 }
 
-// gemmBF16Pairs needs the simd experiment's AVX512-BF16 kernel.
+// gemmBF16Pairs and gemmBF16PairsOddFirst need the simd experiment's
+// AVX512-BF16 kernel.
 func gemmBF16Pairs(par, nb, m, n, k, kc int, a, b bf16Src, c []float32) bool { return false }
+
+func gemmBF16PairsOddFirst(par, nb, m, n, k, kc int, a, b bf16Src, c []float32) bool { return false }
 
 // bf16PairsAvailable: never in the portable build.
 func bf16PairsAvailable() bool { return false }

@@ -192,6 +192,19 @@ func bf16ScanU16Vector(xs []uint16, low, high *uint32) int {
 // f32 kernels sum it in kc blocks, when the operands allow (see above); ok
 // is false otherwise, c then holding anything.
 func gemmBF16Pairs(par, nb, m, n, k, kc int, a, b bf16Src, c []float32) (ok bool) {
+	return gemmBF16PairsOrder(false, par, nb, m, n, k, kc, a, b, c)
+}
+
+// gemmBF16PairsOddFirst is gemmBF16Pairs taking each pair of K indices
+// (k, k+1) in the order YNNPACK's own bf16 kernel does, k+1 first (an odd
+// K's last index after a zero product): VDPBF16PS on the pairs as they lie
+// in memory, the order dot_bf16_ynn.go reproduces with swapped operands.
+func gemmBF16PairsOddFirst(par, nb, m, n, k, kc int, a, b bf16Src, c []float32) (ok bool) {
+	return gemmBF16PairsOrder(true, par, nb, m, n, k, kc, a, b, c)
+}
+
+// gemmBF16PairsOrder is gemmBF16Pairs, or gemmBF16PairsOddFirst when oddFirst.
+func gemmBF16PairsOrder(oddFirst bool, par, nb, m, n, k, kc int, a, b bf16Src, c []float32) (ok bool) {
 	if !bf16PairsOn || nb == 0 || m == 0 || n == 0 || k == 0 || kc <= 0 {
 		return false
 	}
@@ -220,11 +233,19 @@ func gemmBF16Pairs(par, nb, m, n, k, kc int, a, b bf16Src, c []float32) (ok bool
 			store := pc == 0
 			parallelForWork(tiles+panels, (m+n)*kb, func(lo, hi int) {
 				for it := lo; it < hi; it++ {
+					var dst []uint32
 					if it < tiles {
-						packBF16A(ap[it*pairs*bf16MR:(it+1)*pairs*bf16MR], &a, bi, it*bf16MR, min(bf16MR, m-it*bf16MR), pc, kb)
+						dst = ap[it*pairs*bf16MR : (it+1)*pairs*bf16MR]
+						packBF16A(dst, &a, bi, it*bf16MR, min(bf16MR, m-it*bf16MR), pc, kb)
 					} else {
 						p := it - tiles
-						packBF16B(bp[p*pairs*bf16NR:(p+1)*pairs*bf16NR], &b, bi, p*bf16NR, min(bf16NR, n-p*bf16NR), pc, kb)
+						dst = bp[p*pairs*bf16NR : (p+1)*pairs*bf16NR]
+						packBF16B(dst, &b, bi, p*bf16NR, min(bf16NR, n-p*bf16NR), pc, kb)
+					}
+					if oddFirst {
+						for i, w := range dst {
+							dst[i] = w<<16 | w>>16
+						}
 					}
 				}
 			})
@@ -289,6 +310,23 @@ func bf16Tile(store bool, pairs int, a, b []uint32, c []float32, ldc int) {
 // missing rows are zero.
 func packBF16A(dst []uint32, a *bf16Src, bi, i0, rows, pc, kb int) {
 	pairs := (kb + 1) / 2
+	if rows == bf16MR && a.u16 != nil && a.l.cs == 1 && kb%2 == 0 {
+		// A full tile of row-major bf16: the twelve rows in lockstep, each
+		// pair's dwords written in one run.
+		var rs [bf16MR][]uint16
+		for r := range rs {
+			base := bi*a.l.bs + (i0+r)*a.l.rs + pc
+			rs[r] = a.u16[base : base+kb]
+		}
+		for q := 0; q < pairs; q++ {
+			d := dst[q*bf16MR : q*bf16MR+bf16MR]
+			for r := range d {
+				p := rs[r][2*q : 2*q+2]
+				d[r] = uint32(p[0])<<16 | uint32(p[1])
+			}
+		}
+		return
+	}
 	for r := 0; r < bf16MR; r++ {
 		if r >= rows {
 			for q := 0; q < pairs; q++ {

@@ -127,3 +127,45 @@ func TestGemmBF16PairsMatchesF32Chains(t *testing.T) {
 }
 
 func src16(s []uint16, rows, cols int) bf16Src { return bf16Src{u16: s, l: rowMajor(rows, cols)} }
+
+// TestGemmBF16PairsOddFirstMatchesSwappedChains: with YNNPACK's pair order
+// (k+1 first), the kernel gives the f32 chains over operands whose adjacent
+// K indices are swapped (dot_bf16_ynn.go's emulation), odd depths included.
+func TestGemmBF16PairsOddFirstMatchesSwappedChains(t *testing.T) {
+	if !bf16PairsAvailable() {
+		t.Skip("no AVX512-BF16 kernel here")
+	}
+	r := rand.New(rand.NewSource(23))
+	for _, s := range [][4]int{{1, 13, 33, 7}, {2, 40, 70, 300}, {1, 12, 32, 1024}} {
+		nb, m, n, k := s[0], s[1], s[2], s[3]
+		au, bu := make([]uint16, nb*m*k), make([]uint16, nb*k*n)
+		for _, x := range [][]uint16{au, bu} {
+			for i := range x {
+				x[i] = uint16(r.Intn(2))<<15 | uint16(127+r.Intn(21)-10)<<7 | uint16(r.Intn(128))
+			}
+		}
+		af, bf := make([]float32, len(au)), make([]float32, len(bu))
+		for i, v := range au {
+			af[i] = math.Float32frombits(uint32(v) << 16)
+		}
+		for i, v := range bu {
+			bf[i] = math.Float32frombits(uint32(v) << 16)
+		}
+		sa, sb := append([]float32(nil), af...), append([]float32(nil), bf...)
+		swapAdjacentK(sa, nb*m, k, 1, k)
+		swapAdjacentK(sb, nb, k, n, k*n)
+		for _, kc := range []int{64, 256} {
+			want := make([]float32, nb*m*n)
+			kernelFor[float32]().withKC(kc).runOver(2, nb, m, n, k, sa, rowMajor(m, k), sb, rowMajor(k, n), want)
+			got := make([]float32, nb*m*n)
+			if !gemmBF16PairsOddFirst(2, nb, m, n, k, kc, src16(au, m, k), bf16Src{f32: bf, l: rowMajor(k, n)}, got) {
+				t.Fatalf("%v: refused", s)
+			}
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%v kc %d: element %d = %v, the swapped chains give %v", s, kc, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}
