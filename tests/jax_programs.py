@@ -201,19 +201,31 @@ def _host_libm():
 
 
 HOST_LIBM = _host_libm()
-_NARROW = ("f32", "bf16", "f16")
-# Transcendentals compared bit for bit (with the host's libm): XLA's own f32
-# approximations reproduced (exp, log, tanh, erf, ...), libm's functions
-# called, and jax's compositions of both. Left within a tolerance: rsqrt (the
-# CPU's estimate instruction, exact only in the SIMD build), atan (atan2(x, 1):
-# XLA:CPU takes another path for some array sizes), atanh (f32 differs on
-# about 0.4% of inputs), and f64 exp, tanh, expm1, log1p and logistic (XLA's
-# own f64 approximations, not reproduced) and what jax builds from them.
+
+
+def _build_flag(key):
+    """goldtrace.build_info()[key], False without goldtrace."""
+    try:
+        import goldtrace
+        return bool(goldtrace.build_info()[key])
+    except Exception:  # noqa: BLE001 - no goldtrace: the programs still list
+        return False
+
+
+# Transcendentals compared bit for bit (with the host's libm): XLA's own
+# approximations reproduced (f32 exp, log, tanh, erf, ...; f64 exp, tanh,
+# expm1, log1p, logistic), libm's functions called, and jax's compositions of
+# both. rsqrt (the CPU's estimate instruction refined: f32, and f64 on AVX-512
+# hosts) is compared bit for bit where the build runs that instruction
+# (build_info()["rsqrt_matches_xla"]). atanh's two log1p share x*x/2 in
+# XLA's fusion, which moves an FMA (eval.Log1pPairTarget). Left within a
+# tolerance: atan (atan2(x, 1): XLA:CPU takes another path for some array
+# sizes).
 BIT_EXACT_TRANSCENDENTALS = {
-    **{name: FLOATS for name in ("sin", "cos", "tan", "cbrt", "asin", "acos", "atan2")},
-    **{name: _NARROW for name in ("exp", "exp2", "expm1", "log1p", "logistic", "tanh", "sinh", "cosh", "asinh",
-                                  "acosh", "erfc", "erf_inv", "lgamma", "digamma")},
-    **{name: FLOATS for name in ("log", "erf", "pow")},
+    **{name: FLOATS for name in ("sin", "cos", "tan", "cbrt", "asin", "acos", "atan2", "log", "erf", "pow",
+                                 "exp", "exp2", "expm1", "log1p", "logistic", "tanh", "sinh", "cosh", "asinh",
+                                 "acosh", "atanh", "erfc", "erf_inv", "lgamma", "digamma")},
+    **({"rsqrt": FLOATS} if _build_flag("rsqrt_matches_xla") else {}),
 } if HOST_LIBM else {}
 
 
@@ -407,15 +419,15 @@ for _dt in ["c64", "c128"]:
     prog(f"complex-abs-div-specials-{_dt}", lambda z, w: (lax.abs(z), lax.div(z, w), lax.div(w, z)),
          lambda rng, dt=_dt: _complex_specials(dt))
     # XLA's elemental complex sin/cos/tan/tanh (and jax's real-arithmetic exp and
-    # sqrt) are bit-exact in c64; c128 also goes through XLA's own f64 exp.
-    _exact_c64 = "exact" if _dt == "c64" and HOST_LIBM else "elem"
-    prog(f"complex-exp-{_dt}", lax.exp, _c, _exact_c64, k=4)
+    # sqrt) are bit-exact, on XLA's own f32 or f64 exp and expm1.
+    _exact_cplx = "exact" if HOST_LIBM else "elem"
+    prog(f"complex-exp-{_dt}", lax.exp, _c, _exact_cplx, k=4)
     prog(f"complex-log-{_dt}", lax.log, _c, "elem", k=4)
     prog(f"complex-sqrt-{_dt}", lax.sqrt, _c, "exact" if HOST_LIBM else "elem", k=4)
     for _name, _fn in [("sin", lax.sin), ("cos", lax.cos), ("tan", lax.tan), ("tanh", lax.tanh)]:
-        prog(f"complex-{_name}-{_dt}", _fn, _c, _exact_c64, k=4)
+        prog(f"complex-{_name}-{_dt}", _fn, _c, _exact_cplx, k=4)
     prog(f"complex-trig-specials-{_dt}", lambda z, w: (lax.sin(z), lax.cos(z), lax.tan(z), lax.tanh(z)),
-         lambda rng, dt=_dt: _complex_specials(dt), _exact_c64, k=4)
+         lambda rng, dt=_dt: _complex_specials(dt), _exact_cplx, k=4)
     prog(f"complex-neg-{_dt}", lax.neg, _c)
     prog(f"complex-eq-{_dt}", lax.eq, _cc)
 _PART = {"c64": "f32", "c128": "f64"}

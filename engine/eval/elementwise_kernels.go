@@ -3,11 +3,13 @@ package eval
 // The typed loops behind elementwise.go. Each kernel switches on the opcode
 // once and then runs a tight loop; it returns false (touching nothing) for an
 // opcode it does not define, which callers use to validate with empty slices.
-// f32 tanh, exp, log, log1p and logistic run XLA:CPU's own approximations
-// bit for bit (xlamath.go); what XLA:CPU hands to libm (sin, cos, tan, cbrt,
-// pow, atan2; f64 log and erf) goes to the host's libm where cgo can reach
-// it (libm.go); the rest compute in float64 and round once: within an
-// ulp or two of XLA:CPU, and correctly rounded where XLA's are.
+// tanh, exp, expm1, log1p and logistic (f32 and f64), f32 log and erf and
+// rsqrt (where the CPU's estimate instruction runs) are XLA:CPU's own
+// approximations, bit for bit (xlamath.go, xlamath64.go); what XLA:CPU hands
+// to libm (sin, cos, tan, cbrt, pow, atan2; f64 log and erf) goes to the
+// host's libm where cgo can reach it (libm.go); the rest compute in float64
+// and round once: within an ulp or two of XLA:CPU, and correctly rounded
+// where XLA's are.
 
 import (
 	"math"
@@ -52,7 +54,12 @@ func unaryFloat[F float](op string, x, o []F) bool {
 		}
 	}
 	if xs, ok := any(x).([]float64); ok {
-		// exp, tanh and sqrt: whole vectors with math's bits (f64math_simd_amd64.go).
+		// XLA:CPU's own f64 kernels (xlamath64.go).
+		if f := xlaUnaryF64(op); f != nil {
+			f(xs, any(o).([]float64))
+			return true
+		}
+		// sqrt, log, sine, cosine: whole vectors with math's bits (f64math_simd_amd64.go).
 		if k := unaryF64Vector(op, xs, any(o).([]float64)[:len(xs)]); k > 0 {
 			x, o = x[k:], o[k:]
 		}
@@ -110,43 +117,24 @@ func unaryFloat[F float](op string, x, o []F) bool {
 		for i, v := range x {
 			o[i] = F(math.Tan(float64(v)))
 		}
-	case "exponential":
-		for i, v := range x {
-			o[i] = F(math.Exp(float64(v)))
-		}
-	case "exponential-minus-one":
-		for i, v := range x {
-			o[i] = F(math.Expm1(float64(v)))
-		}
 	case "log":
 		for i, v := range x {
 			o[i] = F(math.Log(float64(v)))
-		}
-	case "log-plus-one":
-		for i, v := range x {
-			o[i] = F(math.Log1p(float64(v)))
-		}
-	case "logistic":
-		for i, v := range x {
-			o[i] = F(logistic(float64(v)))
 		}
 	case "sqrt":
 		for i, v := range x {
 			o[i] = F(math.Sqrt(float64(v)))
 		}
 	case "rsqrt":
-		// Correctly rounded: f32 matches XLA:CPU's estimate-based rsqrt
-		// only where xlaEstimateF32 runs it (RsqrtMatchesXLA), not here.
+		// Correctly rounded, as XLA:CPU's f64 rsqrt on hosts without
+		// AVX-512; its estimate-based rsqrt (f32 everywhere, f64 on AVX-512)
+		// runs only where xlaEstimateF32/xlaEstimateF64 can (RsqrtMatchesXLA).
 		for i, v := range x {
 			o[i] = F(1 / math.Sqrt(float64(v)))
 		}
 	case "cbrt":
 		for i, v := range x {
 			o[i] = F(math.Cbrt(float64(v)))
-		}
-	case "tanh":
-		for i, v := range x {
-			o[i] = F(math.Tanh(float64(v)))
 		}
 	case "sinh":
 		for i, v := range x {
@@ -188,15 +176,6 @@ func unaryFloat[F float](op string, x, o []F) bool {
 		return false
 	}
 	return true
-}
-
-// logistic is 1/(1+e^-x), written so neither tail overflows to NaN.
-func logistic(x float64) float64 {
-	if x >= 0 {
-		return 1 / (1 + math.Exp(-x))
-	}
-	e := math.Exp(x)
-	return e / (1 + e)
 }
 
 func binaryFloat[F float](op string, a, b, o []F) bool {

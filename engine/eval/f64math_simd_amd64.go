@@ -2,19 +2,15 @@
 
 package eval
 
-// f64 exp, tanh, log and sqrt a vector at a time, bit for bit what math.Exp,
-// math.Tanh, math.Log (log_amd64.s lane by lane), math.Sin and math.Cos (below
-// 2^29; other vectors through math) and math.Sqrt return on this machine: exp is the FMA path of
-// Go's exp_amd64.s (Shibata's reduction by ln 2 in two FMA steps, a Taylor
-// polynomial of r/16 by FMAs, four squarings by y*(y+2), ldexp by two
-// multiplications where the result is subnormal) lane by lane, which math
-// takes whenever the CPU has AVX and FMA (the vector form runs only then);
-// tanh is math/tanh.go's three cases, each operation rounded separately as
-// the gc compiler compiles them for GOAMD64=v1-v3 without fused
-// multiply-adds (the self-check below turns the vector form off if a build
-// ever computes otherwise), with math.Exp's vector form inside; sqrt is
-// correctly rounded either way. TestUnaryF64VectorMatchesMath checks every
-// width against the math package on edge cases and random values.
+// f64 log, sine, cosine and sqrt a vector at a time, bit for bit what
+// math.Log (log_amd64.s lane by lane), math.Sin and math.Cos (below 2^29;
+// other vectors through math) and math.Sqrt return on this machine: the Go
+// math that stands in for libm's log, sin and cos where goldtrace cannot
+// call the host's libm (libm.go); sqrt is correctly rounded either way. (f64
+// exp and tanh are XLA:CPU's own kernels, xlamath64*.go.) The self-check
+// below turns the vector forms off if a build ever computes otherwise;
+// TestUnaryF64VectorMatchesMath checks every width against the math package
+// on edge cases and random values.
 
 import (
 	"math"
@@ -47,35 +43,9 @@ func f64MathLaneWidths() []int {
 }
 
 const (
-	kLog2e = iota
-	kNegLn2U
-	kNegLn2L
-	kSixteenth
-	kC64
-	kC56
-	kC48
-	kC40
-	kC32
-	kC24
-	kHalf
+	kHalf = iota
 	kOne
 	kTwo
-	kBias
-	kBias1022
-	kTop
-	kMagic
-	kTiny
-	kMinus52
-	kInf
-	kOverflow
-	kTP0
-	kTP1
-	kTP2
-	kTQ0
-	kTQ1
-	kTQ2
-	kTanhMid
-	kTanhBig
 	kHSqrt2
 	kL1
 	kL2
@@ -115,16 +85,7 @@ const (
 // scalar broadcasts in the loops).
 var f64MathK = func() (t [kCount][8]float64) {
 	v := [kCount]float64{
-		kLog2e: 1.4426950408889634073599246810018920, kNegLn2U: -0.69314718055966295651160180568695068359375,
-		kNegLn2L: -0.28235290563031577122588448175013436025525412068e-12, kSixteenth: 0.0625,
-		kC64: 2.4801587301587301587e-5, kC56: 1.9841269841269841270e-4, kC48: 1.3888888888888888889e-3,
-		kC40: 8.3333333333333333333e-3, kC32: 4.1666666666666666667e-2, kC24: 1.6666666666666666667e-1,
-		kHalf: 0.5, kOne: 1, kTwo: 2, kBias: 1023, kBias1022: 1022, kTop: 2046, kMagic: 0x1p52,
-		kTiny: 0x1p-1022, kMinus52: -52, kInf: math.Inf(1), kOverflow: 7.09782712893384e+02,
-		kTP0: -9.64399179425052238628e-1, kTP1: -9.92877231001918586564e1, kTP2: -1.61468768441708447952e3,
-		kTQ0: 1.12811678491632931402e2, kTQ1: 2.23548839060100448583e3, kTQ2: 4.84406305325125486048e3,
-		kTanhMid: 0.625, kTanhBig: 0.5 * 8.8029691931113054295988e+01,
-		kHSqrt2: 7.07106781186547524401e-01, kL1: 6.666666666666735130e-01, kL2: 3.999999999940941908e-01,
+		kHalf: 0.5, kOne: 1, kTwo: 2, kHSqrt2: 7.07106781186547524401e-01, kL1: 6.666666666666735130e-01, kL2: 3.999999999940941908e-01,
 		kL3: 2.857142874366239149e-01, kL4: 2.222219843214978396e-01, kL5: 1.818357216161805012e-01,
 		kL6: 1.531383769920937332e-01, kL7: 1.479819860511658591e-01, kLn2Hi: 6.93147180369123816490e-01,
 		kLn2Lo: 1.90821492927058770002e-10, kLogMagic: 0x1p52 + 0x3fe,
@@ -202,16 +163,12 @@ func init() {
 		xs = append(xs, 0.5)
 	}
 	o := make([]float64, len(xs))
-	for _, op := range []string{"exponential", "tanh", "sqrt", "log", "sine", "cosine"} {
+	for _, op := range []string{"sqrt", "log", "sine", "cosine"} {
 		unaryF64Vector(op, xs, o)
 		sseAfterAVX()
 		for i, v := range xs {
 			var w float64
 			switch op {
-			case "exponential":
-				w = math.Exp(v)
-			case "tanh":
-				w = math.Tanh(v)
 			case "log":
 				w = math.Log(v)
 			case "sine":
@@ -229,79 +186,9 @@ func init() {
 	}
 }
 
-// expF64x4 is math.Exp (the FMA path of exp_amd64.s) on 4 lanes.
-func expF64x4(x archsimd.Float64x4) archsimd.Float64x4 {
-	c := &f64MathK
-	ld := func(i int) archsimd.Float64x4 { return archsimd.LoadFloat64x4((*[4]float64)(c[i][:4])) }
-	k := x.Mul(ld(kLog2e)).RoundToEven()
-	r := k.MulAdd(ld(kNegLn2U), x)
-	r = k.MulAdd(ld(kNegLn2L), r)
-	r = r.Mul(ld(kSixteenth))
-	p := ld(kC64).MulAdd(r, ld(kC56))
-	p = p.MulAdd(r, ld(kC48))
-	p = p.MulAdd(r, ld(kC40))
-	p = p.MulAdd(r, ld(kC32))
-	p = p.MulAdd(r, ld(kC24))
-	p = p.MulAdd(r, ld(kHalf))
-	p = p.MulAdd(r, ld(kOne))
-	y := r.Mul(p)
-	two := ld(kTwo)
-	y = y.Mul(y.Add(two))
-	y = y.Mul(y.Add(two))
-	y = y.Mul(y.Add(two))
-	y = y.Add(two).MulAdd(y, ld(kOne))
-	// y * 2^k as ldexp does: e = k + 1023 the biased exponent.
-	e := k.Add(ld(kBias))
-	one, top := ld(kOne), ld(kTop)
-	magic := ld(kMagic)
-	sh := archsimd.LoadUint64x4((*[4]uint64)(f64MathShift[:4]))
-	scale := func(v archsimd.Float64x4) archsimd.Float64x4 {
-		return v.Max(one).Min(top).Add(magic).AsUint64x4().ShiftLeft(sh).AsFloat64x4()
-	}
-	normal := y.Mul(scale(e))
-	denormal := y.Mul(scale(e.Add(ld(kBias1022)))).Mul(ld(kTiny))
-	var zero archsimd.Float64x4
-	res := normal.Merge(denormal, e.GreaterEqual(one))
-	res = zero.Merge(res, e.Less(ld(kMinus52)))
-	res = ld(kInf).Merge(res, e.Greater(top).Or(x.Greater(ld(kOverflow))))
-	return x.Merge(res, x.IsNaN())
-}
-
-// tanhF64x4 is math.Tanh (math/tanh.go, no fused operations) on 4 lanes.
-func tanhF64x4(x archsimd.Float64x4) archsimd.Float64x4 {
-	c := &f64MathK
-	ld := func(i int) archsimd.Float64x4 { return archsimd.LoadFloat64x4((*[4]float64)(c[i][:4])) }
-	sign := archsimd.LoadUint64x4((*[4]uint64)(f64MathSign[:4]))
-	var zero archsimd.Float64x4
-	z := x.AsUint64x4().AndNot(sign).AsFloat64x4()
-	neg := x.Less(zero)
-	one := ld(kOne)
-	// z >= 0.625: 1 - 2/(s+1), s = exp(2z), negated for x < 0.
-	s := expF64x4(z.Add(z))
-	m := one.Sub(ld(kTwo).Div(s.Add(one)))
-	m = m.AsUint64x4().Xor(sign).AsFloat64x4().Merge(m, neg)
-	// Else x + x*s*P(s)/Q(s), s = x*x.
-	s = x.Mul(x)
-	num := ld(kTP0).Mul(s).Add(ld(kTP1)).Mul(s).Add(ld(kTP2))
-	den := s.Add(ld(kTQ0)).Mul(s).Add(ld(kTQ1)).Mul(s).Add(ld(kTQ2))
-	sm := x.Add(x.Mul(s).Mul(num).Div(den))
-	sm = x.Merge(sm, x.Equal(zero))
-	res := m.Merge(sm, z.GreaterEqual(ld(kTanhMid)))
-	big := one.AsUint64x4().Xor(sign).AsFloat64x4().Merge(one, neg)
-	return big.Merge(res, z.Greater(ld(kTanhBig)))
-}
-
 func unaryF64x4(op string, x, o []float64) int {
 	n := len(o) &^ (4 - 1)
 	switch op {
-	case "exponential":
-		for i := 0; i < n; i += 4 {
-			expF64x4(archsimd.LoadFloat64x4((*[4]float64)(x[i:]))).Store((*[4]float64)(o[i:]))
-		}
-	case "tanh":
-		for i := 0; i < n; i += 4 {
-			tanhF64x4(archsimd.LoadFloat64x4((*[4]float64)(x[i:]))).Store((*[4]float64)(o[i:]))
-		}
 	case "log":
 		for i := 0; i < n; i += 4 {
 			logF64x4(archsimd.LoadFloat64x4((*[4]float64)(x[i:]))).Store((*[4]float64)(o[i:]))
@@ -319,79 +206,9 @@ func unaryF64x4(op string, x, o []float64) int {
 	return n
 }
 
-// expF64x8 is math.Exp (the FMA path of exp_amd64.s) on 8 lanes.
-func expF64x8(x archsimd.Float64x8) archsimd.Float64x8 {
-	c := &f64MathK
-	ld := func(i int) archsimd.Float64x8 { return archsimd.LoadFloat64x8((*[8]float64)(c[i][:8])) }
-	k := x.Mul(ld(kLog2e)).RoundToEvenScaled(0)
-	r := k.MulAdd(ld(kNegLn2U), x)
-	r = k.MulAdd(ld(kNegLn2L), r)
-	r = r.Mul(ld(kSixteenth))
-	p := ld(kC64).MulAdd(r, ld(kC56))
-	p = p.MulAdd(r, ld(kC48))
-	p = p.MulAdd(r, ld(kC40))
-	p = p.MulAdd(r, ld(kC32))
-	p = p.MulAdd(r, ld(kC24))
-	p = p.MulAdd(r, ld(kHalf))
-	p = p.MulAdd(r, ld(kOne))
-	y := r.Mul(p)
-	two := ld(kTwo)
-	y = y.Mul(y.Add(two))
-	y = y.Mul(y.Add(two))
-	y = y.Mul(y.Add(two))
-	y = y.Add(two).MulAdd(y, ld(kOne))
-	// y * 2^k as ldexp does: e = k + 1023 the biased exponent.
-	e := k.Add(ld(kBias))
-	one, top := ld(kOne), ld(kTop)
-	magic := ld(kMagic)
-	sh := archsimd.LoadUint64x8((*[8]uint64)(f64MathShift[:8]))
-	scale := func(v archsimd.Float64x8) archsimd.Float64x8 {
-		return v.Max(one).Min(top).Add(magic).AsUint64x8().ShiftLeft(sh).AsFloat64x8()
-	}
-	normal := y.Mul(scale(e))
-	denormal := y.Mul(scale(e.Add(ld(kBias1022)))).Mul(ld(kTiny))
-	var zero archsimd.Float64x8
-	res := normal.Merge(denormal, e.GreaterEqual(one))
-	res = zero.Merge(res, e.Less(ld(kMinus52)))
-	res = ld(kInf).Merge(res, e.Greater(top).Or(x.Greater(ld(kOverflow))))
-	return x.Merge(res, x.IsNaN())
-}
-
-// tanhF64x8 is math.Tanh (math/tanh.go, no fused operations) on 8 lanes.
-func tanhF64x8(x archsimd.Float64x8) archsimd.Float64x8 {
-	c := &f64MathK
-	ld := func(i int) archsimd.Float64x8 { return archsimd.LoadFloat64x8((*[8]float64)(c[i][:8])) }
-	sign := archsimd.LoadUint64x8((*[8]uint64)(f64MathSign[:8]))
-	var zero archsimd.Float64x8
-	z := x.AsUint64x8().AndNot(sign).AsFloat64x8()
-	neg := x.Less(zero)
-	one := ld(kOne)
-	// z >= 0.625: 1 - 2/(s+1), s = exp(2z), negated for x < 0.
-	s := expF64x8(z.Add(z))
-	m := one.Sub(ld(kTwo).Div(s.Add(one)))
-	m = m.AsUint64x8().Xor(sign).AsFloat64x8().Merge(m, neg)
-	// Else x + x*s*P(s)/Q(s), s = x*x.
-	s = x.Mul(x)
-	num := ld(kTP0).Mul(s).Add(ld(kTP1)).Mul(s).Add(ld(kTP2))
-	den := s.Add(ld(kTQ0)).Mul(s).Add(ld(kTQ1)).Mul(s).Add(ld(kTQ2))
-	sm := x.Add(x.Mul(s).Mul(num).Div(den))
-	sm = x.Merge(sm, x.Equal(zero))
-	res := m.Merge(sm, z.GreaterEqual(ld(kTanhMid)))
-	big := one.AsUint64x8().Xor(sign).AsFloat64x8().Merge(one, neg)
-	return big.Merge(res, z.Greater(ld(kTanhBig)))
-}
-
 func unaryF64x8(op string, x, o []float64) int {
 	n := len(o) &^ (8 - 1)
 	switch op {
-	case "exponential":
-		for i := 0; i < n; i += 8 {
-			expF64x8(archsimd.LoadFloat64x8((*[8]float64)(x[i:]))).Store((*[8]float64)(o[i:]))
-		}
-	case "tanh":
-		for i := 0; i < n; i += 8 {
-			tanhF64x8(archsimd.LoadFloat64x8((*[8]float64)(x[i:]))).Store((*[8]float64)(o[i:]))
-		}
 	case "log":
 		for i := 0; i < n; i += 8 {
 			logF64x8(archsimd.LoadFloat64x8((*[8]float64)(x[i:]))).Store((*[8]float64)(o[i:]))

@@ -883,7 +883,7 @@ func unaryStep(op string, a, dst sreg) scalarStep {
 			return nil
 		}
 		if !unaryFloat[float64](op, nil, nil) || keepsSubnormals64(op) {
-			return nil // glibc's sin, tan, expm1 keep subnormals: unary's path
+			return nil // sin, tan (glibc) and expm1 (XLA) keep subnormals: unary's path
 		}
 		return func(m *scalarMachine) {
 			in := [1]float64{flush(math.Float64frombits(m.r[x]))}

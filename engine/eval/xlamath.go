@@ -335,7 +335,8 @@ func keepsSubnormals(op string) bool {
 }
 
 // keepsSubnormals64 is keepsSubnormals for f64, where XLA's own tanh
-// flushes but glibc's sin, tan and expm1 still return a tiny x unchanged.
+// flushes (it has no small-x shortcut) but glibc's sin and tan and XLA's
+// expm1 (expm1_64) still return a tiny x unchanged.
 func keepsSubnormals64(op string) bool {
 	return op == "sine" || op == "tan" || op == "exponential-minus-one"
 }

@@ -81,8 +81,11 @@ func xlaRsqrt(x, o []float32) {
 }
 
 // RsqrtMatchesXLA reports whether f32 rsqrt here runs the estimate
-// instruction XLA:CPU uses, so it matches XLA:CPU on this CPU bit for bit.
-// (The estimate tables differ between CPU vendors, so it matches XLA:CPU
-// running on the same kind of CPU.) When false, rsqrt is correctly rounded
-// and differs from XLA:CPU in the last bit for about one f32 in seven.
+// instruction XLA:CPU uses, so it matches XLA:CPU on this CPU bit for bit;
+// f64 rsqrt then does too (VRSQRT14PD's estimate on AVX-512 hosts, 1/sqrt
+// on AVX2 ones, as XLA:CPU builds it, xlaEstimateF64). (The estimate tables
+// differ between CPU vendors, so it matches XLA:CPU running on the same
+// kind of CPU.) When false, rsqrt is correctly rounded and differs from
+// XLA:CPU in the last bit for about one f32 in seven (and, on AVX-512
+// hosts, one f64 in seven).
 func RsqrtMatchesXLA() bool { return rsqrtOnCPU }

@@ -12,5 +12,6 @@ func xlaVectorF32(op string) func(x, o []float32) int { return nil }
 func xlaEstimateF32(op string) func(x, o []float32) { return nil }
 
 // RsqrtMatchesXLA reports whether f32 rsqrt here runs the estimate
-// instruction XLA:CPU uses; without simd/archsimd it never does.
+// instruction XLA:CPU uses; without simd/archsimd it never does (f64 rsqrt
+// matches only on hosts without AVX-512, where XLA:CPU divides 1 by sqrt).
 func RsqrtMatchesXLA() bool { return false }

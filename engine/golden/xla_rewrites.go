@@ -117,6 +117,7 @@ func xlaRewrites(m *hlo.Module) error {
 		if err := r.rewrite(c, r.simplify); err != nil {
 			return err
 		}
+		log1pPairs(c)
 		r.products = productCounts(c)
 		r.mergedOneUse = productsMergedOneUse(c)
 		if err := r.rewrite(c, r.contract); err != nil {
@@ -819,7 +820,7 @@ func (r *xlaRewriter) contract(in *hlo.Instruction) (*hlo.Instruction, error) {
 			x = x.Operands[0]
 		}
 		if x.Opcode != "multiply" || x.Shape.Elem != t || !r.oneUse(x) || len(x.Operands) != 2 ||
-			r.products[productKey(x)] > 1 && !r.mergedOneUse[productKey(x)] {
+			r.products[productKey(x)] > 1 && !r.mergedOneUse[productKey(x)] || foldsIntoSelect64(x, r.oneLiveUse) {
 			continue
 		}
 		if in.Operands[0] == in.Operands[1] {
