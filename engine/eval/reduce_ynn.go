@@ -51,8 +51,10 @@ package eval
 // past 65536 (f64 rows run sum_k1_fp64's 8-lane order, ynnRowKernel64), rows of bf16 converted to f32 inside the fusion longer than
 // 32768 (shorter ones run sum_k1_bf16_fp32's order: 32-element vectors give
 // lane l elements 2l+1 then 2l, partials of 128, blocks of 512, Kahan every
-// 2048) and bf16 columns, columns more than 32768 wide, and elementwise transcendentals XLA fuses into the
-// YNNPACK reduce (exp inside the fusion is YNNPACK's own, not XLA's).
+// 2048) and bf16 columns, and columns more than 32768 wide. The elementwise
+// ops XLA fuses into the YNNPACK reduce take YNNPACK's own numerics
+// (ynn_math.go, ynn_fusion.go); the golden driver's prediction of the fusion
+// also tells a bf16 widening inside it apart (YNNSumAttr).
 
 import (
 	"math"
@@ -120,8 +122,17 @@ func ynnSumOrder(r *hlo.Instruction, uses func(*hlo.Instruction) int) ynnKind {
 		}
 		return ynnF64
 	}
+	hint := r.FrontendAttrs[YNNSumAttr] // the golden driver's fusion prediction (engine/golden/ynn.go)
+	if hint == "bf16" && x.Opcode != "convert" {
+		// sum(x*x) of bf16 x: sum_squared_k1_bf16_fp32 squares the bf16
+		// data in the bf16 kernel's order (rows of one chunk, as below).
+		if inner != 1 || red > ynnChunk {
+			return ynnNone
+		}
+		return ynnBF16
+	}
 	if x.Opcode == "convert" && len(x.Operands) == 1 && x.Operands[0].Shape.Elem == dtype.BF16 {
-		if src := x.Operands[0]; uses(x) != 1 || uses(src) != 1 || src.Opcode == "slice" && len(src.Operands) == 1 && !equalDims(src.Shape.Dims, src.Operands[0].Shape.Dims) {
+		if src := x.Operands[0]; hint == "f32" || hint == "" && (uses(x) != 1 || uses(src) != 1 || src.Opcode == "slice" && len(src.Operands) == 1 && !equalDims(src.Shape.Dims, src.Operands[0].Shape.Dims)) {
 			// XLA widens in a loop fusion of its own (wrapped_convert,
 			// convert_slice_fusion) unless the widening and its bf16
 			// operand have no other use and no slice lies between; the
@@ -143,6 +154,12 @@ func ynnSumOrder(r *hlo.Instruction, uses func(*hlo.Instruction) int) ynnKind {
 	}
 	return ynnF32
 }
+
+// YNNSumAttr, a frontend attribute of an f32 add-reduce of a bf16 widening,
+// says which YNNPACK kernel sums it: "bf16" when the widening is inside the
+// YNNPACK fusion (YNNPACK reads the bf16 data itself), "f32" when XLA
+// widens outside it. Without it, the use counts decide.
+const YNNSumAttr = "goldtrace.ynn_sum"
 
 // ynnUseCount is in's use count framePlanFor recorded, -1 when none was.
 func (ev *Evaluator) ynnUseCount(in *hlo.Instruction) int {

@@ -88,6 +88,7 @@ func xlaRewrites(m *hlo.Module) error {
 		}
 	}
 	kernel := calledByCustomCalls(m)
+	ynnComps, optimized := ynnComputations(m)
 	for _, c := range m.Computations { // callees before callers: nested calls flatten
 		if kernel[c] {
 			continue
@@ -116,6 +117,12 @@ func xlaRewrites(m *hlo.Module) error {
 		}
 		if err := r.rewrite(c, r.simplify); err != nil {
 			return err
+		}
+		r.ynn = nil
+		if !ynnNumericsOff && (ynnComps[c] || !optimized) {
+			if err := r.ynnRewrites(c, ynnComps[c], before); err != nil {
+				return err
+			}
 		}
 		log1pPairs(c)
 		r.products = productCounts(c)
@@ -182,6 +189,10 @@ type xlaRewriter struct {
 	c    *hlo.Computation
 	out  []*hlo.Instruction
 	uses map[*hlo.Instruction]int
+
+	// ynn is the computation's YNNPACK fusions (ynn.go): their ops take
+	// YNNPACK's numerics and never contract.
+	ynn *ynnPlan
 }
 
 func (r *xlaRewriter) newName(base string) string {
@@ -297,7 +308,7 @@ func pruneDead(c *hlo.Computation, before map[*hlo.Instruction]int) {
 		var keep []*hlo.Instruction
 		for _, in := range c.Instructions {
 			// excessPrecision can leave any op it rewrites unread.
-			pure := pureOps[in.Opcode] || excessPrecisionOps[in.Opcode]
+			pure := pureOps[in.Opcode] || excessPrecisionOps[in.Opcode] || in.CustomCallTarget == eval.YNNTarget
 			if uses[in] == 0 && pure && (before[in] > 0 || !knownIn(before, in)) && !ctl[in] {
 				continue
 			}
@@ -808,6 +819,9 @@ func (r *xlaRewriter) contract(in *hlo.Instruction) (*hlo.Instruction, error) {
 	if (in.Opcode != "add" && in.Opcode != "subtract") || !in.Shape.IsArray() || (t != dtype.F32 && t != dtype.F64 && (t != dtype.F16 || !contractF16)) {
 		return nil, nil
 	}
+	if r.ynn.isMember(in) {
+		return nil, nil // YNNPACK's multiply_add rounds the product
+	}
 	slots := [2]int{0, 1}
 	if in.Opcode == "add" && r.product(in.Operands[0]) && r.product(in.Operands[1]) && rankedLower(in) {
 		slots = [2]int{1, 0} // LLVM's Reassociate puts the lower rank first
@@ -819,7 +833,7 @@ func (r *xlaRewriter) contract(in *hlo.Instruction) (*hlo.Instruction, error) {
 			chain = append(chain, x)
 			x = x.Operands[0]
 		}
-		if x.Opcode != "multiply" || x.Shape.Elem != t || !r.oneUse(x) || len(x.Operands) != 2 ||
+		if x.Opcode != "multiply" || x.Shape.Elem != t || !r.oneUse(x) || len(x.Operands) != 2 || r.ynn.isMember(x) ||
 			r.products[productKey(x)] > 1 && !r.mergedOneUse[productKey(x)] || foldsIntoSelect64(x, r.oneLiveUse) {
 			continue
 		}

@@ -1,0 +1,128 @@
+package eval
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+	"unsafe"
+)
+
+// TestYNNMathAgainstJax holds the YNNPACK kernels of ynn_math.go (scalar
+// and, where this build has one, vector) to jax.jit bit for bit, over a
+// sweep of f32 inputs that XLA:CPU feeds through a __ynn_fusion
+// (testdata/gen_ynn_math.py; GOLDTRACE_YNNMATH_STRIDE sets the sweep's
+// stride, 1024 by default). Any NaN matches any NaN: YNNPACK's AVX2 and
+// AVX-512 kernels leave different payloads.
+func TestYNNMathAgainstJax(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates references with jax")
+	}
+	stride := os.Getenv("GOLDTRACE_YNNMATH_STRIDE")
+	if stride == "" {
+		stride = "1024"
+	}
+	dir := genJaxCases(t, "gen_ynn_math.py", stride)
+	type entry struct {
+		Op string
+		N  int
+	}
+	for _, c := range readManifest[entry](t, dir) {
+		t.Run(c.Op, func(t *testing.T) {
+			x := readRawF32(t, filepath.Join(dir, c.Op+".in"), c.N)
+			want := readRawF32(t, filepath.Join(dir, c.Op+".out"), c.N)
+			o := YNNOp{Op: c.Op, In: 1, C1: 1}
+			f := o.unary()
+			got := make([]float32, c.N)
+			vec := make([]float32, c.N)
+			for i := range x {
+				got[i] = f(x[i])
+			}
+			k := ynnVectorF32(o, x, vec)
+			copy(vec[k:], got[k:])
+			for name, g := range map[string][]float32{"scalar": got, "vector": vec} {
+				bad := 0
+				for i := range x {
+					if !sameF32(g[i], want[i]) {
+						if bad < 5 {
+							t.Errorf("%s %s(%g [%08x]) = %g [%08x], want %g [%08x]", name, c.Op, x[i], math.Float32bits(x[i]),
+								g[i], math.Float32bits(g[i]), want[i], math.Float32bits(want[i]))
+						}
+						bad++
+					}
+				}
+				if bad > 0 {
+					t.Errorf("%s: %d of %d differ", name, bad, c.N)
+				}
+			}
+		})
+	}
+}
+
+func sameF32(a, b float32) bool {
+	return math.Float32bits(a) == math.Float32bits(b) || a != a && b != b
+}
+
+func readRawF32(t *testing.T, path string, n int) []float32 {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) != 4*n {
+		t.Fatalf("%s: %d bytes, want %d", path, len(b), 4*n)
+	}
+	return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), n)
+}
+
+// TestYNNMathVectorMatchesScalar holds the vector kernels to the scalar
+// ones on every input class the sweep has (random bits of every exponent,
+// specials, the folded scalars of tanh and exp), so that the portable build
+// and the SIMD build compute the same.
+func TestYNNMathVectorMatchesScalar(t *testing.T) {
+	x := make([]float32, 1<<16+5)
+	for i := range x {
+		x[i] = math.Float32frombits(uint32(i) * 65521 * 2654435761)
+	}
+	copy(x, []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()),
+		1e-40, -1e-40, 88.5, -87.5, 80, 40, -40, 1, -1})
+	for _, o := range []YNNOp{
+		{Op: "exp", In: 1, C1: 1}, {Op: "exp", In: -0.37, C1: 3},
+		{Op: "expm1", In: 1, C1: 1}, {Op: "tanh", In: 1, C1: 1}, {Op: "tanh", In: 1, C0: 0.7, C1: 0.3},
+		{Op: "logistic", In: 1, C1: 1}, {Op: "rsqrt", In: 1, C1: 1},
+	} {
+		f := o.unary()
+		vec := make([]float32, len(x))
+		k := ynnVectorF32(o, x, vec)
+		if k == 0 {
+			t.Logf("%s: no vector form in this build", o.Op)
+			continue
+		}
+		bad := 0
+		for i := range k {
+			if w := f(x[i]); !sameF32(vec[i], w) {
+				if bad < 5 {
+					t.Errorf("%+v(%g [%08x]): vector %g [%08x], scalar %g [%08x]", o, x[i], math.Float32bits(x[i]),
+						vec[i], math.Float32bits(vec[i]), w, math.Float32bits(w))
+				}
+				bad++
+			}
+		}
+		if bad > 0 {
+			t.Errorf("%+v: %d of %d differ", o, bad, k)
+		}
+	}
+}
+
+// TestYNNOpConfigRoundTrip: the backend_config the golden driver writes is
+// the op the evaluator reads.
+func TestYNNOpConfigRoundTrip(t *testing.T) {
+	o := YNNOp{Op: "tanh", In: 1, C0: 0.7, C1: -0.3}
+	got, err := ParseYNNOp(o.Config())
+	if err != nil || got != o {
+		t.Fatalf("ParseYNNOp(%q) = %+v, %v; want %+v", o.Config(), got, err, o)
+	}
+	if _, err := ParseYNNOp("op=exp;in=zz"); err == nil {
+		t.Error("a malformed config parsed")
+	}
+}
