@@ -214,8 +214,14 @@ func evalConvolution(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, e
 	}
 	par := ev.parallelism()
 	out := in.Shape
+	ynn := convYnnRoute(in, p, lhs.Dims, rhs.Dims, lhs.Type, rhs.Type, out.Elem) // XLA's YNNPACK order (conv_ynn.go)
 	c := contractAs(contractionClass(out.Elem, lhs.Type, rhs.Type), lhs, rhs, out.Elem, out.Dims, kernels{
-		f32:  func(a, b []float32) []float32 { return convolve(par, p, lhs.Dims, rhs.Dims, a, b) },
+		f32: func(a, b []float32) []float32 {
+			if ynn != nil {
+				return convolveYnnF32(par, p, ynn, lhs.Dims, rhs.Dims, a, b)
+			}
+			return convolve(par, p, lhs.Dims, rhs.Dims, a, b)
+		},
 		f64:  func(a, b []float64) []float64 { return convolve(par, p, lhs.Dims, rhs.Dims, a, b) },
 		c128: func(a, b []complex128) []complex128 { return convolve(par, p, lhs.Dims, rhs.Dims, a, b) },
 		i64:  func(a, b []int64) []int64 { return convolve(par, p, lhs.Dims, rhs.Dims, a, b) },

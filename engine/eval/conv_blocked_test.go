@@ -16,6 +16,10 @@ import (
 // dilation, feature and batch groups, window reversal), f32 and f64, with a
 // non-finite input too.
 func TestConvBlockedMatchesWholeIm2col(t *testing.T) {
+	// The im2col paths' own bits: convolutions XLA:CPU gives YNNPACK take
+	// its order instead (conv_ynn.go), held to it by conv_ynn_test.go.
+	convYnnOff = true
+	defer func() { convYnnOff = false }()
 	rng := rand.New(rand.NewSource(12))
 	type tc struct {
 		n, h, w, c, kh, kw, o   int
@@ -113,6 +117,10 @@ ENTRY e {
 // group's column in place gives convolveBlocked's per-group bits, f32 and
 // f64, with non-finite inputs too.
 func TestConvDepthwiseMatchesPerGroup(t *testing.T) {
+	// The im2col paths' own bits: convolutions XLA:CPU gives YNNPACK take
+	// its order instead (conv_ynn.go), held to it by conv_ynn_test.go.
+	convYnnOff = true
+	defer func() { convYnnOff = false }()
 	rng := rand.New(rand.NewSource(14))
 	type tc struct{ n, h, w, c, k, mult, stride, pad, rdil int }
 	cases := []tc{
