@@ -331,10 +331,12 @@ def test_dead_worker_fails_its_job_alone(tmp_path):
     import threading
 
     root = str(tmp_path / "slow")
-    n = 6
-    # Each job must outlive the half second below by a wide margin: loop
-    # steps got ~3x cheaper (issue 12), and 30000 of them no longer did.
-    bm.write_tree(root, n, per_nc=n, make=lambda k: (bm.slow_module(k, 400000), [np.ones(64, np.float32)], None))
+    n = 4
+    # Each job must outlive the worker's start-up plus the second below by a
+    # wide margin, on a fast quiet machine too: loop steps keep getting
+    # cheaper (issue 12; 400000 steps took 0.13 s at 0.3 us a step), so the
+    # count leaves a factor of ~10 over today's ~3.5 s per job.
+    bm.write_tree(root, n, per_nc=n, make=lambda k: (bm.slow_module(k, 12_000_000), [np.ones(64, np.float32)], None))
     killed = []
 
     def kill_one():
@@ -342,7 +344,7 @@ def test_dead_worker_fails_its_job_alone(tmp_path):
         while time.time() < deadline:
             ws = [p for p in multiprocessing.active_children() if p.name.startswith("goldtrace-batch-")]
             if ws:
-                time.sleep(0.5)  # it has a job by now: the driver hands them out on start
+                time.sleep(1.0)  # it has a job by now: the driver hands them out on start
                 os.kill(ws[0].pid, signal.SIGKILL)
                 killed.append(ws[0].pid)
                 return
