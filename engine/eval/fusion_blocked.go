@@ -70,6 +70,9 @@ const (
 	// the group (floor_divide's and remainder's sign fix-ups). Like a
 	// compare, it is never a group's root: its block is pred bytes.
 	fusePred
+	// fuseYNN is an f32 op computed as YNNPACK computes it (YNNTarget,
+	// ynn_elementwise.go) on one or two operands of its shape.
+	fuseYNN
 )
 
 // gathers reports whether k reads its outside operand at positions of its
@@ -420,6 +423,9 @@ func fusibleKind(in *hlo.Instruction) fuseKind {
 		if in.Opcode != "broadcast" && in.Opcode != "slice" && !equalDims(op.Shape.Dims, in.Shape.Dims) {
 			return fuseNone
 		}
+	}
+	if et == dtype.F32 && in.Opcode == "custom-call" && in.CustomCallTarget == YNNTarget && len(in.Operands) > 0 && len(in.Operands) <= 2 {
+		return fuseYNN
 	}
 	switch len(in.Operands) {
 	case 1:
@@ -1647,6 +1653,12 @@ func (w *fuseWorker) block(g *fusedGroup, ext fuseInputs, s, e int, o []float32)
 			for i := fmaF32Vector(a, b, c, dst); i < len(dst); i++ {
 				dst[i] = fma32(a[i], b[i], c[i])
 			}
+		case fuseYNN:
+			var b []float32
+			if len(m.Operands) == 2 {
+				b = mb.arg(1)
+			}
+			ynnBlock(m, mb.arg(0), b, dst)
 		case fuseBroadcast, fuseSlice:
 			if g.splat[j] {
 				// One value everywhere: the whole buffer (every block's

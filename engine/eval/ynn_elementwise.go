@@ -157,3 +157,25 @@ func evalYNNElementwise(ev *Evaluator, in *hlo.Instruction, args []Value) (Value
 	}
 	return ArrayValue(out), nil
 }
+
+// ynnBlock computes YNNTarget call in on one block of a blocked group (b
+// nil for a unary op): the same kernels as evalYNNElementwise.
+func ynnBlock(in *hlo.Instruction, a, b, dst []float32) {
+	o, err := ParseYNNOp(in.BackendConfig)
+	if err != nil {
+		panic(err) // the group only takes calls the golden driver wrote
+	}
+	if b == nil {
+		f := o.unary()
+		i := ynnVectorF32(o, a, dst)
+		sseAfterAVX()
+		for ; i < len(dst); i++ {
+			dst[i] = f(a[i])
+		}
+		return
+	}
+	f := o.binary()
+	for i := range dst {
+		dst[i] = f(a[i], b[i])
+	}
+}

@@ -1,9 +1,12 @@
 package eval
 
 import (
+	"fmt"
 	"math"
+	"math/rand"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"unsafe"
 )
@@ -124,5 +127,33 @@ func TestYNNOpConfigRoundTrip(t *testing.T) {
 	}
 	if _, err := ParseYNNOp("op=exp;in=zz"); err == nil {
 		t.Error("a malformed config parsed")
+	}
+}
+
+// TestYNNCallsFusedMatchOpByOp: YNNTarget calls inside a blocked group
+// (fuseYNN) give the bits the op-by-op evaluation gives, for every op and a
+// folded tanh, with random specials among the inputs.
+func TestYNNCallsFusedMatchOpByOp(t *testing.T) {
+	rng := rand.New(rand.NewSource(7))
+	var ops []string
+	for _, o := range []YNNOp{
+		{Op: "exp", In: -0.5, C1: 2}, {Op: "expm1", In: 1, C1: 1}, {Op: "log", In: 1, C1: 1}, {Op: "log1p", In: 1, C1: 1},
+		{Op: "tanh", In: 1, C0: 0.7, C1: 0.3}, {Op: "erf", In: 0.7, C0: 0.5, C1: 0.5}, {Op: "rsqrt", In: 1, C1: 1},
+		{Op: "logistic", In: 1, C1: 1}, {Op: "negate", In: 1, C1: 1},
+	} {
+		ops = append(ops, o.Config())
+	}
+	var b strings.Builder
+	b.WriteString("HloModule m\nENTRY e {\n  x = f32[3000] parameter(0)\n  y = f32[3000] parameter(1)\n  a = f32[3000] multiply(x, y)\n")
+	prev := "a"
+	for i, c := range ops {
+		fmt.Fprintf(&b, "  u%d = f32[3000] custom-call(%s), custom_call_target=%q, backend_config=%q\n", i, prev, YNNTarget, c)
+		fmt.Fprintf(&b, "  s%d = f32[3000] add(u%d, y)\n", i, i)
+		prev = fmt.Sprintf("s%d", i)
+	}
+	fmt.Fprintf(&b, "  mx = f32[3000] custom-call(%s, x), custom_call_target=%q, backend_config=%q\n", prev, YNNTarget, YNNOp{Op: "maximum", In: 1, C1: 1}.Config())
+	fmt.Fprintf(&b, "  ROOT mn = f32[3000] custom-call(mx, y), custom_call_target=%q, backend_config=%q\n}\n", YNNTarget, YNNOp{Op: "minimum", In: 1, C1: 1}.Config())
+	if !fusedVsOpByOp(t, b.String(), randomF32(rng, []int64{3000}), randomF32(rng, []int64{3000})) {
+		t.Fatal("nothing was fused")
 	}
 }
