@@ -28,6 +28,10 @@ type float interface{ ~float32 | ~float64 }
 const sseBlock = 4096
 
 func unaryFloat[F float](op string, x, o []F) bool {
+	if xs, ok := any(x).([]float32); ok && (op == "sine" || op == "cosine") && glibcSinCosVerdict() {
+		glibcSinCosF32(op == "cosine", xs, any(o).([]float32))
+		return true // glibc's sinf/cosf, as XLA:CPU calls them (glibc_sincosf.go)
+	}
 	if libmUnary(op, x, o) {
 		return true // what XLA:CPU calls libm for, computed by libm (libm.go)
 	}

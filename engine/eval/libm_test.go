@@ -45,7 +45,9 @@ func TestLibmOpsReachLibm(t *testing.T) {
 		ulpGo  float64 // how far Go's math may be from libm's
 		binary bool
 	}{
-		{"sine", true, xs, nil, 2, false}, {"cosine", true, xs, nil, 2, false}, {"tan", true, xs, nil, 4, false},
+		// f32 sine and cosine: Go computes glibc's own algorithm, checked
+		// bit for bit (glibc_sincosf_test.go), so 0 ulp.
+		{"sine", true, xs, nil, 0, false}, {"cosine", true, xs, nil, 0, false}, {"tan", true, xs, nil, 4, false},
 		{"cbrt", true, xs, nil, 2, false}, {"power", true, abs(xs), ys, 2, true}, {"atan2", true, xs, ys, 2, true},
 		{"sine", false, xs, nil, 2, false}, {"cosine", false, xs, nil, 2, false}, {"tan", false, xs, nil, 4, false},
 		{"cbrt", false, xs, nil, 8, false}, {"log", false, abs(xs), nil, 2, false}, {"erf", false, xs, nil, 2, false},
@@ -103,7 +105,7 @@ func TestLibmOpsReachLibm(t *testing.T) {
 			}
 		}
 		// Go's math is not libm's: if nothing differs, libm was not called.
-		if differ == 0 {
+		if differ == 0 && c.ulpGo != 0 {
 			t.Errorf("%s (f32 %v): libm and Go's math agree on all %d values; is libm reached?", c.op, c.f32, len(viaLibm))
 		}
 	}

@@ -9,38 +9,27 @@ import (
 	"unsafe"
 )
 
-// f32 sine and cosine in float64 lanes: x reduced by π/2 (k = x·2/π rounded
-// to even, r = x - k·π/2 with π/2 in three parts and FMAs, exact enough for
-// every f32 below 2^20), then fdlibm's kernel polynomials on [-π/4, π/4] and
-// the quadrant k mod 4. The float64 result is within about an ulp of
-// math.Sin's, so the f32 results are math.Sin's rounded except in the rare
-// case of an f64 value next to an f32 rounding boundary; lanes with |x| ≥
-// 2^20, infinities and NaNs take math.Sin/math.Cos. XLA:CPU calls glibc's
-// sinf/cosf here, which goldtrace matches within a few ulp either way.
-const sinCosFastLimit = 0x1p20
-
+// glibc's f32 sine and cosine (glibc_sincosf.go) in float64 lanes, for the
+// lanes with 2^-12 ≤ |x| < 120 (the one-step reduction); the others (tiny,
+// large, Inf, NaN) take the scalar glibcSinCosf. Both polynomials are
+// computed and the quadrant picks one, as glibc's branch would.
 var (
 	sinCosK8 = [...][8]float64{
-		splatF64x8(2 / math.Pi),
-		splatF64x8(1.5707963267948966), // π/2, three parts
-		splatF64x8(6.123233995736766e-17),
-		splatF64x8(-1.4973849048591698e-33),
-		splatF64x8(0x1.8p52),                    // k's low bits into the mantissa
-		splatF64x8(-1.66666666666666324348e-01), // fdlibm k_sin S1..S6
-		splatF64x8(8.33333333332248946124e-03),
-		splatF64x8(-1.98412698298579493134e-04),
-		splatF64x8(2.75573137070700676789e-06),
-		splatF64x8(-2.50507602534068634195e-08),
-		splatF64x8(1.58969099521155010221e-10),
-		splatF64x8(4.16666666666666019037e-02), // fdlibm k_cos C1..C6
-		splatF64x8(-1.38888888888741095749e-03),
-		splatF64x8(2.48015872894767294178e-05),
-		splatF64x8(-2.75573143513906633035e-07),
-		splatF64x8(2.08757232129817482790e-09),
-		splatF64x8(-1.13596475577881948265e-11),
-		splatF64x8(0.5),
-		splatF64x8(1),
-		splatF64x8(sinCosFastLimit),
+		splatF64x8(glibcHalfPiInv24),
+		splatF64x8(glibcHalfPi),
+		splatF64x8(0x1p23), // (int32(r) + 0x800000) >> 24 as floor((trunc(r) + 2^23)·2^-24)
+		splatF64x8(0x1p-24),
+		splatF64x8(0x1.8p52), // n's low bits into the mantissa
+		splatF64x8(glibcSin1),
+		splatF64x8(glibcSin2),
+		splatF64x8(glibcSin3),
+		splatF64x8(glibcCos0),
+		splatF64x8(glibcCos1),
+		splatF64x8(glibcCos2),
+		splatF64x8(glibcCos3),
+		splatF64x8(glibcCos4),
+		splatF64x8(glibcTinyLimit),
+		splatF64x8(glibcFastLimit),
 	}
 	sinCosBits8 = [...][8]uint64{splatU64x8(1), splatU64x8(2), splatU64x8(1 << 63), splatU64x8(1<<63 - 1)}
 )
@@ -142,71 +131,47 @@ func sinCosF32x8(op string, x, o, other []float32) int {
 	cosine := op == "cosine"
 	both := other != nil
 	k := &sinCosK8
-	twoOverPi := archsimd.LoadFloat64x8(&k[0])
-	p1, p2, p3 := archsimd.LoadFloat64x8(&k[1]), archsimd.LoadFloat64x8(&k[2]), archsimd.LoadFloat64x8(&k[3])
-	magic := archsimd.LoadFloat64x8(&k[4])
+	hpiInv, hpi := archsimd.LoadFloat64x8(&k[0]), archsimd.LoadFloat64x8(&k[1])
+	bias, scale, magic := archsimd.LoadFloat64x8(&k[2]), archsimd.LoadFloat64x8(&k[3]), archsimd.LoadFloat64x8(&k[4])
 	s1, s2, s3 := archsimd.LoadFloat64x8(&k[5]), archsimd.LoadFloat64x8(&k[6]), archsimd.LoadFloat64x8(&k[7])
-	s4, s5, s6 := archsimd.LoadFloat64x8(&k[8]), archsimd.LoadFloat64x8(&k[9]), archsimd.LoadFloat64x8(&k[10])
-	c1, c2, c3 := archsimd.LoadFloat64x8(&k[11]), archsimd.LoadFloat64x8(&k[12]), archsimd.LoadFloat64x8(&k[13])
-	c4, c5, c6 := archsimd.LoadFloat64x8(&k[14]), archsimd.LoadFloat64x8(&k[15]), archsimd.LoadFloat64x8(&k[16])
-	half, one, limit := archsimd.LoadFloat64x8(&k[17]), archsimd.LoadFloat64x8(&k[18]), archsimd.LoadFloat64x8(&k[19])
+	c0, c1, c2 := archsimd.LoadFloat64x8(&k[8]), archsimd.LoadFloat64x8(&k[9]), archsimd.LoadFloat64x8(&k[10])
+	c3, c4 := archsimd.LoadFloat64x8(&k[11]), archsimd.LoadFloat64x8(&k[12])
+	tiny, fast := archsimd.LoadFloat64x8(&k[13]), archsimd.LoadFloat64x8(&k[14])
 	bit1, bit2 := archsimd.LoadUint64x8(&sinCosBits8[0]), archsimd.LoadUint64x8(&sinCosBits8[1])
 	signBit, absMask := archsimd.LoadUint64x8(&sinCosBits8[2]), archsimd.LoadUint64x8(&sinCosBits8[3])
 	var zeroU archsimd.Uint64x8
-	var zeroF archsimd.Float64x8
 	n := len(o) &^ 7
 	x = x[:n]
 	for i := 0; i < n; i += 8 {
 		xv := archsimd.LoadFloat32x8((*[8]float32)(x[i:])).ConvertToFloat64()
-		kf := xv.Mul(twoOverPi).RoundToEvenScaled(0)
-		// r = x - k·p1 - k·p2 - k·p3 with FMAs: fma(-k, p, r).
-		nk := kf.AsUint64x8().Xor(signBit).AsFloat64x8()
-		rr := nk.MulAdd(p1, xv)
-		rr = nk.MulAdd(p2, rr)
-		rr = nk.MulAdd(p3, rr)
-		z := rr.Mul(rr)
-		sp := s6.MulAdd(z, s5).MulAdd(z, s4).MulAdd(z, s3).MulAdd(z, s2).MulAdd(z, s1)
-		sinR := sp.Mul(z).MulAdd(rr, rr) // r + r·z·poly
-		cp := c6.MulAdd(z, c5).MulAdd(z, c4).MulAdd(z, c3).MulAdd(z, c2).MulAdd(z, c1)
-		cosR := cp.Mul(z).Mul(z).Add(one.Sub(z.Mul(half))) // 1 - z/2 + z²·poly
-		qs := kf.Add(magic).AsUint64x8()                   // k mod 4 in the low bits
-		qc := qs.Add(bit1)                                 // cos(x) = sin(x + π/2)
-		q, qo := qs, qc
+		nf := xv.Mul(hpiInv).TruncScaled(0).Add(bias).Mul(scale).FloorScaled(0)
+		r := nf.AsUint64x8().Xor(signBit).AsFloat64x8().MulAdd(hpi, xv) // fma(-n, π/2, x)
+		q := nf.Add(magic).AsUint64x8()                                 // n mod 4 in the low bits
+		x2 := r.Mul(r)
+		// sign[n&3] = {1, -1, -1, 1}: negative where bit 1 of n+1 is set.
+		rs := r.AsUint64x8().Xor(signBit).AsFloat64x8().Merge(r, q.Add(bit1).And(bit2).NotEqual(zeroU))
+		x3 := rs.Mul(x2)
+		sinR := x3.Mul(x2).MulAdd(x2.MulAdd(s3, s2), x3.MulAdd(s1, rs))
+		x4 := x2.Mul(x2)
+		cosR := x4.Mul(x2).MulAdd(x2.MulAdd(c4, c3), x4.MulAdd(c2, x2.MulAdd(c1, c0)))
+		cosR = cosR.AsUint64x8().Xor(signBit).AsFloat64x8().Merge(cosR, q.And(bit2).NotEqual(zeroU))
+		oddN := q.And(bit1).NotEqual(zeroU)
+		sinRes, cosRes := cosR.Merge(sinR, oddN), sinR.Merge(cosR, oddN)
+		res, oth := sinRes, cosRes
 		if cosine {
-			q, qo = qc, qs
-		}
-		swap := q.And(bit1).NotEqual(zeroU)
-		neg := q.And(bit2).NotEqual(zeroU)
-		res := cosR.Merge(sinR, swap)
-		res = res.AsUint64x8().Xor(signBit).AsFloat64x8().Merge(res, neg)
-		if !cosine {
-			res = xv.Merge(res, xv.Equal(zeroF)) // sin(±0) is ±0
+			res, oth = cosRes, sinRes
 		}
 		res.ConvertToFloat32().Store((*[8]float32)(o[i:]))
 		if both {
-			swap := qo.And(bit1).NotEqual(zeroU)
-			neg := qo.And(bit2).NotEqual(zeroU)
-			res := cosR.Merge(sinR, swap)
-			res = res.AsUint64x8().Xor(signBit).AsFloat64x8().Merge(res, neg)
-			if cosine {
-				res = xv.Merge(res, xv.Equal(zeroF)) // the other is the sine
-			}
-			res.ConvertToFloat32().Store((*[8]float32)(other[i:]))
+			oth.ConvertToFloat32().Store((*[8]float32)(other[i:]))
 		}
-		if xv.AsUint64x8().And(absMask).AsFloat64x8().Less(limit).ToBits() != 0xff {
+		ax := xv.AsUint64x8().And(absMask).AsFloat64x8()
+		if ax.GreaterEqual(tiny).And(ax.Less(fast)).ToBits() != 0xff {
 			for j := i; j < i+8; j++ {
-				if v := float64(x[j]); !(math.Abs(v) < sinCosFastLimit) {
-					c, s := float32(math.Cos(v)), float32(math.Sin(v))
-					if cosine {
-						o[j] = c
-						if both {
-							other[j] = s
-						}
-					} else {
-						o[j] = s
-						if both {
-							other[j] = c
-						}
+				if v := math.Abs(float64(x[j])); !(v >= glibcTinyLimit && v < glibcFastLimit) {
+					o[j] = glibcSinCosf(x[j], cosine)
+					if both {
+						other[j] = glibcSinCosf(x[j], !cosine)
 					}
 				}
 			}
@@ -216,56 +181,44 @@ func sinCosF32x8(op string, x, o, other []float32) int {
 	return n
 }
 
+// sinCosF32x4 is sinCosF32x8 in 4 lanes of AVX2 (with FMA), without the
+// other function.
 func sinCosF32x4(op string, x, o []float32) int {
 	cosine := op == "cosine"
 	k := &sinCosK8
-	twoOverPi := archsimd.LoadFloat64x4((*[4]float64)(k[0][:4]))
-	p1, p2, p3 := archsimd.LoadFloat64x4((*[4]float64)(k[1][:4])), archsimd.LoadFloat64x4((*[4]float64)(k[2][:4])), archsimd.LoadFloat64x4((*[4]float64)(k[3][:4]))
-	magic := archsimd.LoadFloat64x4((*[4]float64)(k[4][:4]))
-	s1, s2, s3 := archsimd.LoadFloat64x4((*[4]float64)(k[5][:4])), archsimd.LoadFloat64x4((*[4]float64)(k[6][:4])), archsimd.LoadFloat64x4((*[4]float64)(k[7][:4]))
-	s4, s5, s6 := archsimd.LoadFloat64x4((*[4]float64)(k[8][:4])), archsimd.LoadFloat64x4((*[4]float64)(k[9][:4])), archsimd.LoadFloat64x4((*[4]float64)(k[10][:4]))
-	c1, c2, c3 := archsimd.LoadFloat64x4((*[4]float64)(k[11][:4])), archsimd.LoadFloat64x4((*[4]float64)(k[12][:4])), archsimd.LoadFloat64x4((*[4]float64)(k[13][:4]))
-	c4, c5, c6 := archsimd.LoadFloat64x4((*[4]float64)(k[14][:4])), archsimd.LoadFloat64x4((*[4]float64)(k[15][:4])), archsimd.LoadFloat64x4((*[4]float64)(k[16][:4]))
-	half, one, limit := archsimd.LoadFloat64x4((*[4]float64)(k[17][:4])), archsimd.LoadFloat64x4((*[4]float64)(k[18][:4])), archsimd.LoadFloat64x4((*[4]float64)(k[19][:4]))
+	ld := func(i int) archsimd.Float64x4 { return archsimd.LoadFloat64x4((*[4]float64)(k[i][:4])) }
+	hpiInv, hpi, bias, scale, magic := ld(0), ld(1), ld(2), ld(3), ld(4)
+	s1, s2, s3 := ld(5), ld(6), ld(7)
+	c0, c1, c2, c3, c4 := ld(8), ld(9), ld(10), ld(11), ld(12)
+	tiny, fast := ld(13), ld(14)
 	bit1, bit2 := archsimd.LoadUint64x4((*[4]uint64)(sinCosBits8[0][:4])), archsimd.LoadUint64x4((*[4]uint64)(sinCosBits8[1][:4]))
 	signBit, absMask := archsimd.LoadUint64x4((*[4]uint64)(sinCosBits8[2][:4])), archsimd.LoadUint64x4((*[4]uint64)(sinCosBits8[3][:4]))
 	var zeroU archsimd.Uint64x4
-	var zeroF archsimd.Float64x4
 	n := len(o) &^ 3
 	x = x[:n]
 	for i := 0; i < n; i += 4 {
 		xv := archsimd.LoadFloat32x4((*[4]float32)(x[i:])).ConvertToFloat64()
-		kf := xv.Mul(twoOverPi).RoundToEvenScaled(0)
-		// r = x - k·p1 - k·p2 - k·p3 with FMAs: fma(-k, p, r).
-		nk := kf.AsUint64x4().Xor(signBit).AsFloat64x4()
-		rr := nk.MulAdd(p1, xv)
-		rr = nk.MulAdd(p2, rr)
-		rr = nk.MulAdd(p3, rr)
-		z := rr.Mul(rr)
-		sp := s6.MulAdd(z, s5).MulAdd(z, s4).MulAdd(z, s3).MulAdd(z, s2).MulAdd(z, s1)
-		sinR := sp.Mul(z).MulAdd(rr, rr) // r + r·z·poly
-		cp := c6.MulAdd(z, c5).MulAdd(z, c4).MulAdd(z, c3).MulAdd(z, c2).MulAdd(z, c1)
-		cosR := cp.Mul(z).Mul(z).Add(one.Sub(z.Mul(half))) // 1 - z/2 + z²·poly
-		q := kf.Add(magic).AsUint64x4()                    // k mod 4 in the low bits
+		nf := xv.Mul(hpiInv).Trunc().Add(bias).Mul(scale).Floor()
+		r := nf.AsUint64x4().Xor(signBit).AsFloat64x4().MulAdd(hpi, xv)
+		q := nf.Add(magic).AsUint64x4()
+		x2 := r.Mul(r)
+		rs := r.AsUint64x4().Xor(signBit).AsFloat64x4().Merge(r, q.Add(bit1).And(bit2).NotEqual(zeroU))
+		x3 := rs.Mul(x2)
+		sinR := x3.Mul(x2).MulAdd(x2.MulAdd(s3, s2), x3.MulAdd(s1, rs))
+		x4 := x2.Mul(x2)
+		cosR := x4.Mul(x2).MulAdd(x2.MulAdd(c4, c3), x4.MulAdd(c2, x2.MulAdd(c1, c0)))
+		cosR = cosR.AsUint64x4().Xor(signBit).AsFloat64x4().Merge(cosR, q.And(bit2).NotEqual(zeroU))
+		oddN := q.And(bit1).NotEqual(zeroU)
+		res := cosR.Merge(sinR, oddN)
 		if cosine {
-			q = q.Add(bit1) // cos(x) = sin(x + π/2)
-		}
-		swap := q.And(bit1).NotEqual(zeroU)
-		neg := q.And(bit2).NotEqual(zeroU)
-		res := cosR.Merge(sinR, swap)
-		res = res.AsUint64x4().Xor(signBit).AsFloat64x4().Merge(res, neg)
-		if !cosine {
-			res = xv.Merge(res, xv.Equal(zeroF)) // sin(±0) is ±0
+			res = sinR.Merge(cosR, oddN)
 		}
 		res.ConvertToFloat32().Store((*[4]float32)(o[i:]))
-		if xv.AsUint64x4().And(absMask).AsFloat64x4().Less(limit).ToBits() != 0xf {
+		ax := xv.AsUint64x4().And(absMask).AsFloat64x4()
+		if ax.GreaterEqual(tiny).And(ax.Less(fast)).ToBits() != 0xf {
 			for j := i; j < i+4; j++ {
-				if v := float64(x[j]); !(math.Abs(v) < sinCosFastLimit) {
-					if cosine {
-						o[j] = float32(math.Cos(v))
-					} else {
-						o[j] = float32(math.Sin(v))
-					}
+				if v := math.Abs(float64(x[j])); !(v >= glibcTinyLimit && v < glibcFastLimit) {
+					o[j] = glibcSinCosf(x[j], cosine)
 				}
 			}
 		}
