@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"unsafe"
+
+	"goldtrace/engine/tensor"
 )
 
 // Packed, cache-blocked GEMM in the GotoBLAS/BLIS arrangement. For each
@@ -95,7 +98,9 @@ func (w *gemmWork[T]) packedB(nr, depth, cols int) []T {
 
 func grow[T any](s []T, n int) []T {
 	if cap(s) < n {
-		return make([]T, n)
+		s = make([]T, n)
+		tensor.AdviseHugePages(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), n*int(unsafe.Sizeof(s[0]))))
+		return s
 	}
 	return s[:n]
 }

@@ -66,7 +66,9 @@ func alignedBytes(n int) []byte {
 		return b
 	}
 	words := make([]complex128, (n+15)/16)
-	return unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), n)
+	b := unsafe.Slice((*byte)(unsafe.Pointer(&words[0])), n)
+	adviseHugePages(b)
+	return b
 }
 
 // Storage returns n zeroed bytes, 16-byte aligned, as tensor storage is:
@@ -103,7 +105,9 @@ func uninitBytes(n int) []byte {
 	if uintptr(unsafe.Pointer(p))%16 != 0 {
 		return alignedBytes(n)
 	}
-	return unsafe.Slice(p, n)
+	b := unsafe.Slice(p, n)
+	adviseHugePages(b)
+	return b
 }
 
 // New allocates a zeroed tensor. It panics on invalid shapes; use CheckShape first
