@@ -40,7 +40,8 @@ func jnpSortComparator(ts []dtype.Type, k int, root string, negated bool) string
 // compare of the two: the precomputed keys make the same comparisons as the
 // compiled comparator (and, on short lines, the interpreter), so the sorted
 // operands agree bit for bit -- NaNs of both signs and several payloads,
-// signed zeros, subnormals, ties, FLOAT and TOTALORDER, either operand order.
+// signed zeros, subnormals, ties, FLOAT and TOTALORDER, either operand order,
+// f32, f64, s32, bf16 and f16 keys.
 func TestKeyedSortMatchesComparator(t *testing.T) {
 	rng := rand.New(rand.NewSource(3))
 	roots := []string{
@@ -49,8 +50,8 @@ func TestKeyedSortMatchesComparator(t *testing.T) {
 		"  ROOT r = pred[] compare(%s, %s), direction=GT",
 		"  ROOT r = pred[] compare(%[2]s, %[1]s), direction=LT",
 	}
-	for trial := 0; trial < 64; trial++ {
-		kt := []dtype.Type{dtype.F32, dtype.F64, dtype.S32}[trial%3]
+	for trial := 0; trial < 80; trial++ {
+		kt := []dtype.Type{dtype.F32, dtype.F64, dtype.S32, dtype.BF16, dtype.F16}[trial%5]
 		root := roots[rng.Intn(len(roots))]
 		if kt == dtype.S32 {
 			root = "  ROOT r = pred[] compare(%s, %s), direction=LT"
@@ -147,6 +148,12 @@ func sortValues(rng *rand.Rand, typ dtype.Type, dims []int64) *tensor.Tensor {
 			}
 		case dtype.S32:
 			x.I32()[i] = int32(rng.Intn(7) - 3)
+		case dtype.BF16, dtype.F16:
+			b := dtype.FromF64(typ, v)
+			if v != v {
+				b = dtype.FromF64(typ, v) | uint64(rng.Intn(4)) | uint64(rng.Intn(2))<<15
+			}
+			x.Data[2*i], x.Data[2*i+1] = byte(b), byte(b>>8)
 		}
 	}
 	return x
