@@ -4,7 +4,8 @@ package eval
 // stacked outputs in the loop state and writes one slice per step with a
 // dynamic-update-slice; copying the whole buffer each step costs O(steps²).
 // When the body's only use of a state element is one dynamic-update-slice
-// (directly, or inside calls or fusions made only from there, however deep) whose
+// (directly, or inside calls or fusions made only from there, however deep;
+// dynamic-slices of it the update depends on may read it first) whose
 // result goes back to the same state element and nowhere else (out of those
 // calls as their value or one element of their tuple), nothing can observe
 // the old contents: the loop copies that element once on entry and the update then
@@ -192,6 +193,9 @@ func (st *inPlaceState) sinkDUS(m *hlo.Module, c *hlo.Computation, v *hlo.Instru
 	for len(frames) <= maxCallDepth {
 		u := st.soleUser(c, v)
 		if u == nil {
+			u = st.updateAfterReads(c, v)
+		}
+		if u == nil {
 			return nil, nil, nil
 		}
 		switch u.Opcode {
@@ -225,6 +229,55 @@ func (st *inPlaceState) sinkDUS(m *hlo.Module, c *hlo.Computation, v *hlo.Instru
 		}
 	}
 	return nil, nil, nil
+}
+
+// updateAfterReads returns the dynamic-update-slice of value v of c when v's
+// other uses are dynamic-slices of it that the update depends on (a loop
+// that reads part of its buffer and writes a function of it back, as
+// x = x.at[i].set(f(x[j])) does): they copy out what they read before the
+// update can run, so the update may still write into v. nil otherwise.
+func (st *inPlaceState) updateAfterReads(c *hlo.Computation, v *hlo.Instruction) *hlo.Instruction {
+	if v == c.Root {
+		return nil
+	}
+	var dus *hlo.Instruction
+	reads := map[*hlo.Instruction]bool{}
+	for _, u := range st.usersOf(c)[v] {
+		if countOf(u.Operands, v) != 1 || u.Operands[0] != v {
+			return nil
+		}
+		switch u.Opcode {
+		case "dynamic-update-slice":
+			if dus != nil {
+				return nil
+			}
+			dus = u
+		case "dynamic-slice":
+			reads[u] = true
+		default:
+			return nil
+		}
+	}
+	if dus == nil || len(reads) == 0 {
+		return nil
+	}
+	// Walk the update's operands back within c, to every read.
+	seen := map[*hlo.Instruction]bool{}
+	stack := slices.Clone(dus.Operands)
+	for len(stack) > 0 && len(reads) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if seen[x] {
+			continue
+		}
+		seen[x] = true
+		delete(reads, x)
+		stack = append(stack, x.Operands...)
+	}
+	if len(reads) != 0 {
+		return nil
+	}
+	return dus
 }
 
 // reachesSlot reports whether value v of computation c (entered through
