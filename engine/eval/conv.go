@@ -269,7 +269,11 @@ func convolve[T number](par int, p *convPlan, ldims, rdims []int64, lhs, rhs []T
 			copy(b[r*p.og:(r+1)*p.og], k[r*p.o+q*p.og:])
 		}
 		clear(c)
-		gemm(par, 1, rows, p.og, depth, a, b, c)
+		if kn := eigenKernel[T](p, depth); kn != nil {
+			kn.run(par, 1, rows, p.og, depth, a, rowMajor(rows, depth), b, rowMajor(depth, p.og), c)
+		} else {
+			gemm(par, 1, rows, p.og, depth, a, b, c)
+		}
 		for r := 0; r < rows; r++ {
 			copy(out[r*p.o+q*p.og:r*p.o+(q+1)*p.og], c[r*p.og:(r+1)*p.og])
 		}

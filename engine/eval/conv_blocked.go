@@ -114,11 +114,11 @@ func convolveBlocked[T number](par int, p *convPlan, x, k []T) (out []T, ok bool
 				}
 				m := r1 - r0
 				if p.groups == 1 {
-					gemmStridedOver(1, 1, m, p.og, depth, a[:m*depth], rowMajor(m, depth), b, rowMajor(depth, p.og), out[r0*p.o:r1*p.o])
+					convGemmOver(p, m, p.og, depth, a[:m*depth], b, out[r0*p.o:r1*p.o])
 					continue
 				}
 				cb := c[:m*p.og]
-				gemmStridedOver(1, 1, m, p.og, depth, a[:m*depth], rowMajor(m, depth), b, rowMajor(depth, p.og), cb)
+				convGemmOver(p, m, p.og, depth, a[:m*depth], b, cb)
 				for r := r0; r < r1; r++ {
 					copy(out[r*p.o+q*p.og:r*p.o+(q+1)*p.og], cb[(r-r0)*p.og:(r-r0+1)*p.og])
 				}
@@ -126,6 +126,53 @@ func convolveBlocked[T number](par int, p *convPlan, x, k []T) (out []T, ok bool
 		})
 	}
 	return out, true
+}
+
+// eigenConvKC is the depth of the contraction slices XLA:CPU's Eigen
+// convolutions (those not given to YNNPACK: 1-D and 3-D ones, 2-D ones
+// with at most 16 features) sum an output in, each slice's FMA chain from
+// zero and added to the output in order: Eigen's threaded contraction
+// blocks k at most 320 deep and then evens the blocks out (k/nk rounded up
+// to a multiple of 8, nk = ceil(k/320)). Fitted against jax.jit on 1-D
+// convolutions: depth 300 is one slice, 384 two of 192, 500 256+244, 576
+// two of 288, 640 two of 320; the kernel's own 256-deep slices had made
+// 1-D convolutions of depth 384 (128 features, window 3) differ on 86% of
+// the outputs.
+func eigenConvKC(depth int) int {
+	const maxKC = 320
+	if depth <= maxKC {
+		return depth
+	}
+	nk := (depth + maxKC - 1) / maxKC
+	return roundUp((depth+nk-1)/nk, 8)
+}
+
+// eigenConvOrder turns eigenConvKC's slices on (tests turn it off to compare).
+var eigenConvOrder = true
+
+// eigenKernel is the kernel of convolution p's f32 im2col products in
+// eigenConvKC's slices, or nil when they keep the kernel's own: other
+// types, gonum, and convolutions of a dilated input (convolveDilated's
+// slices, which jax.jit matches as they are).
+func eigenKernel[T number](p *convPlan, depth int) *gemmKernel[T] {
+	if _, f32 := any(*new(T)).(float32); !f32 || !eigenConvOrder || floatsOnBLAS || p.live != nil {
+		return nil
+	}
+	kn := kernelFor[T]()
+	if kc := eigenConvKC(depth); kc < depth || depth > kn.kc {
+		return kn.withKC(kc)
+	}
+	return nil // one slice either way
+}
+
+// convGemmOver is gemmStridedOver for one row block of convolution p's
+// im2col product (m×depth by depth×n, row-major), in eigenKernel's slices.
+func convGemmOver[T number](p *convPlan, m, n, depth int, a, b, c []T) {
+	if kn := eigenKernel[T](p, depth); kn != nil {
+		kn.runOver(1, 1, m, n, depth, a, rowMajor(m, depth), b, rowMajor(depth, n), c)
+		return
+	}
+	gemmStridedOver(1, 1, m, n, depth, a, rowMajor(m, depth), b, rowMajor(depth, n), c)
 }
 
 // depthwiseIm2col selects convolveDepthwise, and depthwiseDirect its f32
@@ -326,7 +373,11 @@ var convSlicedRuns atomic.Int64
 // order; gonum adds along k into C directly).
 func convolveSliced[T number](par int, p *convPlan, x, k []T) []T {
 	rows, depth := p.nb*p.p, p.w*p.cg
-	kc := kernelFor[T]().kc
+	kn := kernelFor[T]()
+	if ek := eigenKernel[T](p, depth); ek != nil {
+		kn = ek
+	}
+	kc := kn.kc
 	// Chunks: a few per goroutine, each at most ~256 KiB of outputs, in
 	// whole 12-row tiles.
 	chunk := roundUp(max(1, rows/(4*max(par, 1))), 12)
@@ -349,9 +400,14 @@ func convolveSliced[T number](par int, p *convPlan, x, k []T) []T {
 						im2colRow(p, a[(r-r0)*kcs:(r-r0+1)*kcs], x, n0, c0, r, pc, pc+kcs)
 					}
 					av, bv := a[:m*kcs], b[pc*p.og:(pc+kcs)*p.og]
-					if pc == 0 { // the first slice sets cb, the others add to it
+					switch {
+					case kn.kc != kernelFor[T]().kc && pc == 0:
+						kn.runOver(1, 1, m, p.og, kcs, av, rowMajor(m, kcs), bv, rowMajor(kcs, p.og), cb)
+					case kn.kc != kernelFor[T]().kc:
+						kn.run(1, 1, m, p.og, kcs, av, rowMajor(m, kcs), bv, rowMajor(kcs, p.og), cb)
+					case pc == 0: // the first slice sets cb, the others add to it
 						gemmStridedOver(1, 1, m, p.og, kcs, av, rowMajor(m, kcs), bv, rowMajor(kcs, p.og), cb)
-					} else {
+					default:
 						gemm(1, 1, m, p.og, kcs, av, bv, cb)
 					}
 				}
