@@ -359,31 +359,46 @@ func fftPassDFTGo(w int, st *fftStage, x, y []float64) {
 		}
 	}
 	step, ostep := s*m*es, s*es
-	ar := make([]float64, p)
-	ai := make([]float64, p)
+	// Lane l of point t at ar[t*w+l]; the lanes run innermost, each
+	// summing the same terms in the same order as a line on its own.
+	ar := make([]float64, p*w)
+	ai := make([]float64, p*w)
+	sr := make([]float64, w)
+	si := make([]float64, w)
 	for pp := 0; pp < m; pp++ {
 		tw := st.tw[3*(p-1)*pp:]
 		for q := 0; q < s; q++ {
 			i := (q + s*pp) * es
 			o := (q + s*p*pp) * es
-			for l := 0; l < w; l++ {
+			for t := 0; t < p; t++ {
+				copy(ar[t*w:(t+1)*w], x[i+t*step:i+t*step+w])
+				copy(ai[t*w:(t+1)*w], x[i+t*step+w:i+t*step+2*w])
+			}
+			for r := 0; r < p; r++ {
+				clear(sr)
+				clear(si)
+				j := 0 // r*t mod p, stepped (a division per term was most of the pass)
 				for t := 0; t < p; t++ {
-					ar[t], ai[t] = x[i+t*step+l], x[i+t*step+w+l]
-				}
-				for r := 0; r < p; r++ {
-					sr, si := 0.0, 0.0
-					for t := 0; t < p; t++ {
-						j := r * t % p
-						c, sn := dft[2*j], -dft[2*j+1]
-						sr += ar[t]*c - ai[t]*sn
-						si += ar[t]*sn + ai[t]*c
+					c, sn := dft[2*j], -dft[2*j+1]
+					at, bt := ar[t*w:(t+1)*w], ai[t*w:(t+1)*w]
+					for l := range sr {
+						sr[l] += at[l]*c - bt[l]*sn
+						si[l] += at[l]*sn + bt[l]*c
 					}
-					if r > 0 {
-						k := 3 * (r - 1)
-						sr, si = sr*tw[k]+si*tw[k+2], sr*tw[k+1]+si*tw[k]
+					if j += r; j >= p {
+						j -= p
 					}
-					y[o+r*ostep+l], y[o+r*ostep+w+l] = sr, si
 				}
+				yr, yi := y[o+r*ostep:o+r*ostep+w], y[o+r*ostep+w:o+r*ostep+2*w]
+				if r > 0 {
+					k := 3 * (r - 1)
+					for l := range sr {
+						yr[l], yi[l] = sr[l]*tw[k]+si[l]*tw[k+2], sr[l]*tw[k+1]+si[l]*tw[k]
+					}
+					continue
+				}
+				copy(yr, sr)
+				copy(yi, si)
 			}
 		}
 	}
