@@ -166,7 +166,8 @@ func fftPass5x4(st *fftStage, x, y []float64) {
 	}
 }
 
-// fftPassx4 runs a stage of radix 2, 3, 4 or 5; false for other radices.
+// fftPassx4 runs a stage of any radix (2, 3, 4 and 5 with their own
+// butterflies); it always returns true.
 func fftPassx4(st *fftStage, x, y []float64) bool {
 	switch st.p {
 	case 2:
@@ -178,9 +179,61 @@ func fftPassx4(st *fftStage, x, y []float64) bool {
 	case 5:
 		fftPass5x4(st, x, y)
 	default:
-		return false
+		fftPassDFTx4(st, x, y)
 	}
 	return true
+}
+
+// fftPassDFTx4 is fftPassDFTGo on four lanes: the same multiplies, adds
+// and subtractions in the same order on each lane (no fused multiply-add),
+// so the same bits.
+func fftPassDFTx4(st *fftStage, x, y []float64) {
+	const w8 = 4
+	const eb, hb = 16 * w8, 8 * w8
+	p, m, s := st.p, st.m, st.s
+	if len(x) < p*m*s*2*w8 || len(y) < p*m*s*2*w8 || len(st.tw) < 3*(p-1)*m {
+		panic("fft: DFT pass buffers too short")
+	}
+	cv, sv := make([]fvx4, p), make([]fvx4, p) // cos and -sin of 2π j/p
+	for j := 0; j < p; j++ {
+		c, sn := fftRoot(j, p)
+		if st.dft != nil {
+			c, sn = st.dft[2*j], st.dft[2*j+1]
+		}
+		cv[j], sv[j] = archsimd.BroadcastFloat64x4(c), archsimd.BroadcastFloat64x4(-sn)
+	}
+	ar, ai := make([]fvx4, p), make([]fvx4, p)
+	xp, yp := unsafe.Pointer(unsafe.SliceData(x)), unsafe.Pointer(unsafe.SliceData(y))
+	step, ostep := s*m*eb, s*eb
+	var zero fvx4
+	for pp := 0; pp < m; pp++ {
+		tw := st.tw[3*(p-1)*pp:]
+		for q := 0; q < s; q++ {
+			ip, op := unsafe.Add(xp, (q+s*pp)*eb), unsafe.Add(yp, (q+s*p*pp)*eb)
+			for t := 0; t < p; t++ {
+				ar[t], ai[t] = ldbx4(ip, t*step), ldbx4(ip, t*step+hb)
+			}
+			for r := 0; r < p; r++ {
+				sr, si := zero, zero
+				j := 0
+				for t := 0; t < p; t++ {
+					c, sn := cv[j], sv[j]
+					sr = sr.Add(ar[t].Mul(c).Sub(ai[t].Mul(sn)))
+					si = si.Add(ar[t].Mul(sn).Add(ai[t].Mul(c)))
+					if j += r; j >= p {
+						j -= p
+					}
+				}
+				if r > 0 {
+					k := 3 * (r - 1)
+					w0, w1, w2 := archsimd.BroadcastFloat64x4(tw[k]), archsimd.BroadcastFloat64x4(tw[k+1]), archsimd.BroadcastFloat64x4(tw[k+2])
+					sr, si = sr.Mul(w0).Add(si.Mul(w2)), sr.Mul(w1).Add(si.Mul(w0))
+				}
+				stbx4(op, r*ostep, sr)
+				stbx4(op, r*ostep+hb, si)
+			}
+		}
+	}
 }
 
 // fftRealPostx4 turns the transform z (h values) of the packed pairs of
