@@ -75,6 +75,7 @@ func (kn *gemmKernel[T]) shortFor(rows int) *gemmKernel[T] {
 // pay for clearing full-size blocks whenever a GC has emptied the pool.
 type gemmWork[T number] struct {
 	ap, bp, tile []T
+	pipe         []T // pipelined's packed blocks of B
 }
 
 func (kn *gemmKernel[T]) work() *gemmWork[T] {
@@ -194,6 +195,12 @@ func (kn *gemmKernel[T]) runMode(ov bool, par, nb, m, n, k int, a []T, la gemmLa
 		kn.parallelFor(min(par, nb), nb, func(w *gemmWork[T], b int) {
 			kn.serial(ov, w, n, k, a[b*la.bs:], la, bm[b*lb.bs:], lb, c[b*m*n:(b+1)*m*n], m)
 		})
+		return
+	}
+	if kn.pipelineNC(n, k) > 0 && gemmPipelined {
+		for b := 0; b < nb; b++ {
+			kn.pipelined(ov, par, m, n, k, a[b*la.bs:], la, bm[b*lb.bs:], lb, c[b*m*n:(b+1)*m*n])
+		}
 		return
 	}
 	w := kn.work()

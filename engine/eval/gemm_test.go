@@ -357,3 +357,48 @@ func TestGemmBitsIndependentOfSplit(t *testing.T) {
 		}
 	}
 }
+
+// TestGemmPipelinedMatchesShared: the barrier-free schedule (pipelined)
+// gives every element the bits of the barrier one (shared), storing first
+// slices or adding to C, with B row- or column-major, YNNPACK's kc, and
+// blocks narrow enough that the rotating buffers of B are reused.
+func TestGemmPipelinedMatchesShared(t *testing.T) {
+	r := rand.New(rand.NewSource(12))
+	defer func(v int) { pipelineMaxB, gemmPipelined = v, true }(pipelineMaxB)
+	for _, kn0 := range gemmKernelsF32() {
+		for _, sz := range []gemmSize{{1, 2053, 300, 1030}, {1, 301, 257, 700}, {1, 97, 1000, 33}, {1, 13, 5000, 600}} {
+			m, n, k := sz.m, sz.n, sz.k
+			a, b := make([]float32, m*k), make([]float32, k*n)
+			for i := range a {
+				a[i] = float32(r.NormFloat64())
+			}
+			for i := range b {
+				b[i] = float32(r.NormFloat64())
+			}
+			for _, kn := range []*gemmKernel[float32]{kn0, kn0.withKC(512)} {
+				for _, maxB := range []int{1 << 19, 1 << 15} {
+					pipelineMaxB = maxB
+					for _, lb := range []gemmLayout{rowMajor(k, n), colMajor(k, n)} {
+						for _, ov := range []bool{false, true} {
+							var want, got []float32
+							for _, pl := range []bool{false, true} {
+								gemmPipelined = pl
+								c := make([]float32, m*n)
+								for i := range c {
+									c[i] = float32(i%7) - 3
+								}
+								kn.runMode(ov && kn.store != nil, 2, 1, m, n, k, a, rowMajor(m, k), b, lb, c)
+								want, got = got, c
+							}
+							for i := range got {
+								if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+									t.Fatalf("%s %v maxB %d %v over %v: c[%d] = %g, shared %g", kn.name, sz, maxB, lb, ov, i, got[i], want[i])
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
