@@ -130,6 +130,13 @@ type fusedGroup struct {
 	// opcode, whether it is a cbrt, and glibcSubnormalOps of its opcode,
 	// looked up once at planning.
 	keepSub, cbrt, glibcFix []bool
+	// estate0 is what every block knows of the outside operands before it
+	// runs (nil: nothing): results that never hold a subnormal
+	// (resultFlushed) are clean.
+	estate0 []uint8
+	// ynnOps is each fuseYNN member's parsed backend_config (per block,
+	// parsing it had cost more than a block of exp).
+	ynnOps []YNNOp
 	// preserves marks members whose result is subnormal exactly where
 	// their operand is: abs and negate (sign bit only), and tanh, which
 	// returns x itself for |x| < 4e-4 and a normal number for every other
@@ -175,6 +182,7 @@ type fuseScratch struct {
 	out      [][]float32 // groups with extras
 	outN     [][]byte
 	w        *fuseWorker // a small group's worker (worker)
+	mstate   []uint8     // cleanBroadcasts' states
 }
 
 // takeScratch returns the group's tables, or new ones while another run
@@ -238,6 +246,11 @@ type fuseInputs struct {
 	// nraw is, per outside operand (extID) of a narrow group read in
 	// place (not gathered), its bytes, widened a block at a time.
 	nraw [][]byte
+	// mstate, when set, is what every block knows of each member's block
+	// before it runs: a broadcast of a source found free of subnormals
+	// (one scan of the source per run, where each block's copy of it had
+	// been scanned again) is clean in every block.
+	mstate []uint8
 }
 
 // Per-block knowledge of whether a member's (or outside operand's) block
@@ -799,23 +812,32 @@ var fusionNoExtras = os.Getenv("GOLDTRACE_NO_FUSION_EXTRAS") == "1"
 // read wherever its groups run, so in then has no such group.
 func extraGroup(in *hlo.Instruction, users []*hlo.Instruction, groupOf map[*hlo.Instruction]*fusedGroup,
 	order map[*hlo.Instruction]int) *fusedGroup {
+	// A group runs at its root (members[0] while planning), a reduce's
+	// at the reduce. (f32 reduce groups write extras as any group does;
+	// softmax's one_hot select, summed and added, is one.)
+	runsAt := func(g *fusedGroup) int {
+		if g.reduce != nil {
+			return order[g.reduce]
+		}
+		return order[g.members[0]]
+	}
 	var best *fusedGroup
 	for _, u := range users {
 		if fusibleKind(u).gathers() {
 			return nil
 		}
 		ug := groupOf[u]
-		if ug == nil || ug.reduce != nil || !equalDims(ug.dims, in.Shape.Dims) || ug.elem != memberElem(in) {
+		if ug == nil || ug.reduce != nil && ug.elem != dtype.F32 || !equalDims(ug.dims, in.Shape.Dims) || ug.elem != memberElem(in) {
 			continue
 		}
-		if best == nil || order[ug.members[0]] < order[best.members[0]] {
+		if best == nil || runsAt(ug) < runsAt(best) {
 			best = ug
 		}
 	}
 	if best == nil {
 		return nil
 	}
-	at := order[best.members[0]] // members[0] is the root while planning
+	at := runsAt(best)
 	for _, u := range users {
 		if ug := groupOf[u]; ug == best {
 			continue
@@ -828,6 +850,45 @@ func extraGroup(in *hlo.Instruction, users []*hlo.Instruction, groupOf map[*hlo.
 		}
 	}
 	return best
+}
+
+// reduceWithExtra returns the fusible f32 reduce among in's users when
+// every other user runs after it (a user in a group when that group runs,
+// at its root; any other user at its own position) and none gathers: in
+// may then be the root of the reduce's group, written whole as an extra
+// for the others. Else nil.
+func reduceWithExtra(in *hlo.Instruction, users []*hlo.Instruction, groupOf map[*hlo.Instruction]*fusedGroup,
+	order map[*hlo.Instruction]int) *hlo.Instruction {
+	if len(users) < 2 || memberElem(in) != dtype.F32 {
+		return nil
+	}
+	var r *hlo.Instruction
+	for _, u := range users {
+		if u.Opcode == "reduce" && fusibleReduce(u, in) {
+			if r != nil && r != u {
+				return nil
+			}
+			r = u
+		}
+	}
+	if r == nil {
+		return nil
+	}
+	at := order[r]
+	for _, u := range users {
+		switch ug := groupOf[u]; {
+		case u == r:
+		case fusibleKind(u).gathers():
+			return nil
+		case ug != nil:
+			if order[ug.members[0]] <= at {
+				return nil
+			}
+		case order[u] <= at:
+			return nil
+		}
+	}
+	return r
 }
 
 // planFusion groups c's fusible instructions: walking backwards, an
@@ -910,6 +971,13 @@ func planFusion(c *hlo.Computation) *fusionPlan {
 				extra = true
 			}
 		}
+		// A value a reduce folds and other instructions read after the
+		// reduce (softmax's exp, summed and then divided): the reduce's
+		// group, the value written whole as its extra.
+		var extraReduce *hlo.Instruction
+		if g == nil && k != fuseCompare && k != fusePred && !k.gathers() && in != c.Root && !fusionNoExtras {
+			extraReduce = reduceWithExtra(in, users[in], groupOf, order)
+		}
 		var predOut *hlo.Instruction
 		predRoot := false
 		switch {
@@ -931,8 +999,12 @@ func planFusion(c *hlo.Computation) *fusionPlan {
 		if g == nil {
 			g = &fusedGroup{elem: in.Shape.Elem, dims: in.Shape.Dims, pos: map[*hlo.Instruction]int{}}
 			groups = append(groups, g)
-			if in != c.Root && len(users[in]) == 1 && !k.gathers() {
-				if r := users[in][0]; fusibleReduce(r, in) {
+			if in != c.Root && (len(users[in]) == 1 || extraReduce != nil) && !k.gathers() {
+				r := users[in][0]
+				if extraReduce != nil {
+					r = extraReduce
+				}
+				if fusibleReduce(r, in) {
 					kind := ynnSumOrder(r, func(x *hlo.Instruction) int {
 						n := 0
 						for _, op := range c.Instructions {
@@ -946,6 +1018,7 @@ func planFusion(c *hlo.Computation) *fusionPlan {
 					})
 					if kind != ynnF64 { // (f64 YNNPACK rows run unfused, reduce_ynn.go)
 						g.reduce, g.op, g.ynn = r, fastReducer(r.ToApply()), kind
+						extra = extraReduce != nil
 					}
 				}
 			}
@@ -991,7 +1064,8 @@ func planFusion(c *hlo.Computation) *fusionPlan {
 			}
 			g.cmpFlush[j] = g.kinds[j] == fuseCompare && bf16CompareFlushes(m)
 			g.flushed[j] = g.kinds[j] == fuseBinary && !keepsSubnormalResult(m.Opcode) ||
-				g.kinds[j] == fuseUnary && !keepsSubnormals(m.Opcode)
+				g.kinds[j] == fuseUnary && !keepsSubnormals(m.Opcode) ||
+				g.kinds[j] == fuseYNN // (every YNNPACK result is flushed: ynnOut)
 			if g.elem == dtype.F64 {
 				// f64: XLA's tanh flushes; compares always see subnormals as 0.
 				g.flushed[j] = g.kinds[j] == fuseBinary || g.kinds[j] == fuseUnary && !keepsSubnormals64(m.Opcode)
@@ -1047,6 +1121,15 @@ func planFusion(c *hlo.Computation) *fusionPlan {
 			}
 		}
 		g.nExt = len(ids)
+		g.estate0 = nil
+		for op, id := range ids {
+			if g.elem == dtype.F32 && resultFlushed(op) {
+				if g.estate0 == nil {
+					g.estate0 = make([]uint8, len(ids))
+				}
+				g.estate0[id] = blockClean
+			}
+		}
 		g.outside, g.slots = nil, 0
 		g.keepSub, g.cbrt, g.glibcFix = make([]bool, n), make([]bool, n), make([]bool, n)
 		for j, m := range g.members {
@@ -1057,6 +1140,16 @@ func planFusion(c *hlo.Computation) *fusionPlan {
 			}
 			g.slots += len(m.Operands)
 			g.keepSub[j], g.cbrt[j], g.glibcFix[j] = keepsSubnormals(m.Opcode), m.Opcode == "cbrt", glibcSubnormalOps[m.Opcode]
+		}
+		g.ynnOps = make([]YNNOp, n)
+		for j, m := range g.members {
+			if g.kinds[j] == fuseYNN {
+				o, err := ParseYNNOp(m.BackendConfig)
+				if err != nil {
+					o.Op = "" // reported when the block runs
+				}
+				g.ynnOps[j] = o
+			}
 		}
 		g.assignSlots()
 		g.narrowOut = narrowingUse(g, c, users)
@@ -1256,6 +1349,9 @@ func (g *fusedGroup) eval(ev *Evaluator, vals func(*hlo.Instruction) (Value, boo
 	}
 	sc.predArgs = ext.predArgs // made for this group's pred operands, kept
 	total := int(tensor.NumElements(g.dims))
+	if g.elem == dtype.F32 {
+		ext.mstate = g.cleanBroadcasts(sc, ext, total)
+	}
 	if g.predOut != nil || g.predRoot {
 		// As convert from pred: the root compare's bytes as zeros and ones
 		// (as themselves, for a pred value).
@@ -1408,6 +1504,49 @@ func (g *fusedGroup) eval(ev *Evaluator, vals func(*hlo.Instruction) (Value, boo
 		}
 	})
 	return ArrayValue(out), extras, nil
+}
+
+// resultFlushed reports whether in's value never holds a subnormal,
+// however it is computed (alone, in a group, as an extra): f32 add,
+// subtract, multiply and divide flush their results (FTZ), and so does
+// every YNNTarget op (ynnOut).
+func resultFlushed(in *hlo.Instruction) bool {
+	if !in.Shape.IsArray() || in.Shape.Elem != dtype.F32 {
+		return false
+	}
+	switch in.Opcode {
+	case "add", "subtract", "multiply", "divide":
+		return len(in.Operands) == 2 && in.Operands[0].Shape.Elem == dtype.F32 && in.Operands[1].Shape.Elem == dtype.F32
+	case "custom-call":
+		return in.CustomCallTarget == YNNTarget
+	}
+	return false
+}
+
+// cleanBroadcasts returns the per-member states every block of this run
+// starts from (nil: all unknown): a broadcast member whose outside source,
+// smaller than the group, holds no subnormal is clean. The states live in
+// sc between runs.
+func (g *fusedGroup) cleanBroadcasts(sc *fuseScratch, ext fuseInputs, total int) []uint8 {
+	var st []uint8
+	for j, k := range g.kinds {
+		if k != fuseBroadcast || g.extID[j][0] < 0 {
+			continue
+		}
+		src := ext.f[j][0]
+		if src == nil || len(src) >= total || firstSubnormal(src) >= 0 {
+			continue
+		}
+		if st == nil {
+			if cap(sc.mstate) < len(g.kinds) {
+				sc.mstate = make([]uint8, len(g.kinds))
+			}
+			st = sc.mstate[:len(g.kinds)]
+			clear(st)
+		}
+		st[j] = blockClean
+	}
+	return st
 }
 
 // fuseRowBlock bounds a reduce group's block when it holds whole rows.
@@ -1597,8 +1736,16 @@ func dazInto[F float](xs, tmp []F) []F {
 func (w *fuseWorker) block(g *fusedGroup, ext fuseInputs, s, e int, o []float32) {
 	n := len(g.members)
 	l := e - s
-	clear(w.states)
-	clear(w.estate)
+	if ext.mstate != nil {
+		copy(w.states, ext.mstate)
+	} else {
+		clear(w.states)
+	}
+	if g.estate0 != nil {
+		copy(w.estate, g.estate0)
+	} else {
+		clear(w.estate)
+	}
 	clear(w.edone)
 	// (Made once and pointed at each member: a struct literal per member
 	// was built and copied, its stores read back before they landed.)
@@ -1658,7 +1805,7 @@ func (w *fuseWorker) block(g *fusedGroup, ext fuseInputs, s, e int, o []float32)
 			if len(m.Operands) == 2 {
 				b = mb.arg(1)
 			}
-			ynnBlock(m, mb.arg(0), b, dst)
+			ynnBlock(m, g.ynnOps[j], mb.arg(0), b, dst)
 		case fuseBroadcast, fuseSlice:
 			if g.splat[j] {
 				// One value everywhere: the whole buffer (every block's

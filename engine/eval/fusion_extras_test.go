@@ -1,6 +1,8 @@
 package eval
 
 import (
+	"fmt"
+	"math"
 	"math/rand"
 	"testing"
 
@@ -109,4 +111,106 @@ ENTRY e {
 	}
 	rng := rand.New(rand.NewSource(3))
 	fusedVsOpByOp(t, src, randomF32(rng, []int64{64, 64}), randomF32(rng, []int64{64, 64}))
+}
+
+// Softmax's exp, summed and then multiplied by the row's reciprocal: the
+// exp is the root of the sum's group and written whole as its extra (rows
+// of whole blocks, and rows longer than a block), and the results are the
+// op-by-op evaluation's, subnormals and specials included.
+func TestFusionReduceRootExtra(t *testing.T) {
+	for _, cols := range []int64{1000, 20000} {
+		src := fmt.Sprintf(`HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[8,%[1]d] parameter(0)
+  m = f32[8] parameter(1)
+  mb = f32[8,%[1]d] broadcast(m), dimensions={0}
+  d = f32[8,%[1]d] subtract(x, mb)
+  ex = f32[8,%[1]d] custom-call(d), custom_call_target="__goldtrace$ynn", backend_config="op=exp;in=3f800000;c0=0;c1=3f800000"
+  z = f32[] constant(0)
+  s = f32[8] reduce(ex, z), dimensions={1}, to_apply=add
+  c1 = f32[] constant(1)
+  one = f32[8] broadcast(c1), dimensions={}
+  r = f32[8] divide(one, s)
+  rb = f32[8,%[1]d] broadcast(r), dimensions={0}
+  ROOT y = f32[8,%[1]d] multiply(ex, rb)
+}
+`, cols)
+		m, err := hlo.ParseText([]byte(src), "t.hlo")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var g *fusedGroup
+		for _, x := range planFusion(m.Entry).groups {
+			if x.reduce != nil {
+				g = x
+			}
+		}
+		if g == nil || len(g.extras) != 1 || g.extras[0].Name != "ex" {
+			t.Fatalf("cols %d: the sum's group does not write the exp as its extra", cols)
+		}
+		rng := rand.New(rand.NewSource(cols))
+		x := randomF32(rng, []int64{8, cols})
+		xs := x.F32()
+		xs[3], xs[5], xs[7], xs[11] = 1e-40, float32(math.Inf(1)), float32(math.NaN()), -1e-39
+		mx := randomF32(rng, []int64{8})
+		if !fusedVsOpByOp(t, src, x, mx) {
+			t.Fatal("nothing was fused")
+		}
+	}
+}
+
+// A member of a reduce's group that is not its root, read after the
+// reduce (cross-entropy's one_hot select, negated and summed, then added
+// to the gradient): written whole as the group's extra, with the op-by-op
+// evaluation's bits.
+func TestFusionReduceGroupExtraMember(t *testing.T) {
+	const src = `HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY e {
+  p = pred[64,1000] parameter(0)
+  x = f32[64,1000] parameter(1)
+  c = f32[] constant(-0.00012207031)
+  cb = f32[64,1000] broadcast(c), dimensions={}
+  z = f32[] constant(0)
+  zb = f32[64,1000] broadcast(z), dimensions={}
+  sel = f32[64,1000] select(p, cb, zb)
+  ng = f32[64,1000] custom-call(sel), custom_call_target="__goldtrace$ynn", backend_config="op=negate;in=3f800000;c0=0;c1=3f800000"
+  s = f32[64] reduce(ng, z), dimensions={1}, to_apply=add
+  sb = f32[64,1000] broadcast(s), dimensions={0}
+  m = f32[64,1000] multiply(sb, x)
+  ROOT y = f32[64,1000] add(sel, m)
+}
+`
+	m, err := hlo.ParseText([]byte(src), "t.hlo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g *fusedGroup
+	for _, x := range planFusion(m.Entry).groups {
+		if x.reduce != nil {
+			g = x
+		}
+	}
+	if g == nil || len(g.extras) != 1 || g.extras[0].Name != "sel" {
+		t.Fatal("the sum's group does not write the select as its extra")
+	}
+	rng := rand.New(rand.NewSource(5))
+	p := tensor.New(dtype.Pred, []int64{64, 1000})
+	for i := range p.Data {
+		if rng.Intn(100) == 0 {
+			p.Data[i] = 1
+		}
+	}
+	if !fusedVsOpByOp(t, src, p, randomF32(rng, []int64{64, 1000})) {
+		t.Fatal("nothing was fused")
+	}
 }

@@ -130,6 +130,8 @@ func xlaRewrites(m *hlo.Module) error {
 		if err := r.rewrite(c, r.contract); err != nil {
 			return err
 		}
+		cseYNN(c)
+		forwardLocalTuples(c)
 		pruneDead(c, before)
 	}
 	return nil

@@ -424,3 +424,56 @@ func ynnSquaredBF16(v *hlo.Instruction) *hlo.Instruction {
 	}
 	return nil
 }
+
+// cseYNN merges the YNNTarget calls of c that compute the same op on the
+// same operands (ynnWiden gives a bf16 member's f32 twin to each reader, so
+// softmax's exp is asked for twice: once summed, once divided): the later
+// call's users read the first one, which computes the same bits. It runs
+// after every rewrite that counts uses (contraction), so it changes where
+// values come from, never which arithmetic runs.
+func cseYNN(c *hlo.Computation) {
+	type key struct {
+		config string
+		shape  string
+		ops    [3]*hlo.Instruction
+	}
+	seen := map[key]*hlo.Instruction{}
+	repl := map[*hlo.Instruction]*hlo.Instruction{}
+	for _, in := range c.Instructions {
+		if len(repl) > 0 {
+			remap(in.Operands, repl)
+			remap(in.ControlPredecessors, repl)
+		}
+		if in.Opcode != "custom-call" || in.CustomCallTarget != eval.YNNTarget || len(in.Operands) > 3 ||
+			len(in.Called) != 0 || len(in.ControlPredecessors) != 0 || !in.Shape.IsArray() {
+			continue
+		}
+		k := key{config: in.BackendConfig, shape: plainShape(in.Shape).String()}
+		copy(k.ops[:], in.Operands)
+		if first, ok := seen[k]; ok && in != c.Root {
+			repl[in] = first
+			continue
+		}
+		if _, ok := seen[k]; !ok {
+			seen[k] = in
+		}
+	}
+}
+
+// plainShape is s without its layout when that layout is the default
+// (row-major, untiled), which is how the evaluator lays out a shape that
+// has none.
+func plainShape(s hlo.Shape) hlo.Shape {
+	l := s.Layout
+	if l == nil || len(l.Tiles) != 0 || l.ElementSizeBits != 0 || l.MemorySpace != 0 || len(l.Extra) != 0 ||
+		len(l.MinorToMajor) != len(s.Dims) {
+		return s
+	}
+	for i, d := range l.MinorToMajor {
+		if d != int64(len(s.Dims)-1-i) {
+			return s
+		}
+	}
+	s.Layout = nil
+	return s
+}
