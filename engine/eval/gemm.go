@@ -4,9 +4,6 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
-	"unsafe"
-
-	"goldtrace/engine/tensor"
 )
 
 // Packed, cache-blocked GEMM in the GotoBLAS/BLIS arrangement. For each
@@ -87,21 +84,30 @@ func (kn *gemmKernel[T]) work() *gemmWork[T] {
 
 // packedA returns w.ap grown to hold rows×depth of A in mr-tall panels.
 func (w *gemmWork[T]) packedA(mr, rows, depth int) []T {
-	w.ap = grow(w.ap, roundUp(rows, mr)*depth)
+	w.ap = growScratch(w.ap, roundUp(rows, mr)*depth)
 	return w.ap
 }
 
 // packedB returns w.bp grown to hold depth×cols of B in nr-wide panels.
 func (w *gemmWork[T]) packedB(nr, depth, cols int) []T {
-	w.bp = grow(w.bp, depth*roundUp(cols, nr))
+	w.bp = growScratch(w.bp, depth*roundUp(cols, nr))
 	return w.bp
 }
 
 func grow[T any](s []T, n int) []T {
 	if cap(s) < n {
-		s = make([]T, n)
-		tensor.AdviseHugePages(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), n*int(unsafe.Sizeof(s[0]))))
-		return s
+		return make([]T, n)
+	}
+	return s[:n]
+}
+
+// growScratch is grow for the packing buffers, whose elements are written
+// before they are read: new storage is not cleared (make would clear it
+// on the calling goroutine, taking every 4 KiB page fault there) and, when
+// large, is backed by huge pages (tensor.StorageForWriting).
+func growScratch[T number](s []T, n int) []T {
+	if cap(s) < n {
+		return storageForWriting[T](n)
 	}
 	return s[:n]
 }

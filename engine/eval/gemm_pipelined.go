@@ -43,7 +43,7 @@ func (kn *gemmKernel[T]) pipelined(ov bool, par, m, n, k int, a []T, la gemmLayo
 	size := k * ncp
 	w0 := kn.work()
 	defer kn.pool.Put(w0)
-	w0.pipe = grow(w0.pipe, nbuf*size)
+	w0.pipe = growScratch(w0.pipe, nbuf*size)
 
 	// The queue: P0 P1 C0 P2 C1 ... P(last) C(last-1) C(last), where Pj
 	// packs block j and Cj multiplies its row chunks.

@@ -32,7 +32,3 @@ func adviseHugePages(b []byte) {
 		_ = syscall.Madvise(b[lo-p:hi-p], 14) // MADV_HUGEPAGE
 	}
 }
-
-// AdviseHugePages is adviseHugePages for scratch storage of other
-// packages (the GEMM's packing buffers).
-func AdviseHugePages(b []byte) { adviseHugePages(b) }

@@ -3,7 +3,3 @@
 package tensor
 
 func adviseHugePages([]byte) {}
-
-// AdviseHugePages is adviseHugePages for scratch storage of other
-// packages (the GEMM's packing buffers).
-func AdviseHugePages([]byte) {}
