@@ -1456,6 +1456,12 @@ func (g *fusedGroup) eval(ev *Evaluator, vals func(*hlo.Instruction) (Value, boo
 	if whole {
 		blk = min(rowBlock/runLen*runLen, total)
 	}
+	// A root that is also an extra (softmax's exp) and needs no flushing
+	// is computed straight into its whole output and folded from there.
+	var rootOut []float32
+	if !dazRoot && ext.out != nil {
+		rootOut = ext.out[n-1]
+	}
 	rext := ext // the closure's own copy: the tables stay off the heap otherwise
 	parallelPull(rows, total*n, func(lo, hi int) {
 		w := getFuseWorker(g, blk)
@@ -1466,16 +1472,20 @@ func (g *fusedGroup) eval(ev *Evaluator, vals func(*hlo.Instruction) (Value, boo
 			for r := lo; r < hi; r += per {
 				re := min(r+per, hi)
 				s, e := r*runLen, re*runLen
-				w.block(g, rext, s, e, buf[:e-s])
+				dst := buf[:e-s]
+				if rootOut != nil {
+					dst = rootOut[s:e]
+				}
+				w.block(g, rext, s, e, dst)
 				if g.ynn != ynnNone {
-					b := fold(buf[:e-s])
+					b := fold(dst)
 					sseAfterAVX() // scalar lanes after the block's vector code
 					for q := r; q < re; q++ {
 						o[q] = ynnSumRow(g.ynn, i0, b[(q-r)*runLen:(q-r+1)*runLen])
 					}
 					continue
 				}
-				foldRows(g.op, i0, fold(buf[:e-s]), runLen, o[r:re])
+				foldRows(g.op, i0, fold(dst), runLen, o[r:re])
 			}
 			return
 		}
@@ -1888,7 +1898,9 @@ func (w *fuseWorker) block(g *fusedGroup, ext fuseInputs, s, e int, o []float32)
 			w.states[j] = blockClean
 		}
 		if ext.out != nil && ext.out[j] != nil {
-			copy(ext.out[j][s:e], dst)
+			if d := ext.out[j][s:e]; len(d) > 0 && &d[0] != &dst[0] {
+				copy(d, dst) // (a reduce's root may be computed in place)
+			}
 		}
 		if ext.outN != nil && ext.outN[j] != nil {
 			storeNarrow(g.elem, dst, ext.outN[j][2*s:2*e])
