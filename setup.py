@@ -48,11 +48,27 @@ class BuildGoThenNative(build_ext):
         for ext in self.extensions:
             ext.include_dirs.insert(0, str(libdir))
             ext.library_dirs.insert(0, str(libdir))
+            # A Python process that has the old libraries loaded (a notebook
+            # kernel, a test run beside an editable reinstall) maps their
+            # files: writing the new ones into the same inodes would change
+            # code under it and crash it with SIGSEGV. Unlinked, the old
+            # files live on for their mappings and the new ones get new inodes.
+            _unlink(pathlib.Path(self.get_ext_fullpath(ext.name)))
+            _unlink(pathlib.Path(self.get_ext_fullpath(ext.name)).parent / "libgoldtrace.so")
         super().run()
         for ext in self.extensions:
             dest = pathlib.Path(self.get_ext_fullpath(ext.name)).parent
             dest.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(libdir / "libgoldtrace.so", dest / "libgoldtrace.so")
+            staged = dest / f".libgoldtrace.so.{os.getpid()}.tmp"
+            shutil.copy2(libdir / "libgoldtrace.so", staged)
+            os.replace(staged, dest / "libgoldtrace.so")
+
+
+def _unlink(path):
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        pass
 
 
 tmp = ROOT / "build" / "cffi-src"
