@@ -413,9 +413,10 @@ func (y *ynnDot) uniform() bool {
 	return true
 }
 
-// run computes c = a x b (row-major [nb, m, n], whatever it held: every
-// element is set) in YNNPACK's order.
-func (y *ynnDot) run(par, nb, m, n, k int, a []float32, la gemmLayout, b []float32, lb gemmLayout, c []float32) {
+// runGeneral is run (dot_ynn_tiny.go) for any shape: c = a x b
+// (row-major [nb, m, n], whatever it held: every element is set) in
+// YNNPACK's order.
+func (y *ynnDot) runGeneral(par, nb, m, n, k int, a []float32, la gemmLayout, b []float32, lb gemmLayout, c []float32) {
 	if kn := y.blockKernel(k); kn != nil {
 		kn.runOver(par, nb, m, n, k, a, la, b, lb, c)
 		return

@@ -1,0 +1,208 @@
+package eval
+
+import (
+	"math"
+	"os"
+)
+
+// Batched dots of tiny matrices (jax.vmap of an 8x8 @ 8x8 over 65536
+// pairs) spent most of their time outside arithmetic: ynnDot.lanes packs B,
+// allocates its lanes and runs a goroutine loop per batch element, for 512
+// multiply-adds. Here each batch element is summed in the plan's order,
+// eight output columns at a time on VFMADD/VADDPS (ynnTinyTaskVec, the
+// GOEXPERIMENT=simd build) or element by element (ynnTinyTask), with
+// nothing allocated per element and the batch split over the goroutines:
+//
+//   - per task, per K block (kstep deep, K past the last multiple of tk a
+//     block of its own), lane r is the FMA chain from +0 over the block's
+//     k ≡ r (mod tk), in k order, each step rounded once (fma32Exact),
+//     then added to +0 (the lane's cleared storage: -0 becomes +0);
+//   - the lanes are added as s0+s1 or (s0+s1)+(s2+s3) (one lane: s0);
+//   - the first block sets the element, each later one is added: s + c.
+//
+// This is the arithmetic of lanes (and of the tile_k 1 GEMM over the K
+// blocks), value for value. The one thing it could choose differently is
+// which NaN payload survives when two NaNs meet; with no NaN among the
+// operands every NaN is the default one (Inf*0, Inf-Inf), so a batch
+// element whose operands hold a NaN goes the general way instead.
+
+// ynnTinyMax bounds m, n and k of the dots taken here.
+const ynnTinyMax = 16
+
+// ynnTinyOff disables the path (tests compare against runGeneral);
+// GOLDTRACE_YNN_TINY=0 does the same.
+var ynnTinyOff = os.Getenv("GOLDTRACE_YNN_TINY") == "0"
+
+// ynnTinyScalar makes the path run the scalar ynnTinyTask where the vector
+// kernel would (tests).
+var ynnTinyScalar bool
+
+// run computes c = a x b (row-major [nb, m, n], whatever it held: every
+// element is set) in YNNPACK's order.
+func (y *ynnDot) run(par, nb, m, n, k int, a []float32, la gemmLayout, b []float32, lb gemmLayout, c []float32) {
+	if !y.runTiny(par, nb, m, n, k, a, la, b, lb, c) {
+		y.runGeneral(par, nb, m, n, k, a, la, b, lb, c)
+	}
+}
+
+// runTiny is run for m, n, k up to ynnTinyMax on FMA plans; false when it
+// does not apply.
+func (y *ynnDot) runTiny(par, nb, m, n, k int, a []float32, la gemmLayout, b []float32, lb gemmLayout, c []float32) bool {
+	if ynnTinyOff || m > ynnTinyMax || n > ynnTinyMax || k > ynnTinyMax || m == 0 || n == 0 || k == 0 || nb == 0 {
+		return false
+	}
+	for _, t := range y.tasks {
+		if !t.fma || (t.tk != 1 && t.tk != 2 && t.tk != 4) || t.kstep <= 0 || (t.kstep%t.tk != 0 && t.kstep < k) {
+			return false
+		}
+	}
+	per := m * n * k
+	chunks := 1
+	if par > 1 && nb*per >= gemmSerialFlops {
+		chunks = min(nb, 8*par)
+	}
+	y.kn.parallelFor(min(par, chunks), chunks, func(_ *gemmWork[float32], it int) {
+		b0, b1 := it*nb/chunks, (it+1)*nb/chunks
+		if ynnTinyVectors && !ynnTinyScalar {
+			var a32 [ynnTinyMax * ynnTinyMax]float32
+			var bp [ynnTinyMax * ynnTinyW]float32
+			for bi := b0; bi < b1; bi++ {
+				cb := c[bi*m*n : (bi+1)*m*n]
+				if !ynnTinyLoad32(a32[:], bp[:], m, n, k, a[bi*la.bs:], la, b[bi*lb.bs:], lb) {
+					y.runGeneral(1, 1, m, n, k, a[bi*la.bs:], la, b[bi*lb.bs:], lb, cb)
+					continue
+				}
+				for _, t := range y.tasks {
+					ynnTinyTaskVec(t, n, k, a32[:], bp[:], cb)
+				}
+			}
+			sseAfterAVX()
+			return
+		}
+		var ad, bd [ynnTinyMax * ynnTinyMax]float64
+		for bi := b0; bi < b1; bi++ {
+			cb := c[bi*m*n : (bi+1)*m*n]
+			if !ynnTinyLoad(ad[:], bd[:], m, n, k, a[bi*la.bs:], la, b[bi*lb.bs:], lb) {
+				y.runGeneral(1, 1, m, n, k, a[bi*la.bs:], la, b[bi*lb.bs:], lb, cb)
+				continue
+			}
+			for _, t := range y.tasks {
+				ynnTinyTask(t, n, k, ad[:], bd[:], cb)
+			}
+		}
+	})
+	return true
+}
+
+// ynnTinyW is the row stride of B in ynnTinyLoad32's copy: room for an
+// 8-column vector starting at any column below ynnTinyMax.
+const ynnTinyW = ynnTinyMax + 8
+
+// ynnTinyLoad32 copies one batch element's A row-major into a32 (row i at
+// i*k) and B row-major into bp (row p at p*ynnTinyW, zero past column n);
+// false when either holds a NaN.
+func ynnTinyLoad32(a32, bp []float32, m, n, k int, a []float32, la gemmLayout, b []float32, lb gemmLayout) bool {
+	ok := true
+	for i := 0; i < m; i++ {
+		row := a32[i*k : (i+1)*k]
+		for p := range row {
+			x := a[i*la.rs+p*la.cs]
+			ok = ok && x == x
+			row[p] = x
+		}
+	}
+	for p := 0; p < k; p++ {
+		row := bp[p*ynnTinyW : (p+1)*ynnTinyW]
+		for j := 0; j < n; j++ {
+			x := b[p*lb.rs+j*lb.cs]
+			ok = ok && x == x
+			row[j] = x
+		}
+		clear(row[n:])
+	}
+	return ok
+}
+
+// ynnTinyLoad widens one batch element's A into ad (row i at i*k) and B
+// transposed into bd (column j at j*k); false when either holds a NaN.
+func ynnTinyLoad(ad, bd []float64, m, n, k int, a []float32, la gemmLayout, b []float32, lb gemmLayout) bool {
+	ok := true
+	for i := 0; i < m; i++ {
+		row := ad[i*k : (i+1)*k]
+		for p := range row {
+			x := a[i*la.rs+p*la.cs]
+			ok = ok && x == x
+			row[p] = float64(x)
+		}
+	}
+	for j := 0; j < n; j++ {
+		col := bd[j*k : (j+1)*k]
+		for p := range col {
+			x := b[p*lb.rs+j*lb.cs]
+			ok = ok && x == x
+			col[p] = float64(x)
+		}
+	}
+	return ok
+}
+
+// ynnTinyTask sums task t's elements of one batch element into c (row
+// stride n).
+func ynnTinyTask(t ynnTask, n, k int, ad, bd []float64, c []float32) {
+	tk := t.tk
+	km := k - k%tk
+	for i := t.i0; i < t.i1; i++ {
+		ar := ad[i*k : (i+1)*k]
+		for j := t.j0; j < t.j1; j++ {
+			bc := bd[j*k : (j+1)*k]
+			var acc float32
+			first := true
+			for lo := 0; lo < k; {
+				hi := min(km, lo+t.kstep)
+				if lo >= km {
+					hi = k
+				}
+				var s float32
+				switch tk {
+				case 1:
+					s = ynnTinyChain(ar, bc, lo, hi, 1)
+				case 2:
+					s = ynnTinyChain(ar, bc, lo, hi, 2) + ynnTinyChain(ar, bc, lo+1, hi, 2)
+				default:
+					s = (ynnTinyChain(ar, bc, lo, hi, 4) + ynnTinyChain(ar, bc, lo+1, hi, 4)) +
+						(ynnTinyChain(ar, bc, lo+2, hi, 4) + ynnTinyChain(ar, bc, lo+3, hi, 4))
+				}
+				if first {
+					acc, first = s, false
+				} else {
+					acc = s + acc
+				}
+				lo = hi
+			}
+			c[i*n+j] = acc
+		}
+	}
+}
+
+// ynnTinyChain is the FMA chain from +0 over a[p]*b[p] for p = lo, lo+step,
+// ... below hi, added to +0 as the GEMM adds a tile to its cleared (or
+// stored) lane: a chain that underflowed to -0 comes out +0.
+func ynnTinyChain(a, b []float64, lo, hi, step int) float32 {
+	var acc float32
+	for p := lo; p < hi; p += step {
+		acc = fma32Exact(a[p], b[p], acc)
+	}
+	return acc + 0
+}
+
+// fma32Exact is a*b+c rounded once to float32 (a and b float32 values held
+// in float64, so their product is exact): fma32, with the float64 sum
+// rounded to odd before narrowing also when it lies in float32's
+// subnormal range, where a float32 midpoint is not where fma32 looks.
+func fma32Exact(a, b float64, c float32) float32 {
+	s := a*b + float64(c)
+	if bits := math.Float64bits(s); bits<<35 == 1<<63 || (bits>>52)&0x7ff < 1023-126 && bits<<1 != 0 {
+		return fma32Tie(float32(a), float32(b), c)
+	}
+	return float32(s)
+}
