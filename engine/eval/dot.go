@@ -149,6 +149,11 @@ func evalDot(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
 	if t := dotS8(ev, par, p, lhs, rhs, out); t != nil {
 		return ArrayValue(t), nil
 	}
+	if class == classSigned {
+		if t := dotInt32(ev, par, p, lhs, rhs, out); t != nil {
+			return ArrayValue(t), nil
+		}
+	}
 	c := contractAs(class, lhs, rhs, out.Elem, out.Dims, kernels{
 		f32:  func(a, b []float32) []float32 { return dotInF32(ev, par, p, lhs.Dims, rhs.Dims, a, b, ynn) },
 		f64:  func(a, b []float64) []float64 { return dotIn(par, p, lhs.Dims, rhs.Dims, a, b) },
