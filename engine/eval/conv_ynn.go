@@ -432,6 +432,17 @@ func newConvYnnLayout(win, cg, tk, kstep int) *convYnnLayout {
 	return l
 }
 
+// srcIsIdentity reports whether the layout keeps the im2col columns in
+// their natural order.
+func (l *convYnnLayout) srcIsIdentity() bool {
+	for kk, s := range l.src {
+		if s != kk {
+			return false
+		}
+	}
+	return true
+}
+
 // im2colRow writes row r of group (n0, c0)'s im2col matrix into dst in the
 // layout's column order.
 func (l *convYnnLayout) im2colRow(p *convPlan, dst, x []float32, n0, c0, r int) {
@@ -538,10 +549,18 @@ func convYnnRunGroup(par int, p *convPlan, ow, q int, r convYnnRun, x, k, out []
 	depth := p.w * p.cg
 	nc := r.j1 - r.j0
 	col0 := q*p.og + r.j0
-	// B's rows in the layout's order, the run's features.
-	b := make([]float32, depth*nc)
-	for kk, s := range lay.src {
-		copy(b[kk*nc:(kk+1)*nc], k[s*p.o+col0:])
+	// B's rows in the layout's order, the run's features: k itself when
+	// that order is k's and the run takes every feature (a weight
+	// gradient's B is as large as an activation; a copy beside the packed
+	// one had pushed conv2_wgrad's peak RSS over issue 12's bound).
+	var b []float32
+	if col0 == 0 && nc == p.o && lay.srcIsIdentity() {
+		b = k[:depth*nc]
+	} else {
+		b = make([]float32, depth*nc)
+		for kk, s := range lay.src {
+			copy(b[kk*nc:(kk+1)*nc], k[s*p.o+col0:])
+		}
 	}
 	// The products, B packed once: the whole product in one when its
 	// blocks are the kernel's slices, else one per block (tk 1) or lane.
@@ -563,6 +582,13 @@ func convYnnRunGroup(par int, p *convPlan, ow, q int, r convYnnRun, x, k, out []
 			segs = append(segs, gs)
 		}
 	}
+	// The tiles read B's rows unpacked; the whole-product kernel only its
+	// packed copy, so b is not kept alive for it.
+	bTiles := b
+	if whole != nil {
+		bTiles = nil
+	}
+	b = nil
 	n0, c0 := p.groupStart(q)
 	width := r.i1 - r.i0
 	rows := p.nb * p.p / ow * width
@@ -599,7 +625,7 @@ func convYnnRunGroup(par int, p *convPlan, ow, q int, r convYnnRun, x, k, out []
 				clear(cb)
 				whole.run(m, nc, a, depth, cb)
 			} else {
-				convYnnTile(lay, r, segs, m, nc, depth, a, b, cb, sc)
+				convYnnTile(lay, r, segs, m, nc, depth, a, bTiles, cb, sc)
 			}
 			if !direct {
 				for i := i0; i < i1; i++ {
