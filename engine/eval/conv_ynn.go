@@ -6,6 +6,7 @@ import (
 
 	"goldtrace/engine/dtype"
 	"goldtrace/engine/hlo"
+	"goldtrace/engine/tensor"
 )
 
 // XLA:CPU (jaxlib 0.10.2) hands 2-D convolutions to YNNPACK (a
@@ -358,23 +359,133 @@ func (y *convYnn) runs(og int) []convYnnRun {
 }
 
 // convolveYnnF32 computes convolution p of lhs and rhs (f32, dims ldims and
-// rdims) in YNNPACK's order y.
+// rhs dims rdims) in YNNPACK's order y.
 func convolveYnnF32(par int, p *convPlan, y *convYnn, ldims, rdims []int64, lhs, rhs []float32) []float32 {
-	x, releaseX := permuteScratch(par, lhs, ldims, p.lhsPerm) // [N, S, C]
-	k, releaseK := permuteScratch(par, rhs, rdims, p.rhsPerm) // [W, cg, O]
-	out := make([]float32, p.nb*p.p*p.o)                      // [nb, P, O]
+	out := storageOf[float32](p.nb * p.p * p.o) // [nb, P, O]
 	runs := y.runs(p.og)
 	p.rowRuns() // im2col rows as runs of the input (identity layouts)
-	if !(len(runs) == 1 && p.cg == 1 && p.og == 1 && convYnnDepthwise(par, p, runs[0], x, k, out)) {
-		for q := 0; q < p.groups; q++ {
-			for _, r := range runs {
-				convYnnRunGroup(par, p, y.ow, q, r, x, k, out)
+	if len(runs) == 1 && p.cg == 1 && p.og == 1 {
+		x, releaseX := permuteScratch(par, lhs, ldims, p.lhsPerm) // [N, S, C]
+		k, releaseK := permuteScratch(par, rhs, rdims, p.rhsPerm) // [W, cg, O]
+		done := convYnnDepthwise(par, p, runs[0], x, k, out)
+		releaseX()
+		releaseK()
+		if done {
+			return permuteToPar(par, out, p.outDims, p.outPerm)
+		}
+	}
+	// B's rows are read from rhs where they lie, and a large input that is
+	// not laid out [N, S, C] is gathered image by image as row blocks need
+	// it: a weight gradient's operands are both activations, and permuted
+	// copies of them beside the packed B had pushed conv2_wgrad's peak RSS
+	// over issue 12's bound.
+	x := newConvYnnInput(par, p, lhs, ldims)
+	defer x.release()
+	k := convYnnKernelRows{rhs, stridedOffsets(rdims, p.rhsPerm[:len(p.rhsPerm)-1]), int(tensor.Strides(rdims)[p.rhsPerm[len(p.rhsPerm)-1]])}
+	for q := 0; q < p.groups; q++ {
+		for _, r := range runs {
+			convYnnRunGroup(par, p, y.ow, q, r, x, k, out)
+		}
+	}
+	return permuteToPar(par, out, p.outDims, p.outPerm)
+}
+
+// stridedOffsets lists the offsets, in a row-major tensor of dims, of every
+// index of the dims perm names, row-major over them (perm's last varying
+// fastest).
+func stridedOffsets(dims []int64, perm []int) []int {
+	strides := tensor.Strides(dims)
+	off := []int{0}
+	for _, d := range perm {
+		next := make([]int, 0, len(off)*int(dims[d]))
+		for _, o := range off {
+			for i := int64(0); i < dims[d]; i++ {
+				next = append(next, o+int(i*strides[d]))
+			}
+		}
+		off = next
+	}
+	return off
+}
+
+// convYnnGatherMin is the input size (elements) from which an input not
+// laid out [N, S, C] is gathered per row block instead of permuted whole.
+var convYnnGatherMin = 1 << 20 // a variable for the tests
+
+// convYnnInput is the convolution's input as [N, S, C] images: x itself
+// (lhs, or its permuted copy), or, for a large lhs in another layout, lhs
+// and where each image's elements lie in it.
+type convYnnInput struct {
+	x       []float32
+	release func()
+	lhs     []float32
+	nStride int   // offset of image n: n*nStride
+	sOff    []int // offset of spatial position s within an image
+	cStride int   // feature stride
+	imgLen  int   // elements per image (S*C)
+}
+
+func newConvYnnInput(par int, p *convPlan, lhs []float32, ldims []int64) *convYnnInput {
+	last := len(p.lhsPerm) - 1
+	if permuteIsIdentity(ldims, p.lhsPerm) || len(lhs) < convYnnGatherMin {
+		x, release := permuteScratch(par, lhs, ldims, p.lhsPerm)
+		return &convYnnInput{x: x, release: release}
+	}
+	strides := tensor.Strides(ldims)
+	return &convYnnInput{release: func() {}, lhs: lhs, nStride: int(strides[p.lhsPerm[0]]),
+		sOff: stridedOffsets(ldims, p.lhsPerm[1:last]), cStride: int(strides[p.lhsPerm[last]]),
+		imgLen: p.inSpatial * p.c}
+}
+
+// images returns a slice holding images [nLo, nHi) in [N, S, C] order and
+// the image number its start stands for (the whole x and 0, or buf,
+// regrown as needed, with the images gathered into it and nLo).
+func (in *convYnnInput) images(nLo, nHi int, buf *[]float32) ([]float32, int) {
+	if in.x != nil {
+		return in.x, 0
+	}
+	need := (nHi - nLo) * in.imgLen
+	if cap(*buf) < need {
+		*buf = make([]float32, need)
+	}
+	dst := (*buf)[:need]
+	c := in.imgLen / max(len(in.sOff), 1)
+	for n := nLo; n < nHi; n++ {
+		img := dst[(n-nLo)*in.imgLen : (n-nLo+1)*in.imgLen]
+		base := n * in.nStride
+		for si, so := range in.sOff {
+			row := img[si*c : (si+1)*c]
+			for f := range row {
+				row[f] = in.lhs[base+so+f*in.cStride]
 			}
 		}
 	}
-	releaseX()
-	releaseK()
-	return permuteToPar(par, out, p.outDims, p.outPerm)
+	return dst, nLo
+}
+
+// convYnnKernelRows locates the rows of the kernel operand viewed as
+// [W, cg, O] (its window dims, input feature, output feature) in rhs
+// without permuting it: row s starts at rowOff[s], its columns cs apart.
+type convYnnKernelRows struct {
+	rhs    []float32
+	rowOff []int
+	cs     int
+}
+
+// gather copies the rows src (k rows), columns [col0, col0+nc), into the
+// row-major dst.
+func (k convYnnKernelRows) gather(dst []float32, src []int, col0, nc int) {
+	for kk, s := range src {
+		row := dst[kk*nc : (kk+1)*nc]
+		base := k.rowOff[s] + col0*k.cs
+		if k.cs == 1 {
+			copy(row, k.rhs[base:])
+			continue
+		}
+		for j := range row {
+			row[j] = k.rhs[base+j*k.cs]
+		}
+	}
 }
 
 // convYnnLayout orders a run's im2col columns (window position w, group
@@ -430,17 +541,6 @@ func newConvYnnLayout(win, cg, tk, kstep int) *convYnnLayout {
 		}
 	}
 	return l
-}
-
-// srcIsIdentity reports whether the layout keeps the im2col columns in
-// their natural order.
-func (l *convYnnLayout) srcIsIdentity() bool {
-	for kk, s := range l.src {
-		if s != kk {
-			return false
-		}
-	}
-	return true
 }
 
 // im2colRow writes row r of group (n0, c0)'s im2col matrix into dst in the
@@ -526,7 +626,7 @@ type convYnnGEMM struct {
 	at, n int
 }
 
-func newConvYnnGEMM(kn *gemmKernel[float32], b []float32, nc, at, n int) convYnnGEMM {
+func newConvYnnGEMM(kn *gemmKernel[float32], k convYnnKernelRows, rows []int, col0, nc, at, n int) convYnnGEMM {
 	if kn == nil {
 		kn = kernelFor[float32]()
 		if n > kn.kc && kn.chain != nil {
@@ -535,7 +635,7 @@ func newConvYnnGEMM(kn *gemmKernel[float32], b []float32, nc, at, n int) convYnn
 			kn = kn.withKC(n)
 		}
 	}
-	return convYnnGEMM{kn, kn.packWhole(b[at*nc:], rowMajor(n, nc), n, nc), at, n}
+	return convYnnGEMM{kn, kn.packWholeRows(k.rhs, k.rowOff, rows[at:at+n], k.cs, col0, nc), at, n}
 }
 
 // run adds the product for m rows of a (row stride lda) to dst (m×nc).
@@ -544,37 +644,25 @@ func (g convYnnGEMM) run(m, nc int, a []float32, lda int, dst []float32) {
 }
 
 // convYnnRunGroup computes run r of group q into out.
-func convYnnRunGroup(par int, p *convPlan, ow, q int, r convYnnRun, x, k, out []float32) {
+func convYnnRunGroup(par int, p *convPlan, ow, q int, r convYnnRun, x *convYnnInput, k convYnnKernelRows, out []float32) {
 	lay := newConvYnnLayout(p.w, p.cg, r.tk, r.kstep)
 	depth := p.w * p.cg
 	nc := r.j1 - r.j0
 	col0 := q*p.og + r.j0
-	// B's rows in the layout's order, the run's features: k itself when
-	// that order is k's and the run takes every feature (a weight
-	// gradient's B is as large as an activation; a copy beside the packed
-	// one had pushed conv2_wgrad's peak RSS over issue 12's bound).
-	var b []float32
-	if col0 == 0 && nc == p.o && lay.srcIsIdentity() {
-		b = k[:depth*nc]
-	} else {
-		b = make([]float32, depth*nc)
-		for kk, s := range lay.src {
-			copy(b[kk*nc:(kk+1)*nc], k[s*p.o+col0:])
-		}
-	}
-	// The products, B packed once: the whole product in one when its
-	// blocks are the kernel's slices, else one per block (tk 1) or lane.
+	// The products, B packed once (from rhs, rows in the layout's order):
+	// the whole product in one when its blocks are the kernel's slices,
+	// else one per block (tk 1) or lane.
 	var whole *convYnnGEMM
 	var segs [][]convYnnGEMM
 	if kn := lay.sliceKC(r); kn != nil {
-		g := newConvYnnGEMM(kn, b, nc, 0, depth)
+		g := newConvYnnGEMM(kn, k, lay.src, col0, nc, 0, depth)
 		whole = &g
 	} else if r.fma {
 		for _, blk := range lay.blocks {
 			var gs []convYnnGEMM
 			for _, s := range blk {
 				if s.n > 0 {
-					gs = append(gs, newConvYnnGEMM(nil, b, nc, s.at, s.n))
+					gs = append(gs, newConvYnnGEMM(nil, k, lay.src, col0, nc, s.at, s.n))
 				} else {
 					gs = append(gs, convYnnGEMM{})
 				}
@@ -582,13 +670,26 @@ func convYnnRunGroup(par int, p *convPlan, ow, q int, r convYnnRun, x, k, out []
 			segs = append(segs, gs)
 		}
 	}
-	// The tiles read B's rows unpacked; the whole-product kernel only its
-	// packed copy, so b is not kept alive for it.
-	bTiles := b
-	if whole != nil {
-		bTiles = nil
+	// The tiles also read B's rows unpacked, in the layout's order; the
+	// whole-product kernel only its packed copy.
+	var bTiles []float32
+	if whole == nil {
+		bTiles = storageForWriting[float32](depth * nc)
+		k.gather(bTiles, lay.src, col0, nc)
 	}
-	b = nil
+	// B's copies are as large as an activation for a weight gradient: the
+	// next allocation of their size takes them back.
+	defer func() {
+		releaseStorage(bTiles)
+		if whole != nil {
+			releaseStorage(whole.bp)
+		}
+		for _, gs := range segs {
+			for _, g := range gs {
+				releaseStorage(g.bp)
+			}
+		}
+	}()
 	n0, c0 := p.groupStart(q)
 	width := r.i1 - r.i0
 	rows := p.nb * p.p / ow * width
@@ -611,11 +712,13 @@ func convYnnRunGroup(par int, p *convPlan, ow, q int, r convYnnRun, x, k, out []
 			c = make([]float32, rb*nc)
 		}
 		sc := &convYnnScratch{}
+		var xbuf []float32
 		for blk := next(); blk < blocks; blk = next() {
 			i0, i1 := blk*rb, min(rows, (blk+1)*rb)
 			m := i1 - i0
+			xs, base := x.images(n0+rowOf(i0)/p.p, n0+rowOf(i1-1)/p.p+1, &xbuf)
 			for i := i0; i < i1; i++ {
-				lay.im2colRow(p, a[(i-i0)*depth:(i-i0+1)*depth], x, n0, c0, rowOf(i))
+				lay.im2colRow(p, a[(i-i0)*depth:(i-i0+1)*depth], xs, n0-base, c0, rowOf(i))
 			}
 			cb := c[:min(len(c), m*nc)]
 			if direct {

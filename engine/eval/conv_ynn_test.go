@@ -219,6 +219,10 @@ func TestConvYnnMatchesScalarOrder(t *testing.T) {
 		oh, ow := c.outHW()
 		xs, _ := permuteScratch(1, x.F32(), x.Dims, p.lhsPerm)
 		ks, _ := permuteScratch(1, k.F32(), k.Dims, p.rhsPerm)
+		kT, _ := permuteScratch(1, k.F32(), k.Dims, []int{3, 2, 0, 1})
+		kTDims := []int64{k.Dims[3], k.Dims[2], k.Dims[0], k.Dims[1]}
+		xT, _ := permuteScratch(1, x.F32(), x.Dims, []int{3, 1, 2, 0})
+		xTDims := []int64{x.Dims[3], x.Dims[1], x.Dims[2], x.Dims[0]}
 		plans := map[string][]convYnnTask{}
 		for _, avx512 := range []bool{true, false} {
 			plans[fmt.Sprint("avx512=", avx512)] = convYnnPlanF32(p.nb, oh, ow, p.w, p.cg, p.og, p.groups > 1, avx512)
@@ -244,6 +248,29 @@ func TestConvYnnMatchesScalarOrder(t *testing.T) {
 					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
 						t.Fatalf("case %d %+v %s par %d: element %d = %g, scalar order %g (tasks %v)", ci, c, name, par, i, got[i], want[i], tasks)
 					}
+				}
+			}
+			// The same kernel stored oi01 (output feature outermost, so B's
+			// columns are strided in it): B is gathered from it in place.
+			pT := *p
+			pT.rhsPerm = []int{2, 3, 1, 0}
+			got := convolveYnnF32(2, &pT, y, x.Dims, kTDims, x.F32(), kT)
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("case %d %+v %s, kernel oi01: element %d = %g, scalar order %g", ci, c, name, i, got[i], want[i])
+				}
+			}
+			// And the input stored f01b (batch innermost, as a weight
+			// gradient's is), gathered image by image for the row blocks.
+			pX := *p
+			pX.lhsPerm = []int{3, 1, 2, 0}
+			saved := convYnnGatherMin
+			convYnnGatherMin = 0
+			got = convolveYnnF32(2, &pX, y, xTDims, k.Dims, xT, k.F32())
+			convYnnGatherMin = saved
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("case %d %+v %s, input f01b: element %d = %g, scalar order %g", ci, c, name, i, got[i], want[i])
 				}
 			}
 		}

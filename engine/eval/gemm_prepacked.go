@@ -19,6 +19,34 @@ func (kn *gemmKernel[T]) packWhole(b []T, lb gemmLayout, k, n int) []T {
 	return dst
 }
 
+// packWholeRows is packWhole for a B whose row p (of k) lies at
+// src[rowOff[rows[p]] + col0*cs:], its n columns cs apart: B gathered
+// straight from an operand that is not laid out as a matrix, with no copy
+// of it in matrix order beside the packed one.
+func (kn *gemmKernel[T]) packWholeRows(src []T, rowOff, rows []int, cs, col0, n int) []T {
+	k, nr := len(rows), kn.nr
+	npad := roundUp(n, nr)
+	dst := storageOf[T](k * npad) // zeroed: the ragged panel's padding stays 0
+	for pc := 0; pc < k; pc += kn.kc {
+		kc := min(kn.kc, k-pc)
+		block := dst[pc*npad:]
+		for p := 0; p < kc; p++ {
+			base := rowOff[rows[pc+p]] + col0*cs
+			for j := 0; j < n; j += nr {
+				dstRow := block[j*kc+p*nr : j*kc+p*nr+min(nr, n-j)]
+				if cs == 1 {
+					copy(dstRow, src[base+j:])
+					continue
+				}
+				for q := range dstRow {
+					dstRow[q] = src[base+(j+q)*cs]
+				}
+			}
+		}
+	}
+	return dst
+}
+
 // runPrepacked computes c += a x b for one product, b packed by packWhole,
 // using up to par goroutines (each takes a run of B's column panels).
 func (kn *gemmKernel[T]) runPrepacked(par, m, n, k int, a []T, la gemmLayout, bp, c []T) {

@@ -127,6 +127,15 @@ func storageOf[T number](n int) []T {
 	return unsafe.Slice((*T)(unsafe.Pointer(&b[0])), n)
 }
 
+// releaseStorage offers s, storage from storageOf or storageForWriting that
+// nothing will read again, to the next allocation of its size
+// (tensor.Release).
+func releaseStorage[T number](s []T) {
+	if len(s) > 0 {
+		tensor.Release(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*int(unsafe.Sizeof(s[0]))))
+	}
+}
+
 // ownsStorage reports whether ev tracks which values' storage it owns, to
 // recycle it in loops (below) and elsewhere hand it to tensor.Release when
 // the value dies, whose weak pool lets the next allocation of that size
