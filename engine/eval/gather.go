@@ -566,6 +566,11 @@ func evalScatter(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error
 			return Value{}, fmt.Errorf("scatter operands (or updates) differ in shape")
 		}
 	}
+	if n == 1 {
+		if out := scatterScalarsDirect(ev, in, op0, args[1].T, upds[0].T, combinerKind(comb)); out != nil {
+			return ArrayValue(out), nil
+		}
+	}
 	ib, err := readIndexBatches(args[n].T, s.IndexVectorDim, "scatter")
 	if err != nil {
 		return Value{}, err
