@@ -1,0 +1,478 @@
+package eval
+
+import (
+	"runtime"
+
+	"goldtrace/engine/dtype"
+	"sync"
+)
+
+// c64 x c64 -> c64 dots in XLA:CPU's order.
+//
+// XLA:CPU runs a complex64 dot as an Eigen tensor contraction (jaxlib's
+// Eigen is built for AVX without FMA: Packet4cf, mr = 8, nr = 4). Measured
+// against jax 0.10.2 on the 2-core EPYC (see docs/design.md, "complex
+// dots"), every output element C[i,j] is computed as follows:
+//
+//   - K is cut into blocks [k0, k1) (the contraction's kc blocking, below).
+//   - In a block, four real sums start from +0 and take one product per k,
+//     multiplied and then added (two roundings, no FMA):
+//     fr = Σ ar·br, fi = Σ ai·br, sr = Σ ar·bi, si = Σ ai·bi
+//     (a = A[i,k], b = B[k,j]). How the k terms are added depends on where
+//     column j falls in its column block (Eigen's row panels, as XLA hands
+//     Eigen the transposed product): columns in whole groups of 8 add them
+//     in order; a trailing group of 4 or 2 columns adds even k into one
+//     accumulator and odd k into another over the first kl&^7 terms of the
+//     block, adds the two, and adds the remaining terms in order; a trailing
+//     single column keeps four accumulators (k mod 4) over the first kl&^3
+//     terms, adds them as (0+1)+(2+3), then the remaining terms in order.
+//   - The block's value is tre = fr + (-si), tim = fi + sr, multiplied by
+//     alpha = 1+0i the way Eigen's pmadd does (re = tre - tim·0,
+//     im = tim + tre·0, which only matters for infinities), and added to
+//     C[i,j], which starts at +0: blocks are added in order.
+//
+// The blocks come from Eigen's heuristics for the cache sizes it reads on
+// this machine (L1 32 KiB, L2 1 MiB, L3 32 MiB) and the thread count of
+// XLA's intra-op pool (runtime.NumCPU()): the contraction runs on one
+// thread when its cost model says so, with the single-thread blocking
+// (kc up to 336), else with the multi-thread one (kc 320, column blocks
+// from the L2 or L3 budget). Contractions Eigen shards over K (small M and
+// N, long K) add per-thread partial products, which is not reproduced:
+// they take the single-thread order here.
+
+const (
+	eigenL1      = 32 * 1024
+	eigenL2      = 1024 * 1024
+	eigenL3      = 32 * 1024 * 1024
+	eigenMR      = 8 // Traits::mr for complex<float> on AVX
+	eigenNR      = 4 // Traits::nr
+	eigenC64Size = 8 // sizeof(std::complex<float>)
+	eigenPacket  = 4 // Packet4cf
+)
+
+// c64EigenPlan is the blocking of one complex64 dot.
+type c64EigenPlan struct {
+	kc int // K block; the last block takes the remainder
+	cb int // column block (Eigen's mc); the last block takes the remainder
+	// kShard is set when Eigen would shard the contraction over K (whose
+	// order is not reproduced; the blocks then are the single-thread ones).
+	kShard bool
+	// threads is the number of threads Eigen's cost model gives the
+	// contraction (1: the sequential path).
+	threads int
+}
+
+// Column kinds: how a column's products are added within a K block.
+const (
+	c64KindSeq   = iota // groups of 8: in order
+	c64KindPairs        // trailing 4 or 2: even/odd accumulators over kl&^7
+	c64KindQuad         // trailing single column: k mod 4 lanes over kl&^3
+	c64KindCplx         // last m%4 rows × trailing single column: complex products in order
+)
+
+// c64RowKind is the kind of a column of the given kind in row i of m: the
+// last m%4 rows (Eigen's trailing single columns) add every group's terms
+// in order but the single column's, which adds whole complex products.
+func c64RowKind(kind, i, m int) int {
+	if i < m-m%4 {
+		return kind
+	}
+	if kind == c64KindQuad {
+		return c64KindCplx
+	}
+	return c64KindSeq
+}
+
+// eigenBlockingMT is computeProductBlockingSizes for num_threads > 1, in
+// Eigen's names (k, m, n; m is XLA's columns, n its rows).
+func eigenBlockingMT(k, m, n, nt int) (int, int, int) {
+	const kdiv = eigenMR*eigenC64Size + eigenNR*eigenC64Size
+	const ksub = eigenMR * eigenNR * eigenC64Size
+	kCache := max(8, min((eigenL1-ksub)/kdiv, 320))
+	if kCache < k {
+		k = kCache - kCache%8
+	}
+	nCache := (eigenL2 - eigenL1) / (eigenNR * eigenC64Size * k)
+	nPer := (n + nt - 1) / nt
+	if nCache <= nPer {
+		n = nCache - nCache%eigenNR
+	} else {
+		n = min(n, (nPer+eigenNR-1)-(nPer+eigenNR-1)%eigenNR)
+	}
+	mCache := (eigenL3 - eigenL2) / (eigenC64Size * k * nt)
+	mPer := (m + nt - 1) / nt
+	if mCache < mPer && mCache >= eigenMR {
+		m = mCache - mCache%eigenMR
+	} else {
+		m = min(m, (mPer+eigenMR-1)-(mPer+eigenMR-1)%eigenMR)
+	}
+	return k, m, n
+}
+
+// eigenBlockingST is computeProductBlockingSizes for one thread.
+func eigenBlockingST(k, m, n int) (int, int, int) {
+	if max(k, m, n) < 48 {
+		return k, m, n
+	}
+	const kPeel = 8
+	const kdiv = eigenMR*eigenC64Size + eigenNR*eigenC64Size
+	const ksub = eigenMR * eigenNR * eigenC64Size
+	maxKC := max(((eigenL1-ksub)/kdiv)&^(kPeel-1), 1)
+	oldK := k
+	if k > maxKC {
+		if k%maxKC == 0 {
+			k = maxKC
+		} else {
+			k = maxKC - kPeel*((maxKC-1-k%maxKC)/(kPeel*(k/maxKC+1)))
+		}
+	}
+	const actualL2 = 1572864
+	remainingL1 := eigenL1 - ksub - m*k*eigenC64Size
+	var maxNC int
+	if remainingL1 >= eigenNR*eigenC64Size*k {
+		maxNC = remainingL1 / (k * eigenC64Size)
+	} else {
+		maxNC = (3 * actualL2) / (2 * 2 * maxKC * eigenC64Size)
+	}
+	nc := min(actualL2/(2*k*eigenC64Size), maxNC) &^ (eigenNR - 1)
+	if n > nc {
+		if n%nc == 0 {
+			n = nc
+		} else {
+			n = nc - eigenNR*((nc-n%nc)/(eigenNR*(n/nc+1)))
+		}
+	} else if oldK == k {
+		problem := k * n * eigenC64Size
+		actualLM, maxMC := actualL2, m
+		if problem <= 1024 {
+			actualLM = eigenL1
+		} else if problem <= 32768 {
+			actualLM = eigenL2
+			maxMC = min(576, maxMC)
+		}
+		mc := min(actualLM/(3*k*eigenC64Size), maxMC)
+		if mc > eigenMR {
+			mc -= mc % eigenMR
+		} else if mc == 0 {
+			return k, m, n
+		}
+		if m%mc == 0 {
+			m = mc
+		} else {
+			m = mc - eigenMR*((mc-m%mc)/(eigenMR*(m/mc+1)))
+		}
+	}
+	return k, m, n
+}
+
+// eigenShardByCol is TensorContractionThreadPool's shardByCol.
+func eigenShardByCol(m, n, nt int) bool {
+	if m/nt >= eigenNR && (n/nt < eigenNR ||
+		(n/nt < 4*eigenNR && n%(nt*eigenNR) != 0 && (m%(nt*eigenNR) == 0 || m/n >= 6))) {
+		return false
+	}
+	if n/nt < 16*eigenNR && m > n*32 {
+		return false
+	}
+	return true
+}
+
+// eigenTBBlocking is TensorContractionBlocking (k, m, n blocks).
+func eigenTBBlocking(k, m, n, nt int, byCol bool) (kc, mc, nc int) {
+	if byCol {
+		kc, mc, nc = eigenBlockingMT(k, m, n, nt)
+	} else {
+		kc, nc, mc = eigenBlockingMT(k, n, m, nt)
+	}
+	return // the rhs packet (4) is at most 8: kc stays
+}
+
+// eigenComputeBandwidth is the contraction's computeBandwidth without FMA.
+func eigenComputeBandwidth(byCol bool, bm, bn, bk int) float64 {
+	if bk == 1 {
+		return 4
+	}
+	x, y := bm, bn
+	if byCol {
+		x, y = bn, bm
+	}
+	if x < eigenNR || y < eigenMR {
+		return 2
+	}
+	return 1 // 0.5 with FMA
+}
+
+const eigenLoadCycles = 11.0 / 64
+
+// eigenThreads is the thread count the contraction's cost model picks.
+func eigenThreads(m, n, k, dev int) int {
+	byCol := eigenShardByCol(m, n, 2)
+	bk, bm, bn := eigenTBBlocking(k, m, n, 2, byCol)
+	kd := float64(bk)
+	compute := kd * eigenComputeBandwidth(false, bm, bn, bk) / eigenPacket
+	var loads float64
+	if byCol {
+		loads = eigenC64Size * (kd / float64(m))
+	} else {
+		loads = eigenC64Size * (kd / float64(n))
+	}
+	cost := float64(n) * float64(m) * (eigenLoadCycles*loads + eigenLoadCycles*eigenC64Size + compute)
+	t := (cost-100000)/100000 + 0.9
+	if t > 1<<30 {
+		t = 1 << 30
+	}
+	return min(dev, max(1, int(t)))
+}
+
+// eigenThreadsByK is numThreadsInnerDim.
+func eigenThreadsByK(m, n, k, dev int) int {
+	compute := eigenComputeBandwidth(true, m, n, k) * float64(m) * float64(n) / eigenPacket
+	per := eigenLoadCycles*eigenC64Size*float64(n) + eigenLoadCycles*eigenC64Size + compute
+	totalPar := float64(k) * per
+	red := float64(m) * float64(n) * (eigenLoadCycles*2 + eigenLoadCycles + 1.0/eigenPacket)
+	best, minCost := 1, totalPar
+	for nt := 2; nt <= dev; nt += 2 {
+		c := totalPar/float64(nt) + 100000 + float64(nt)*(red+3000)
+		if c+100 < minCost {
+			best, minCost = nt, c
+		}
+	}
+	return best
+}
+
+func eigenShardByInnerDim(m, n, k, nt, ntk int) bool {
+	if n == 1 || ntk < 2 || m*n*eigenC64Size > eigenL3/ntk || k/ntk < 2*eigenNR {
+		return false
+	}
+	return max(m, n)/nt < eigenNR || (k/ntk > 8*eigenNR && (min(m, n) < 2*eigenNR || ntk > nt))
+}
+
+// xlaCPUThreads is the size of XLA:CPU's intra-op thread pool.
+var xlaCPUThreads = runtime.NumCPU()
+
+// planC64Eigen is the blocking of a rows×k by k×cols complex64 product.
+func planC64Eigen(rows, cols, k, threads int) c64EigenPlan {
+	m, n := cols, rows // Eigen computes the transposed product
+	dev := max(threads, 1)
+	nt := eigenThreads(m, n, k, dev)
+	ntk := eigenThreadsByK(m, n, k, dev)
+	p := c64EigenPlan{threads: nt}
+	if eigenShardByInnerDim(m, n, k, nt, ntk) {
+		p.kShard = true
+		nt = 1
+	}
+	if n == 1 {
+		nt = 1
+	}
+	if nt == 1 {
+		p.threads = 1
+		p.kc, p.cb, _ = eigenBlockingST(k, m, n)
+		return p
+	}
+	p.kc, p.cb, _ = eigenTBBlocking(k, m, n, nt, eigenShardByCol(m, n, nt))
+	return p
+}
+
+// c64Group is a run of columns [j, j+w) summed the same way.
+type c64Group struct{ j, w, kind int }
+
+// groups lists the column groups of a cols-wide product.
+func (p c64EigenPlan) groups(cols int) []c64Group {
+	var g []c64Group
+	for j0 := 0; j0 < cols; j0 += p.cb {
+		w := min(p.cb, cols-j0)
+		j := j0
+		for ; j+8 <= j0+w; j += 8 {
+			g = append(g, c64Group{j, 8, c64KindSeq})
+		}
+		r := j0 + w - j
+		if r >= 4 {
+			g = append(g, c64Group{j, 4, c64KindPairs})
+			j, r = j+4, r-4
+		}
+		if r >= 2 {
+			g = append(g, c64Group{j, 2, c64KindPairs})
+			j, r = j+2, r-2
+		}
+		if r == 1 {
+			g = append(g, c64Group{j, 1, c64KindQuad})
+		}
+	}
+	return g
+}
+
+// c64Acc holds the four real sums of one element in a K block.
+type c64Acc struct{ fr, fi, sr, si float32 }
+
+// add takes one product, multiplied then added (float32 conversions keep
+// the compiler from fusing them).
+func (c *c64Acc) add(a, b complex64) {
+	ar, ai, br, bi := real(a), imag(a), real(b), imag(b)
+	c.fr = float32(ar*br) + c.fr
+	c.fi = float32(ai*br) + c.fi
+	c.sr = float32(ar*bi) + c.sr
+	c.si = float32(ai*bi) + c.si
+}
+
+func (c *c64Acc) plus(d c64Acc) {
+	c.fr += d.fr
+	c.fi += d.fi
+	c.sr += d.sr
+	c.si += d.si
+}
+
+// into adds the block's value to *dst, through Eigen's alpha step.
+func (c *c64Acc) into(dst *complex64) {
+	c64Into(c.fr+-c.si, c.fi+c.sr, dst)
+}
+
+// c64Into adds the block value (tre, tim) times alpha = 1+0i to *dst.
+func c64Into(tre, tim float32, dst *complex64) {
+	re := tre + -float32(tim*0)
+	im := tim + float32(tre*0)
+	*dst = complex(re+real(*dst), im+imag(*dst))
+}
+
+// c64Operand reads one batch element of a dot operand.
+type c64Operand struct {
+	v      []complex64
+	rs, cs int
+}
+
+func (o c64Operand) at(r, c int) complex64 { return o.v[r*o.rs+c*o.cs] }
+
+// c64BlockScalar adds the K block [k0, k1) of C[i, j] for a column of the
+// given kind: the reference order, also the tails of the vector path.
+func c64BlockScalar(a, b c64Operand, i, j, k0, k1, kind int, c *complex64) {
+	kl := k1 - k0
+	var acc c64Acc
+	switch kind {
+	case c64KindSeq:
+		for p := k0; p < k1; p++ {
+			acc.add(a.at(i, p), b.at(p, j))
+		}
+	case c64KindPairs:
+		peeled := k0 + kl&^7
+		var odd c64Acc
+		p := k0
+		for ; p < peeled; p += 2 {
+			acc.add(a.at(i, p), b.at(p, j))
+			odd.add(a.at(i, p+1), b.at(p+1, j))
+		}
+		if peeled > k0 {
+			acc.plus(odd)
+		}
+		for ; p < k1; p++ {
+			acc.add(a.at(i, p), b.at(p, j))
+		}
+	case c64KindQuad:
+		peeled := k0 + kl&^3
+		var l [4]c64Acc
+		p := k0
+		for ; p < peeled; p += 4 {
+			for q := range 4 {
+				l[q].add(a.at(i, p+q), b.at(p+q, j))
+			}
+		}
+		if peeled > k0 {
+			l[0].plus(l[1])
+			l[2].plus(l[3])
+			acc = l[0]
+			acc.plus(l[2])
+		}
+		for ; p < k1; p++ {
+			acc.add(a.at(i, p), b.at(p, j))
+		}
+	case c64KindCplx:
+		var xr, xi float32
+		for p := k0; p < k1; p++ {
+			x, y := a.at(i, p), b.at(p, j)
+			ar, ai, br, bi := real(x), imag(x), real(y), imag(y)
+			xr = xr + (float32(ar*br) - float32(ai*bi))
+			xi = xi + (float32(ar*bi) + float32(ai*br))
+		}
+		c64Into(xr, xi, c)
+		return
+	}
+	acc.into(c)
+}
+
+// c64EigenMinFlops is the product size from which the vector path pays
+// for its packing.
+const c64EigenMinFlops = 1 << 15
+
+// dotC64Eigen adds to c (nb row-major m×n matrices, zero on entry) the nb
+// products a[b]·bm[b] (m×k by k×n complex64 matrices in layouts la, lb) in
+// XLA:CPU's order.
+func dotC64Eigen(par, nb, m, n, k int, a []complex64, la gemmLayout, bm []complex64, lb gemmLayout, c []complex64) {
+	if m == 0 || n == 0 || k == 0 {
+		return
+	}
+	p := planC64Eigen(m, n, k, xlaCPUThreads)
+	groups := p.groups(n)
+	for b := 0; b < nb; b++ {
+		ao := c64Operand{a[b*la.bs:], la.rs, la.cs}
+		bo := c64Operand{bm[b*lb.bs:], lb.rs, lb.cs}
+		cb := c[b*m*n : (b+1)*m*n]
+		if m*n*k >= c64EigenMinFlops && c64EigenVector(par, m, n, k, p, groups, ao, bo, cb) {
+			continue
+		}
+		c64EigenScalar(par, m, n, k, p, groups, ao, bo, cb)
+	}
+}
+
+// dotC64EigenApplies reports whether a dot of plan p with these element
+// types runs in XLA:CPU's Eigen order: c64 operands and result, and a
+// contraction XLA keeps as a dot (depth 1 becomes a multiply).
+func dotC64EigenApplies(p *dotPlan, lhs, rhs, out dtype.Type) bool {
+	return lhs == dtype.C64 && rhs == dtype.C64 && out == dtype.C64 && p.k >= 2 && p.m >= 2 && p.n >= 2
+}
+
+// c64EigenScalar is the portable path: rows split over the goroutines.
+func c64EigenScalar(par, m, n, k int, p c64EigenPlan, groups []c64Group, a, b c64Operand, c []complex64) {
+	runParallel(min(par, max(1, m*n*k>>16)), m, func(lo, hi int) {
+		for k0 := 0; k0 < k; k0 += p.kc {
+			k1 := min(k, k0+p.kc)
+			for i := lo; i < hi; i++ {
+				row := c[i*n : (i+1)*n]
+				for _, g := range groups {
+					if g.kind == c64KindSeq {
+						c64SeqRowScalar(a, b, i, g.j, k0, k1, row[g.j:g.j+8])
+						continue
+					}
+					kind := c64RowKind(g.kind, i, m)
+					for j := g.j; j < g.j+g.w; j++ {
+						c64BlockScalar(a, b, i, j, k0, k1, kind, &row[j])
+					}
+				}
+			}
+		}
+	})
+}
+
+// c64SeqRowScalar is c64BlockScalar for eight in-order columns of row i,
+// two at a time for the pipelines.
+func c64SeqRowScalar(a, b c64Operand, i, j, k0, k1 int, dst []complex64) {
+	for q := 0; q < 8; q += 2 {
+		var x, y c64Acc
+		for p := k0; p < k1; p++ {
+			av := a.at(i, p)
+			x.add(av, b.at(p, j+q))
+			y.add(av, b.at(p, j+q+1))
+		}
+		x.into(&dst[q])
+		y.into(&dst[q+1])
+	}
+}
+
+// c64Pool recycles the vector path's packing buffers.
+var c64PackPool sync.Pool
+
+func c64PackBuf(n int) []float32 {
+	if v, ok := c64PackPool.Get().(*[]float32); ok && cap(*v) >= n {
+		return (*v)[:n]
+	}
+	return make([]float32, n)
+}
+
+func c64PackRelease(v []float32) { c64PackPool.Put(&v) }

@@ -1,0 +1,11 @@
+//go:build !goexperiment.simd || !amd64
+
+package eval
+
+// c64EigenVector has no vector path in this build: dotC64Eigen runs the
+// scalar loops.
+func c64EigenVector(par, m, n, k int, p c64EigenPlan, groups []c64Group, a, b c64Operand, c []complex64) bool {
+	return false
+}
+
+func c64VectorTestSet(on bool) bool { return false }

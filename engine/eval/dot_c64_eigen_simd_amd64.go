@@ -1,0 +1,163 @@
+//go:build goexperiment.simd && amd64
+
+package eval
+
+import (
+	"simd/archsimd"
+	"unsafe"
+)
+
+// The AVX-512 path of dotC64Eigen (dot_c64_eigen.go). A vector holds the
+// eight columns of an in-order group as (br, bi) pairs; each row's ar and
+// ai are broadcast, so X = Σ ar·(br, bi) gives (fr, sr) and Y = Σ ai·(br, bi)
+// gives (fi, si) for the eight columns: VMULPS then VADDPS per term, the
+// scalar order. A K block ends by pairing the lanes into (tre, tim), the
+// alpha step and the add to C, all in the lanes.
+
+// c64VectorOn reports whether the vector path runs (tests turn it off).
+var c64VectorOn = archsimd.X86.AVX512()
+
+// c64Rows is the row count of a vector tile.
+const c64Rows = 6
+
+// c64EvenSign flips the sign of the even (real) lanes.
+var c64EvenSign = [16]uint32{1 << 31, 0, 1 << 31, 0, 1 << 31, 0, 1 << 31, 0, 1 << 31, 0, 1 << 31, 0, 1 << 31, 0, 1 << 31, 0}
+
+// c64Kern6x16 (dot_c64_eigen_amd64.s) adds the K block of kl terms of a
+// 6-row tile over two in-order groups: ap holds (ar, ai) of the 6 rows per
+// k, b0 and b1 the groups' 16 floats per k; c is the tile's first element,
+// rows ldc complex64 apart, the second group 8 columns on. The 24
+// accumulators take VMULPS (broadcast ar or ai) then VADDPS per term; the
+// block ends with the lane pairing, the alpha step and the add to C.
+//
+//go:noescape
+func c64Kern6x16(kl int, ap, b0, b1, c unsafe.Pointer, ldc int)
+
+// c64Kern6x8 is c64Kern6x16 for one group (b1 unused).
+//
+//go:noescape
+func c64Kern6x8(kl int, ap, b0, b1, c unsafe.Pointer, ldc int)
+
+// c64RowChunk is the number of tiles whose packed A one K block keeps in
+// L2 while the groups go by.
+const c64RowChunk = 24
+
+// c64EigenVector runs one batch element on the AVX-512 tiles; false when
+// the CPU has no AVX-512.
+func c64EigenVector(par, m, n, k int, p c64EigenPlan, groups []c64Group, a, b c64Operand, c []complex64) bool {
+	if !c64VectorOn {
+		return false
+	}
+	const R = c64Rows
+	var seq []c64Group
+	var tails []c64Group
+	for _, g := range groups {
+		if g.kind == c64KindSeq {
+			seq = append(seq, g)
+		} else {
+			tails = append(tails, g)
+		}
+	}
+	tiles := (m + R - 1) / R
+	bp := c64PackBuf(len(seq) * k * 16)
+	ap := c64PackBuf(tiles * k * 2 * R)
+	runParallel(par, len(seq), func(lo, hi int) {
+		for gi := lo; gi < hi; gi++ {
+			dst := bp[gi*k*16 : (gi+1)*k*16]
+			j := seq[gi].j
+			for q := 0; q < k; q++ {
+				src := b.v[q*b.rs+j*b.cs:]
+				d := dst[q*16 : q*16+16]
+				for t := 0; t < 8; t++ {
+					v := src[t*b.cs]
+					d[2*t], d[2*t+1] = real(v), imag(v)
+				}
+			}
+		}
+	})
+	runParallel(par, tiles, func(lo, hi int) {
+		for t := lo; t < hi; t++ {
+			dst := ap[t*k*2*R : (t+1)*k*2*R]
+			for r := 0; r < R; r++ {
+				i := t*R + r
+				if i >= m {
+					for q := 0; q < k; q++ {
+						dst[q*2*R+2*r], dst[q*2*R+2*r+1] = 0, 0
+					}
+					continue
+				}
+				src := a.v[i*a.rs:]
+				for q := 0; q < k; q++ {
+					v := src[q*a.cs]
+					dst[q*2*R+2*r], dst[q*2*R+2*r+1] = real(v), imag(v)
+				}
+			}
+		}
+	})
+	runParallel(par, tiles, func(lo, hi int) {
+		var scratch []complex64 // the last tile's rows when m is not a multiple of R
+		for k0 := 0; k0 < k; k0 += p.kc {
+			kl := min(k, k0+p.kc) - k0
+			for t0 := lo; t0 < hi; t0 += c64RowChunk {
+				t1 := min(hi, t0+c64RowChunk)
+				for gi := 0; gi < len(seq); gi += 2 {
+					b0 := unsafe.Pointer(&bp[gi*k*16+k0*16])
+					for t := t0; t < t1; t++ {
+						ct, ldc := c64TileRows(c, m, n, t, &scratch)
+						a0 := unsafe.Pointer(&ap[t*k*2*R+k0*2*R])
+						cp := unsafe.Pointer(&ct[seq[gi].j])
+						if gi+1 < len(seq) && seq[gi+1].j == seq[gi].j+8 {
+							c64Kern6x16(kl, a0, b0, unsafe.Pointer(&bp[(gi+1)*k*16+k0*16]), cp, ldc)
+						} else {
+							c64Kern6x8(kl, a0, b0, nil, cp, ldc)
+							if gi+1 < len(seq) {
+								cp1 := unsafe.Pointer(&ct[seq[gi+1].j])
+								c64Kern6x8(kl, a0, unsafe.Pointer(&bp[(gi+1)*k*16+k0*16]), nil, cp1, ldc)
+							}
+						}
+					}
+				}
+				if len(tails) > 0 {
+					for t := t0; t < t1; t++ {
+						ct, ldc := c64TileRows(c, m, n, t, &scratch)
+						for r := 0; r < R && t*R+r < m; r++ {
+							for _, g := range tails {
+								kind := c64RowKind(g.kind, t*R+r, m)
+								for j := g.j; j < g.j+g.w; j++ {
+									c64BlockScalar(a, b, t*R+r, j, k0, k0+kl, kind, &ct[r*ldc+j])
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+		if scratch != nil {
+			t := tiles - 1
+			copy(c[t*R*n:m*n], scratch[:(m-t*R)*n])
+		}
+	})
+	c64PackRelease(bp)
+	c64PackRelease(ap)
+	return true
+}
+
+// c64TileRows is where tile t's rows live: in c, or for a last tile of
+// fewer than c64Rows rows in a scratch tile (zeroed when first made).
+func c64TileRows(c []complex64, m, n, t int, scratch *[]complex64) ([]complex64, int) {
+	if (t+1)*c64Rows <= m {
+		return c[t*c64Rows*n:], n
+	}
+	if *scratch == nil {
+		*scratch = make([]complex64, c64Rows*n)
+	}
+	return *scratch, n
+}
+
+// c64VectorTestSet turns the vector path on (when the CPU has it) or off
+// and returns the previous setting.
+func c64VectorTestSet(on bool) bool {
+	old := c64VectorOn
+	c64VectorOn = on && archsimd.X86.AVX512()
+	return old
+}
