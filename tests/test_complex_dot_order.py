@@ -9,7 +9,8 @@ combined and added to the result block by block
 (engine/eval/dot_c64_eigen.go). The blocking follows Eigen's heuristics for
 this machine's caches and XLA's thread count (2 here): the cases below were
 measured on the 2-core EPYC. Contractions Eigen shards over K (small M and N,
-long K) are not reproduced and not listed. Before dot_c64_eigen.go, 99% of the
+long K) compute each K slice as a product of its own and add the slices.
+Single-row products (Eigen's gemv) are not reproduced and not listed. Before dot_c64_eigen.go, 99% of the
 elements of a 1024^3 product differed (complex dots ran as an f64 GEMM).
 """
 
@@ -43,6 +44,10 @@ CASES = [
     ("at_b", lambda a, b: a.T @ b, ((300, 200), (300, 170))),                  # lhs contracting dim first
     ("a_bt", lambda a, b: a @ b.T, ((130, 260), (98, 260))),
     ("batched", lambda a, b: jnp.einsum("bij,bjk->bik", a, b), ((3, 70, 90), (3, 90, 50))),
+    ("kshard_narrow", lambda a, b: a @ b, ((64, 1000), (1000, 4))),           # two K slices of 504 + 496, added
+    ("kshard_short", lambda a, b: a @ b, ((6, 1403), (1403, 235))),
+    ("seq_long", lambda a, b: a @ b, ((25, 1098), (1098, 15))),                # not sharded: one thread, kc 280
+    ("one_column", lambda a, b: a @ b, ((1000, 300), (300, 1))),               # sharded, single-column lanes
 ]
 
 

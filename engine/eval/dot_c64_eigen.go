@@ -37,8 +37,9 @@ import (
 // thread when its cost model says so, with the single-thread blocking
 // (kc up to 336), else with the multi-thread one (kc 320, column blocks
 // from the L2 or L3 budget). Contractions Eigen shards over K (small M and
-// N, long K) add per-thread partial products, which is not reproduced:
-// they take the single-thread order here.
+// N, long K) compute each K slice (multiples of 8, at least 48) as a
+// product of its own with the multi-thread blocking for as many threads as
+// slices, from +0, and add the slices' results: with 2 threads, two.
 
 const (
 	eigenL1      = 32 * 1024
@@ -52,14 +53,19 @@ const (
 
 // c64EigenPlan is the blocking of one complex64 dot.
 type c64EigenPlan struct {
-	kc int // K block; the last block takes the remainder
-	cb int // column block (Eigen's mc); the last block takes the remainder
-	// kShard is set when Eigen would shard the contraction over K (whose
-	// order is not reproduced; the blocks then are the single-thread ones).
-	kShard bool
+	// segs are the K slices computed as products of their own and added
+	// (one unless Eigen shards the contraction over K).
+	segs []c64Seg
 	// threads is the number of threads Eigen's cost model gives the
 	// contraction (1: the sequential path).
 	threads int
+}
+
+// c64Seg is one K slice [k0, k1) and its blocking.
+type c64Seg struct {
+	k0, k1 int
+	kc     int // K block; the last block takes the remainder
+	cb     int // column block (Eigen's mc); the last block takes the remainder
 }
 
 // Column kinds: how a column's products are added within a K block.
@@ -231,9 +237,9 @@ func eigenThreadsByK(m, n, k, dev int) int {
 	totalPar := float64(k) * per
 	red := float64(m) * float64(n) * (eigenLoadCycles*2 + eigenLoadCycles + 1.0/eigenPacket)
 	best, minCost := 1, totalPar
-	for nt := 2; nt <= dev; nt += 2 {
-		c := totalPar/float64(nt) + 100000 + float64(nt)*(red+3000)
-		if c+100 < minCost {
+	for nt := 2; nt <= dev; nt++ {
+		c := totalPar/float64(nt) + 100000 + float64(nt)*(red+4000)
+		if c < minCost {
 			best, minCost = nt, c
 		}
 	}
@@ -241,7 +247,7 @@ func eigenThreadsByK(m, n, k, dev int) int {
 }
 
 func eigenShardByInnerDim(m, n, k, nt, ntk int) bool {
-	if n == 1 || ntk < 2 || m*n*eigenC64Size > eigenL3/ntk || k/ntk < 2*eigenNR {
+	if n == 1 || ntk < 2 || ntk < nt || m*n*eigenC64Size > eigenL3/ntk || k/ntk < 2*eigenNR {
 		return false
 	}
 	return max(m, n)/nt < eigenNR || (k/ntk > 8*eigenNR && (min(m, n) < 2*eigenNR || ntk > nt))
@@ -256,28 +262,36 @@ func planC64Eigen(rows, cols, k, threads int) c64EigenPlan {
 	dev := max(threads, 1)
 	nt := eigenThreads(m, n, k, dev)
 	ntk := eigenThreadsByK(m, n, k, dev)
-	p := c64EigenPlan{threads: nt}
 	if eigenShardByInnerDim(m, n, k, nt, ntk) {
-		p.kShard = true
-		nt = 1
+		// evalShardedByInnerDim: slices of round_up8(ceil(k/ntk)), at
+		// least 48, each blocked as a product for as many threads as
+		// slices (by column).
+		bs := min(k, max(12*eigenPacket, ((k+ntk-1)/ntk+7)&^7))
+		nb := (k + bs - 1) / bs
+		p := c64EigenPlan{threads: ntk}
+		for k0 := 0; k0 < k; k0 += bs {
+			k1 := min(k, k0+bs)
+			kc, cb, _ := eigenTBBlocking(k1-k0, m, n, nb, true)
+			p.segs = append(p.segs, c64Seg{k0, k1, kc, cb})
+		}
+		return p
 	}
 	if n == 1 {
 		nt = 1
 	}
 	if nt == 1 {
-		p.threads = 1
-		p.kc, p.cb, _ = eigenBlockingST(k, m, n)
-		return p
+		kc, cb, _ := eigenBlockingST(k, m, n)
+		return c64EigenPlan{segs: []c64Seg{{0, k, kc, cb}}, threads: 1}
 	}
-	p.kc, p.cb, _ = eigenTBBlocking(k, m, n, nt, eigenShardByCol(m, n, nt))
-	return p
+	kc, cb, _ := eigenTBBlocking(k, m, n, nt, eigenShardByCol(m, n, nt))
+	return c64EigenPlan{segs: []c64Seg{{0, k, kc, cb}}, threads: nt}
 }
 
 // c64Group is a run of columns [j, j+w) summed the same way.
 type c64Group struct{ j, w, kind int }
 
 // groups lists the column groups of a cols-wide product.
-func (p c64EigenPlan) groups(cols int) []c64Group {
+func (p c64Seg) groups(cols int) []c64Group {
 	var g []c64Group
 	for j0 := 0; j0 < cols; j0 += p.cb {
 		w := min(p.cb, cols-j0)
@@ -409,27 +423,78 @@ func dotC64Eigen(par, nb, m, n, k int, a []complex64, la gemmLayout, bm []comple
 		return
 	}
 	p := planC64Eigen(m, n, k, xlaCPUThreads)
-	groups := p.groups(n)
+	parts := make([][]complex64, len(p.segs))
+	for si := 1; si < len(p.segs); si++ {
+		parts[si] = make([]complex64, m*n)
+	}
 	for b := 0; b < nb; b++ {
-		ao := c64Operand{a[b*la.bs:], la.rs, la.cs}
-		bo := c64Operand{bm[b*lb.bs:], lb.rs, lb.cs}
-		cb := c[b*m*n : (b+1)*m*n]
-		if m*n*k >= c64EigenMinFlops && c64EigenVector(par, m, n, k, p, groups, ao, bo, cb) {
+		parts[0] = c[b*m*n : (b+1)*m*n]
+		for si, s := range p.segs {
+			ao := c64Operand{a[b*la.bs+s.k0*la.cs:], la.rs, la.cs}
+			bo := c64Operand{bm[b*lb.bs+s.k0*lb.rs:], lb.rs, lb.cs}
+			if si > 0 {
+				clear(parts[si])
+			}
+			groups := s.groups(n)
+			kl := s.k1 - s.k0
+			if m*n*kl < c64EigenMinFlops || !c64EigenVector(par, m, n, kl, s, groups, ao, bo, parts[si]) {
+				c64EigenScalar(par, m, n, kl, s, groups, ao, bo, parts[si])
+			}
+		}
+		c64AddSlices(parts)
+	}
+}
+
+// c64AddSlices adds the K slices' products into parts[0] as
+// evalShardedByInnerDim does: ranges of 4 slices into their first
+// ((d + s1) + (s2 + s3), or one at a time for a shorter last range), then
+// the ranges' firsts into parts[0], three at a time the same way.
+func c64AddSlices(parts [][]complex64) {
+	add := func(d []complex64, s ...[]complex64) {
+		for i := range d {
+			switch len(s) {
+			case 1:
+				d[i] = complex(real(d[i])+real(s[0][i]), imag(d[i])+imag(s[0][i]))
+			case 3:
+				re := (real(d[i]) + real(s[0][i])) + (real(s[1][i]) + real(s[2][i]))
+				im := (imag(d[i]) + imag(s[0][i])) + (imag(s[1][i]) + imag(s[2][i]))
+				d[i] = complex(re, im)
+			}
+		}
+	}
+	n := len(parts)
+	ranges := (n + 3) / 4
+	for r := 0; r < ranges; r++ {
+		d := 4 * r
+		size := min(4, n-d)
+		if size == 4 {
+			add(parts[d], parts[d+1], parts[d+2], parts[d+3])
 			continue
 		}
-		c64EigenScalar(par, m, n, k, p, groups, ao, bo, cb)
+		for i := 1; i < size; i++ {
+			add(parts[d], parts[d+i])
+		}
+	}
+	r := 1
+	for ; r+2 < ranges; r += 3 {
+		add(parts[0], parts[4*r], parts[4*(r+1)], parts[4*(r+2)])
+	}
+	for ; r < ranges; r++ {
+		add(parts[0], parts[4*r])
 	}
 }
 
 // dotC64EigenApplies reports whether a dot of plan p with these element
 // types runs in XLA:CPU's Eigen order: c64 operands and result, and a
-// contraction XLA keeps as a dot (depth 1 becomes a multiply).
+// contraction XLA keeps as a dot (depth 1 becomes a multiply) that Eigen
+// does not run as a matrix-vector product (a single row: its gemv order is
+// not reproduced).
 func dotC64EigenApplies(p *dotPlan, lhs, rhs, out dtype.Type) bool {
-	return lhs == dtype.C64 && rhs == dtype.C64 && out == dtype.C64 && p.k >= 2 && p.m >= 2 && p.n >= 2
+	return lhs == dtype.C64 && rhs == dtype.C64 && out == dtype.C64 && p.k >= 2 && p.m >= 2
 }
 
 // c64EigenScalar is the portable path: rows split over the goroutines.
-func c64EigenScalar(par, m, n, k int, p c64EigenPlan, groups []c64Group, a, b c64Operand, c []complex64) {
+func c64EigenScalar(par, m, n, k int, p c64Seg, groups []c64Group, a, b c64Operand, c []complex64) {
 	runParallel(min(par, max(1, m*n*k>>16)), m, func(lo, hi int) {
 		for k0 := 0; k0 < k; k0 += p.kc {
 			k1 := min(k, k0+p.kc)

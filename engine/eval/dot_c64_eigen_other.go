@@ -4,7 +4,7 @@ package eval
 
 // c64EigenVector has no vector path in this build: dotC64Eigen runs the
 // scalar loops.
-func c64EigenVector(par, m, n, k int, p c64EigenPlan, groups []c64Group, a, b c64Operand, c []complex64) bool {
+func c64EigenVector(par, m, n, k int, p c64Seg, groups []c64Group, a, b c64Operand, c []complex64) bool {
 	return false
 }
 

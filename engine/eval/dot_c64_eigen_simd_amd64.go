@@ -44,7 +44,7 @@ const c64RowChunk = 24
 
 // c64EigenVector runs one batch element on the AVX-512 tiles; false when
 // the CPU has no AVX-512.
-func c64EigenVector(par, m, n, k int, p c64EigenPlan, groups []c64Group, a, b c64Operand, c []complex64) bool {
+func c64EigenVector(par, m, n, k int, p c64Seg, groups []c64Group, a, b c64Operand, c []complex64) bool {
 	if !c64VectorOn {
 		return false
 	}
@@ -65,6 +65,13 @@ func c64EigenVector(par, m, n, k int, p c64EigenPlan, groups []c64Group, a, b c6
 		for gi := lo; gi < hi; gi++ {
 			dst := bp[gi*k*16 : (gi+1)*k*16]
 			j := seq[gi].j
+			if b.cs == 1 { // the group's (br, bi) pairs lie together
+				for q := 0; q < k; q++ {
+					src := b.v[q*b.rs+j : q*b.rs+j+8]
+					copy(dst[q*16:q*16+16], unsafe.Slice((*float32)(unsafe.Pointer(&src[0])), 16))
+				}
+				continue
+			}
 			for q := 0; q < k; q++ {
 				src := b.v[q*b.rs+j*b.cs:]
 				d := dst[q*16 : q*16+16]

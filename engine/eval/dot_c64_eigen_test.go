@@ -81,6 +81,28 @@ func c64EigenNaive(m, n, k int, a, b []complex64, kc int, kinds []int) []complex
 	return c
 }
 
+// c64EigenNaivePlan is c64EigenNaive over the plan's K slices, their
+// products added in order (plans here have at most three slices).
+func c64EigenNaivePlan(m, n, k int, a, b []complex64, p c64EigenPlan) []complex64 {
+	var c []complex64
+	for _, s := range p.segs {
+		kl := s.k1 - s.k0
+		as := make([]complex64, m*kl)
+		for i := 0; i < m; i++ {
+			copy(as[i*kl:(i+1)*kl], a[i*k+s.k0:i*k+s.k1])
+		}
+		part := c64EigenNaive(m, n, kl, as, b[s.k0*n:s.k1*n], s.kc, c64Kinds(s, n))
+		if c == nil {
+			c = part
+			continue
+		}
+		for i := range c {
+			c[i] = complex(real(c[i])+real(part[i]), imag(c[i])+imag(part[i]))
+		}
+	}
+	return c
+}
+
 func c64Random(r *rand.Rand, n int) []complex64 {
 	v := make([]complex64, n)
 	for i := range v {
@@ -89,7 +111,7 @@ func c64Random(r *rand.Rand, n int) []complex64 {
 	return v
 }
 
-func c64Kinds(p c64EigenPlan, n int) []int {
+func c64Kinds(p c64Seg, n int) []int {
 	kinds := make([]int, n)
 	for _, g := range p.groups(n) {
 		for j := g.j; j < g.j+g.w; j++ {
@@ -107,12 +129,14 @@ func TestComplexDotEigenMatchesNaive(t *testing.T) {
 		{2, 2, 2}, {5, 3, 7}, {64, 9, 40}, {64, 15, 37}, {33, 16, 40}, {65, 20, 8},
 		{12, 12, 500}, {64, 64, 400}, {70, 300, 700}, {61, 2052, 100}, {130, 67, 1000},
 		{4, 64, 9}, {256, 256, 641},
+		{64, 4, 1000}, {39, 29, 918}, {6, 305, 1452}, // sharded over K
+		{7, 1, 37}, {1000, 1, 300}, // one column
 	}
 	for _, s := range shapes {
 		m, n, k := s[0], s[1], s[2]
 		a, b := c64Random(r, m*k), c64Random(r, k*n)
 		p := planC64Eigen(m, n, k, 2)
-		want := c64EigenNaive(m, n, k, a, b, p.kc, c64Kinds(p, n))
+		want := c64EigenNaivePlan(m, n, k, a, b, p)
 		for _, vec := range []bool{true, false} {
 			old := c64VectorTestSet(vec)
 			got := make([]complex64, m*n)
@@ -147,7 +171,7 @@ func TestComplexDotEigenBatchLayouts(t *testing.T) {
 	dotC64Eigen(2, nb, m, n, k, at, colMajor(m, k), b, rowMajor(k, n), got)
 	p := planC64Eigen(m, n, k, xlaCPUThreads)
 	for e := 0; e < nb; e++ {
-		want := c64EigenNaive(m, n, k, a[e*m*k:(e+1)*m*k], b[e*k*n:(e+1)*k*n], p.kc, c64Kinds(p, n))
+		want := c64EigenNaivePlan(m, n, k, a[e*m*k:(e+1)*m*k], b[e*k*n:(e+1)*k*n], p)
 		if i := c64FirstDiff(got[e*m*n:(e+1)*m*n], want); i >= 0 {
 			t.Fatalf("batch %d element %d = %v, want %v", e, i, got[e*m*n+i], want[i])
 		}
@@ -165,7 +189,7 @@ func TestComplexDotEigenNonFinite(t *testing.T) {
 	a[5*k+7] = complex(0, -inf)
 	b[2*n+9] = complex(float32(math.NaN()), 1)
 	p := planC64Eigen(m, n, k, 2)
-	want := c64EigenNaive(m, n, k, a, b, p.kc, c64Kinds(p, n))
+	want := c64EigenNaivePlan(m, n, k, a, b, p)
 	for _, vec := range []bool{true, false} {
 		old := c64VectorTestSet(vec)
 		got := make([]complex64, m*n)
@@ -198,32 +222,32 @@ func c64FirstDiff(got, want []complex64) int {
 }
 
 // TestComplexDotEigenPlan pins the blocking measured against jax 0.10.2
-// (XLA:CPU, 2 threads): K block, column block and the sequential path.
+// (XLA:CPU, 2 threads): K slices, K block, column block and threads.
 func TestComplexDotEigenPlan(t *testing.T) {
 	for _, c := range []struct {
-		m, n, k, kc, cb, threads int
-		kShard                   bool
+		m, n, k int
+		want    string
 	}{
-		{1024, 1024, 1024, 320, 512, 2, false},
-		{64, 2052, 100, 100, 316, 2, false},
-		{12, 12, 500, 256, 12, 1, false},
-		{16, 16, 1000, 336, 16, 1, false},
-		{64, 64, 400, 320, 32, 2, false},
-		{512, 300, 700, 320, 152, 2, false},
-		{300, 1028, 700, 320, 520, 2, false},
-		{64, 4, 1000, 0, 0, 0, true},
+		{1024, 1024, 1024, "threads=2 [0,1024):320/512"},
+		{64, 2052, 100, "threads=2 [0,100):100/316"},
+		{12, 12, 500, "threads=1 [0,500):256/12"},
+		{16, 16, 1000, "threads=1 [0,1000):336/16"},
+		{64, 64, 400, "threads=2 [0,400):320/32"},
+		{512, 300, 700, "threads=2 [0,700):320/152"},
+		{300, 1028, 700, "threads=2 [0,700):320/520"},
+		{64, 4, 1000, "threads=2 [0,504):320/4 [504,1000):320/4"},
+		{6, 235, 1403, "threads=2 [0,704):320/120 [704,1403):320/120"},
+		{25, 15, 1098, "threads=1 [0,1098):280/15"},
+		{327, 4, 82, "threads=1 [0,82):82/4"},
+		{2, 276, 550, "threads=2 [0,550):320/96"},
 	} {
 		p := planC64Eigen(c.m, c.n, c.k, 2)
-		got := fmt.Sprintf("kc=%d cb=%d threads=%d kShard=%v", p.kc, p.cb, p.threads, p.kShard)
-		if c.kShard {
-			if !p.kShard {
-				t.Errorf("%dx%dx%d: %s, want a K-sharded plan", c.m, c.n, c.k, got)
-			}
-			continue
+		got := fmt.Sprintf("threads=%d", p.threads)
+		for _, s := range p.segs {
+			got += fmt.Sprintf(" [%d,%d):%d/%d", s.k0, s.k1, s.kc, s.cb)
 		}
-		want := fmt.Sprintf("kc=%d cb=%d threads=%d kShard=false", c.kc, c.cb, c.threads)
-		if got != want {
-			t.Errorf("%dx%dx%d: %s, want %s", c.m, c.n, c.k, got, want)
+		if got != c.want {
+			t.Errorf("%dx%dx%d: %s, want %s", c.m, c.n, c.k, got, c.want)
 		}
 	}
 }
