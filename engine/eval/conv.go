@@ -218,6 +218,9 @@ func evalConvolution(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, e
 	c := contractAs(contractionClass(out.Elem, lhs.Type, rhs.Type), lhs, rhs, out.Elem, out.Dims, kernels{
 		f32: func(a, b []float32) []float32 {
 			if ynn != nil {
+				if out, ok := convYnnSegmented(par, p, ynn, in, lhs.Dims, rhs.Dims, a, b); ok {
+					return out
+				}
 				return convolveYnnF32(par, p, ynn, lhs.Dims, rhs.Dims, a, b)
 			}
 			return convolve(par, p, lhs.Dims, rhs.Dims, a, b)

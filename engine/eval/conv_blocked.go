@@ -277,30 +277,50 @@ func (p *convPlan) rowRuns() {
 	}
 	cg := p.cg
 	start := make([]int32, p.p+1)
-	var runs []convRun
+	// Count first, so the runs (~7 a position for a 7x7 window) are one
+	// allocation rather than a slice regrown some 20 times.
+	total := 0
+	for pos := 0; pos < p.p; pos++ {
+		tab := p.tab[pos*p.w : (pos+1)*p.w]
+		for w := 0; w < len(tab); w = windowRunEnd(tab, w) {
+			total++
+		}
+		if total > math.MaxInt32 {
+			return
+		}
+		start[pos+1] = int32(total)
+	}
+	runs := make([]convRun, 0, total)
 	for pos := 0; pos < p.p; pos++ {
 		tab := p.tab[pos*p.w : (pos+1)*p.w]
 		for w := 0; w < len(tab); {
-			off, we := tab[w], w+1
+			off, we := tab[w], windowRunEnd(tab, w)
 			if off < 0 {
-				for we < len(tab) && tab[we] < 0 {
-					we++
-				}
 				runs = append(runs, convRun{int32(w * cg), int32((we - w) * cg), -1})
 			} else {
-				for we < len(tab) && tab[we] == off+int64(we-w) {
-					we++
-				}
 				runs = append(runs, convRun{int32(w * cg), int32((we - w) * cg), int(off) * cg})
 			}
 			w = we
 		}
-		if len(runs) > math.MaxInt32 {
-			return
-		}
-		start[pos+1] = int32(len(runs))
 	}
 	p.runs, p.runStart = runs, start
+}
+
+// windowRunEnd returns the end of the run of window elements that starts at
+// w: following elements all in padding with it, or reading the input
+// positions after its own.
+func windowRunEnd(tab []int64, w int) int {
+	off, we := tab[w], w+1
+	if off < 0 {
+		for we < len(tab) && tab[we] < 0 {
+			we++
+		}
+		return we
+	}
+	for we < len(tab) && tab[we] == off+int64(we-w) {
+		we++
+	}
+	return we
 }
 
 // im2colRow writes columns [d0, d1) of row r of group (n0, c0)'s im2col

@@ -1,0 +1,103 @@
+//go:build goexperiment.simd && amd64
+
+#include "textflag.h"
+
+// func convSegAVX2F32S(kc, segs int, a *float32, lda, segStride int, b *float32, ldb int, c *float32, ldc int)
+//
+// gemmAVX2F32AS (gemm_kernels_amd64.s) over an A whose row r is segs runs
+// of kc elements, run s at a + r*lda + s*segStride: the same instructions
+// in the same order, the pointers into A moving on to the next run after
+// every kc steps. B's kc*segs rows follow one another, ldb apart.
+TEXT ·convSegAVX2F32S(SB), NOSPLIT, $0-72
+	MOVQ kc+0(FP), BX
+	MOVQ segs+8(FP), AX
+	MOVQ a+16(FP), SI
+	MOVQ lda+24(FP), R11
+	SHLQ $2, R11
+	MOVQ segStride+32(FP), R13
+	SUBQ BX, R13
+	SHLQ $2, R13
+	MOVQ b+40(FP), DI
+	MOVQ ldb+48(FP), R8
+	SHLQ $2, R8
+	MOVQ c+56(FP), DX
+	MOVQ ldc+64(FP), R9
+	SHLQ $2, R9
+	LEAQ (SI)(R11*2), R12
+	ADDQ R11, R12
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+seg:
+	MOVQ BX, CX
+loop:
+	VMOVUPS 0(DI), Y12
+	VMOVUPS 32(DI), Y13
+	VBROADCASTSS (SI), Y14
+	VFMADD231PS Y14, Y12, Y0
+	VFMADD231PS Y14, Y13, Y1
+	VBROADCASTSS (SI)(R11*1), Y14
+	VFMADD231PS Y14, Y12, Y2
+	VFMADD231PS Y14, Y13, Y3
+	VBROADCASTSS (SI)(R11*2), Y14
+	VFMADD231PS Y14, Y12, Y4
+	VFMADD231PS Y14, Y13, Y5
+	VBROADCASTSS (R12), Y14
+	VFMADD231PS Y14, Y12, Y6
+	VFMADD231PS Y14, Y13, Y7
+	VBROADCASTSS (SI)(R11*4), Y14
+	VFMADD231PS Y14, Y12, Y8
+	VFMADD231PS Y14, Y13, Y9
+	VBROADCASTSS (R12)(R11*2), Y14
+	VFMADD231PS Y14, Y12, Y10
+	VFMADD231PS Y14, Y13, Y11
+	ADDQ $4, SI
+	ADDQ $4, R12
+	ADDQ R8, DI
+	DECQ CX
+	JNZ loop
+	ADDQ R13, SI
+	ADDQ R13, R12
+	DECQ AX
+	JNZ seg
+	VXORPS Y12, Y12, Y12
+	VADDPS Y12, Y0, Y0
+	VMOVUPS Y0, 0(DX)
+	VADDPS Y12, Y1, Y1
+	VMOVUPS Y1, 32(DX)
+	ADDQ R9, DX
+	VADDPS Y12, Y2, Y2
+	VMOVUPS Y2, 0(DX)
+	VADDPS Y12, Y3, Y3
+	VMOVUPS Y3, 32(DX)
+	ADDQ R9, DX
+	VADDPS Y12, Y4, Y4
+	VMOVUPS Y4, 0(DX)
+	VADDPS Y12, Y5, Y5
+	VMOVUPS Y5, 32(DX)
+	ADDQ R9, DX
+	VADDPS Y12, Y6, Y6
+	VMOVUPS Y6, 0(DX)
+	VADDPS Y12, Y7, Y7
+	VMOVUPS Y7, 32(DX)
+	ADDQ R9, DX
+	VADDPS Y12, Y8, Y8
+	VMOVUPS Y8, 0(DX)
+	VADDPS Y12, Y9, Y9
+	VMOVUPS Y9, 32(DX)
+	ADDQ R9, DX
+	VADDPS Y12, Y10, Y10
+	VMOVUPS Y10, 0(DX)
+	VADDPS Y12, Y11, Y11
+	VMOVUPS Y11, 32(DX)
+	VZEROUPPER
+	RET
