@@ -493,16 +493,45 @@ func dotC64EigenApplies(p *dotPlan, lhs, rhs, out dtype.Type) bool {
 	return lhs == dtype.C64 && rhs == dtype.C64 && out == dtype.C64 && p.k >= 2 && p.m >= 2
 }
 
-// c64EigenScalar is the portable path: rows split over the goroutines.
+// c64EigenScalar is the portable path: B's in-order groups packed as the
+// vector path packs them, rows split over the goroutines, each row's
+// in-order groups two columns at a time (eight chains), the other groups
+// element by element.
 func c64EigenScalar(par, m, n, k int, p c64Seg, groups []c64Group, a, b c64Operand, c []complex64) {
-	runParallel(min(par, max(1, m*n*k>>16)), m, func(lo, hi int) {
-		for k0 := 0; k0 < k; k0 += p.kc {
-			k1 := min(k, k0+p.kc)
-			for i := lo; i < hi; i++ {
-				row := c[i*n : (i+1)*n]
+	seq := 0
+	for _, g := range groups {
+		if g.kind == c64KindSeq {
+			seq++
+		}
+	}
+	par = min(par, max(1, m*n*k>>16))
+	bp := c64PackBuf(seq * k * 16)
+	c64PackB(par, k, groups, b, bp)
+	runParallel(par, m, func(lo, hi int) {
+		var arow []complex64
+		if a.cs != 1 {
+			arow = make([]complex64, k)
+		}
+		for i := lo; i < hi; i++ {
+			ar := arow
+			if a.cs == 1 {
+				ar = a.v[i*a.rs : i*a.rs+k]
+			} else {
+				for q := range arow {
+					arow[q] = a.at(i, q)
+				}
+			}
+			row := c[i*n : (i+1)*n]
+			for k0 := 0; k0 < k; k0 += p.kc {
+				k1 := min(k, k0+p.kc)
+				gi := 0
 				for _, g := range groups {
 					if g.kind == c64KindSeq {
-						c64SeqRowScalar(a, b, i, g.j, k0, k1, row[g.j:g.j+8])
+						panel := bp[gi*k*16+k0*16 : gi*k*16+k1*16]
+						for q := 0; q < 8; q += 2 {
+							c64Seq2(ar[k0:k1], panel[2*q:], row[g.j+q:g.j+q+2])
+						}
+						gi++
 						continue
 					}
 					kind := c64RowKind(g.kind, i, m)
@@ -513,21 +542,60 @@ func c64EigenScalar(par, m, n, k int, p c64Seg, groups []c64Group, a, b c64Opera
 			}
 		}
 	})
+	c64PackRelease(bp)
 }
 
-// c64SeqRowScalar is c64BlockScalar for eight in-order columns of row i,
-// two at a time for the pipelines.
-func c64SeqRowScalar(a, b c64Operand, i, j, k0, k1 int, dst []complex64) {
-	for q := 0; q < 8; q += 2 {
-		var x, y c64Acc
-		for p := k0; p < k1; p++ {
-			av := a.at(i, p)
-			x.add(av, b.at(p, j+q))
-			y.add(av, b.at(p, j+q+1))
-		}
-		x.into(&dst[q])
-		y.into(&dst[q+1])
+// c64Seq2 adds a K block of two in-order columns: ar holds the row's
+// terms, panel the columns' (br, bi, br, bi) at a 16-float stride.
+func c64Seq2(ar []complex64, panel []float32, dst []complex64) {
+	var fr0, fi0, sr0, si0, fr1, fi1, sr1, si1 float32
+	_ = panel[(len(ar)-1)*16+3]
+	for p, av := range ar {
+		x, y := real(av), imag(av)
+		b := panel[p*16 : p*16+4 : p*16+4]
+		fr0 = float32(x*b[0]) + fr0
+		fi0 = float32(y*b[0]) + fi0
+		sr0 = float32(x*b[1]) + sr0
+		si0 = float32(y*b[1]) + si0
+		fr1 = float32(x*b[2]) + fr1
+		fi1 = float32(y*b[2]) + fi1
+		sr1 = float32(x*b[3]) + sr1
+		si1 = float32(y*b[3]) + si1
 	}
+	c64Into(fr0+-si0, fi0+sr0, &dst[0])
+	c64Into(fr1+-si1, fi1+sr1, &dst[1])
+}
+
+// c64PackB packs the in-order groups of B, in order, each as k rows of
+// the eight columns' (br, bi) pairs.
+func c64PackB(par, k int, groups []c64Group, b c64Operand, bp []float32) {
+	var seq []int
+	for _, g := range groups {
+		if g.kind == c64KindSeq {
+			seq = append(seq, g.j)
+		}
+	}
+	runParallel(par, len(seq), func(lo, hi int) {
+		for gi := lo; gi < hi; gi++ {
+			dst := bp[gi*k*16 : (gi+1)*k*16]
+			j := seq[gi]
+			for q := 0; q < k; q++ {
+				d := dst[q*16 : q*16+16]
+				if b.cs == 1 { // the group's (br, bi) pairs lie together
+					src := b.v[q*b.rs+j : q*b.rs+j+8]
+					for t, v := range src {
+						d[2*t], d[2*t+1] = real(v), imag(v)
+					}
+					continue
+				}
+				src := b.v[q*b.rs+j*b.cs:]
+				for t := 0; t < 8; t++ {
+					v := src[t*b.cs]
+					d[2*t], d[2*t+1] = real(v), imag(v)
+				}
+			}
+		}
+	})
 }
 
 // c64Pool recycles the vector path's packing buffers.

@@ -32,3 +32,15 @@ func BenchmarkComplexDotViaReal1024(b *testing.B) {
 		complexGemmViaReal(2, 1, n, n, n, x2, rowMajor(n, n), y2, rowMajor(n, n), c)
 	}
 }
+
+// BenchmarkComplexDotEigen1024Narrow runs the narrower vector path (AVX2
+// tiles on an AVX-512 host; the scalar loops in the portable build).
+func BenchmarkComplexDotEigen1024Narrow(b *testing.B) {
+	ws := c64VectorWidths()
+	old := c64VectorTestSet(0)
+	if len(ws) > 0 {
+		c64VectorTestSet(ws[len(ws)-1])
+	}
+	defer c64VectorTestSet(old)
+	BenchmarkComplexDotEigen1024(b)
+}

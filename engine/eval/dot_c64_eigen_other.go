@@ -8,4 +8,6 @@ func c64EigenVector(par, m, n, k int, p c64Seg, groups []c64Group, a, b c64Opera
 	return false
 }
 
-func c64VectorTestSet(on bool) bool { return false }
+func c64VectorTestSet(width int) int { return 0 }
+
+func c64VectorWidths() []int { return nil }

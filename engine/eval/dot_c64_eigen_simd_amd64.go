@@ -7,18 +7,35 @@ import (
 	"unsafe"
 )
 
-// The AVX-512 path of dotC64Eigen (dot_c64_eigen.go). A vector holds the
-// eight columns of an in-order group as (br, bi) pairs; each row's ar and
+// The vector path of dotC64Eigen (dot_c64_eigen.go). A vector (two on
+// AVX2) holds the eight columns of an in-order group as (br, bi) pairs; each row's ar and
 // ai are broadcast, so X = Σ ar·(br, bi) gives (fr, sr) and Y = Σ ai·(br, bi)
 // gives (fi, si) for the eight columns: VMULPS then VADDPS per term, the
 // scalar order. A K block ends by pairing the lanes into (tre, tim), the
 // alpha step and the add to C, all in the lanes.
 
-// c64VectorOn reports whether the vector path runs (tests turn it off).
-var c64VectorOn = archsimd.X86.AVX512()
+// c64Vector is the vector path's width: 16 (AVX-512 tiles of 6 rows), 8
+// (AVX2 tiles of 3 rows) or 0 (none). Tests set it to each width the CPU
+// runs.
+var c64Vector = c64DefaultVector()
 
-// c64Rows is the row count of a vector tile.
-const c64Rows = 6
+func c64DefaultVector() int {
+	switch {
+	case archsimd.X86.AVX512():
+		return 16
+	case archsimd.X86.AVX2():
+		return 8
+	}
+	return 0
+}
+
+// c64TileRows is the row count of a vector tile.
+func c64TileRowsFor(width int) int {
+	if width == 16 {
+		return 6
+	}
+	return 3
+}
 
 // c64EvenSign flips the sign of the even (real) lanes.
 var c64EvenSign = [16]uint32{1 << 31, 0, 1 << 31, 0, 1 << 31, 0, 1 << 31, 0, 1 << 31, 0, 1 << 31, 0, 1 << 31, 0, 1 << 31, 0}
@@ -38,17 +55,24 @@ func c64Kern6x16(kl int, ap, b0, b1, c unsafe.Pointer, ldc int)
 //go:noescape
 func c64Kern6x8(kl int, ap, b0, b1, c unsafe.Pointer, ldc int)
 
+// c64Kern3x8AVX2 is c64Kern6x8 for 3 rows on AVX2 (VBROADCASTSS, then
+// VMULPS and VADDPS on each half of the group; b1 unused).
+//
+//go:noescape
+func c64Kern3x8AVX2(kl int, ap, b0, b1, c unsafe.Pointer, ldc int)
+
 // c64RowChunk is the number of tiles whose packed A one K block keeps in
 // L2 while the groups go by.
 const c64RowChunk = 24
 
-// c64EigenVector runs one batch element on the AVX-512 tiles; false when
-// the CPU has no AVX-512.
+// c64EigenVector runs one batch element on the vector tiles; false when
+// the CPU has neither AVX-512 nor AVX2.
 func c64EigenVector(par, m, n, k int, p c64Seg, groups []c64Group, a, b c64Operand, c []complex64) bool {
-	if !c64VectorOn {
+	width := c64Vector
+	if width == 0 {
 		return false
 	}
-	const R = c64Rows
+	R := c64TileRowsFor(width)
 	var seq []c64Group
 	var tails []c64Group
 	for _, g := range groups {
@@ -61,27 +85,7 @@ func c64EigenVector(par, m, n, k int, p c64Seg, groups []c64Group, a, b c64Opera
 	tiles := (m + R - 1) / R
 	bp := c64PackBuf(len(seq) * k * 16)
 	ap := c64PackBuf(tiles * k * 2 * R)
-	runParallel(par, len(seq), func(lo, hi int) {
-		for gi := lo; gi < hi; gi++ {
-			dst := bp[gi*k*16 : (gi+1)*k*16]
-			j := seq[gi].j
-			if b.cs == 1 { // the group's (br, bi) pairs lie together
-				for q := 0; q < k; q++ {
-					src := b.v[q*b.rs+j : q*b.rs+j+8]
-					copy(dst[q*16:q*16+16], unsafe.Slice((*float32)(unsafe.Pointer(&src[0])), 16))
-				}
-				continue
-			}
-			for q := 0; q < k; q++ {
-				src := b.v[q*b.rs+j*b.cs:]
-				d := dst[q*16 : q*16+16]
-				for t := 0; t < 8; t++ {
-					v := src[t*b.cs]
-					d[2*t], d[2*t+1] = real(v), imag(v)
-				}
-			}
-		}
-	})
+	c64PackB(par, k, groups, b, bp)
 	runParallel(par, tiles, func(lo, hi int) {
 		for t := lo; t < hi; t++ {
 			dst := ap[t*k*2*R : (t+1)*k*2*R]
@@ -110,10 +114,16 @@ func c64EigenVector(par, m, n, k int, p c64Seg, groups []c64Group, a, b c64Opera
 				for gi := 0; gi < len(seq); gi += 2 {
 					b0 := unsafe.Pointer(&bp[gi*k*16+k0*16])
 					for t := t0; t < t1; t++ {
-						ct, ldc := c64TileRows(c, m, n, t, &scratch)
+						ct, ldc := c64TileRows(c, m, n, R, t, &scratch)
 						a0 := unsafe.Pointer(&ap[t*k*2*R+k0*2*R])
 						cp := unsafe.Pointer(&ct[seq[gi].j])
-						if gi+1 < len(seq) && seq[gi+1].j == seq[gi].j+8 {
+						if width == 8 {
+							c64Kern3x8AVX2(kl, a0, b0, nil, cp, ldc)
+							if gi+1 < len(seq) {
+								cp1 := unsafe.Pointer(&ct[seq[gi+1].j])
+								c64Kern3x8AVX2(kl, a0, unsafe.Pointer(&bp[(gi+1)*k*16+k0*16]), nil, cp1, ldc)
+							}
+						} else if gi+1 < len(seq) && seq[gi+1].j == seq[gi].j+8 {
 							c64Kern6x16(kl, a0, b0, unsafe.Pointer(&bp[(gi+1)*k*16+k0*16]), cp, ldc)
 						} else {
 							c64Kern6x8(kl, a0, b0, nil, cp, ldc)
@@ -126,7 +136,7 @@ func c64EigenVector(par, m, n, k int, p c64Seg, groups []c64Group, a, b c64Opera
 				}
 				if len(tails) > 0 {
 					for t := t0; t < t1; t++ {
-						ct, ldc := c64TileRows(c, m, n, t, &scratch)
+						ct, ldc := c64TileRows(c, m, n, R, t, &scratch)
 						for r := 0; r < R && t*R+r < m; r++ {
 							for _, g := range tails {
 								kind := c64RowKind(g.kind, t*R+r, m)
@@ -150,21 +160,32 @@ func c64EigenVector(par, m, n, k int, p c64Seg, groups []c64Group, a, b c64Opera
 }
 
 // c64TileRows is where tile t's rows live: in c, or for a last tile of
-// fewer than c64Rows rows in a scratch tile (zeroed when first made).
-func c64TileRows(c []complex64, m, n, t int, scratch *[]complex64) ([]complex64, int) {
-	if (t+1)*c64Rows <= m {
-		return c[t*c64Rows*n:], n
+// fewer than R rows in a scratch tile (zeroed when first made).
+func c64TileRows(c []complex64, m, n, R, t int, scratch *[]complex64) ([]complex64, int) {
+	if (t+1)*R <= m {
+		return c[t*R*n:], n
 	}
 	if *scratch == nil {
-		*scratch = make([]complex64, c64Rows*n)
+		*scratch = make([]complex64, R*n)
 	}
 	return *scratch, n
 }
 
-// c64VectorTestSet turns the vector path on (when the CPU has it) or off
-// and returns the previous setting.
-func c64VectorTestSet(on bool) bool {
-	old := c64VectorOn
-	c64VectorOn = on && archsimd.X86.AVX512()
+// c64VectorWidths lists the vector widths this CPU runs, widest first.
+func c64VectorWidths() []int {
+	switch c64DefaultVector() {
+	case 16:
+		return []int{16, 8}
+	case 8:
+		return []int{8}
+	}
+	return nil
+}
+
+// c64VectorTestSet sets the vector width (0 for none) and returns the
+// previous one.
+func c64VectorTestSet(width int) int {
+	old := c64Vector
+	c64Vector = width
 	return old
 }

@@ -137,7 +137,7 @@ func TestComplexDotEigenMatchesNaive(t *testing.T) {
 		a, b := c64Random(r, m*k), c64Random(r, k*n)
 		p := planC64Eigen(m, n, k, 2)
 		want := c64EigenNaivePlan(m, n, k, a, b, p)
-		for _, vec := range []bool{true, false} {
+		for _, vec := range append(c64VectorWidths(), 0) {
 			old := c64VectorTestSet(vec)
 			got := make([]complex64, m*n)
 			oldT := xlaCPUThreads
@@ -146,7 +146,7 @@ func TestComplexDotEigenMatchesNaive(t *testing.T) {
 			xlaCPUThreads = oldT
 			c64VectorTestSet(old)
 			if i := c64FirstDiff(got, want); i >= 0 {
-				t.Errorf("%dx%dx%d vector=%v: element %d = %v, want %v", m, n, k, vec, i, got[i], want[i])
+				t.Errorf("%dx%dx%d vector width %d: element %d = %v, want %v", m, n, k, vec, i, got[i], want[i])
 			}
 		}
 	}
@@ -190,7 +190,7 @@ func TestComplexDotEigenNonFinite(t *testing.T) {
 	b[2*n+9] = complex(float32(math.NaN()), 1)
 	p := planC64Eigen(m, n, k, 2)
 	want := c64EigenNaivePlan(m, n, k, a, b, p)
-	for _, vec := range []bool{true, false} {
+	for _, vec := range append(c64VectorWidths(), 0) {
 		old := c64VectorTestSet(vec)
 		got := make([]complex64, m*n)
 		oldT := xlaCPUThreads
@@ -199,7 +199,7 @@ func TestComplexDotEigenNonFinite(t *testing.T) {
 		xlaCPUThreads = oldT
 		c64VectorTestSet(old)
 		if i := c64FirstDiff(got, want); i >= 0 {
-			t.Errorf("vector=%v: element %d = %v, want %v", vec, i, got[i], want[i])
+			t.Errorf("vector width %d: element %d = %v, want %v", vec, i, got[i], want[i])
 		}
 	}
 }
