@@ -111,6 +111,20 @@ def test_conv_gradients_match_xla(stride):
         _check(lambda x, k: jax.grad(lambda a, b: jnp.sum(jnp.tanh(conv(a, b))), (0, 1))(x, k), x, k)
 
 
+@pytest.mark.parametrize("batch", [8, 5], ids=["b8", "b5"])
+def test_weight_gradient_at_size_matches_xla(batch):
+    """A weight gradient whose operands pass a million elements: its input
+    (batch innermost) is gathered a few images at a time and its B packed in
+    K chunks instead of whole (conv_ynn.go, convYnnWholeByImages), which must
+    not change a bit; an odd batch leaves a ragged last group of images."""
+    rng = np.random.default_rng(11)
+    side = 48 if batch == 8 else 64  # K (side² × batch) past 2^14 either way
+    x = rng.standard_normal((batch, side, side, 96)).astype(np.float32)
+    k = rng.standard_normal((3, 3, 96, 64)).astype(np.float32)
+    g = rng.standard_normal((batch, side, side, 64)).astype(np.float32)
+    _check(lambda x, g: jax.vjp(lambda b: conv(x, b), k)[1](g)[0], x, g)
+
+
 @pytest.mark.parametrize("dt", ["bf16", "f16"])
 def test_half_conv_matches_xla(dt):
     """bf16/f16 convolutions run as f32 ones between converts."""

@@ -450,13 +450,14 @@ func (in *convYnnInput) images(nLo, nHi int, buf *[]float32) ([]float32, int) {
 	}
 	dst := (*buf)[:need]
 	c := in.imgLen / max(len(in.sOff), 1)
-	for n := nLo; n < nHi; n++ {
-		img := dst[(n-nLo)*in.imgLen : (n-nLo+1)*in.imgLen]
-		base := n * in.nStride
-		for si, so := range in.sOff {
-			row := img[si*c : (si+1)*c]
-			for f := range row {
-				row[f] = in.lhs[base+so+f*in.cStride]
+	// Image innermost: a weight gradient's input has the batch dim
+	// innermost, so consecutive images are consecutive in lhs.
+	for si, so := range in.sOff {
+		for f := range c {
+			src := in.lhs[nLo*in.nStride+so+f*in.cStride:]
+			at := si*c + f
+			for i := range nHi - nLo {
+				dst[i*in.imgLen+at] = src[i*in.nStride]
 			}
 		}
 	}
@@ -628,14 +629,20 @@ type convYnnGEMM struct {
 
 func newConvYnnGEMM(kn *gemmKernel[float32], k convYnnKernelRows, rows []int, col0, nc, at, n int) convYnnGEMM {
 	if kn == nil {
-		kn = kernelFor[float32]()
-		if n > kn.kc && kn.chain != nil {
-			kn = kn.chain // continues each element's chain across its slices
-		} else {
-			kn = kn.withKC(n)
-		}
+		kn = convYnnSegKernel(n)
 	}
 	return convYnnGEMM{kn, kn.packWholeRows(k.rhs, k.rowOff, rows[at:at+n], k.cs, col0, nc), at, n}
+}
+
+// convYnnSegKernel is the kernel summing a block or lane of n columns as
+// one FMA chain per element: the chain kernel continuing each element's
+// chain across its kc slices, or one slice n deep.
+func convYnnSegKernel(n int) *gemmKernel[float32] {
+	kn := kernelFor[float32]()
+	if n > kn.kc && kn.chain != nil {
+		return kn.chain
+	}
+	return kn.withKC(n)
 }
 
 // run adds the product for m rows of a (row stride lda) to dst (m×nc).
@@ -649,6 +656,17 @@ func convYnnRunGroup(par int, p *convPlan, ow, q int, r convYnnRun, x *convYnnIn
 	depth := p.w * p.cg
 	nc := r.j1 - r.j0
 	col0 := q*p.og + r.j0
+	if x.x == nil && lay.identity && r.i0 == 0 && r.i1 == ow && nc == p.o && depth*nc >= convYnnChunkMin {
+		// A weight gradient's: its input gathered per image, B as large.
+		kn := lay.sliceKC(r)
+		if kn == nil && r.fma && r.tk == 1 && lay.tail == 0 && len(lay.blocks) == 1 {
+			kn = convYnnSegKernel(depth) // one FMA chain over all of K
+		}
+		if kn != nil {
+			convYnnWholeByImages(par, p, q, kn, x, k, out, depth)
+			return
+		}
+	}
 	// The products, B packed once (from rhs, rows in the layout's order):
 	// the whole product in one when its blocks are the kernel's slices,
 	// else one per block (tk 1) or lane.
@@ -670,10 +688,10 @@ func convYnnRunGroup(par int, p *convPlan, ow, q int, r convYnnRun, x *convYnnIn
 			segs = append(segs, gs)
 		}
 	}
-	// The tiles also read B's rows unpacked, in the layout's order; the
-	// whole-product kernel only its packed copy.
+	// Multiply-add tasks and tail features read B's rows unpacked, in the
+	// layout's order; FMA blocks only their packed copies.
 	var bTiles []float32
-	if whole == nil {
+	if whole == nil && (!r.fma || lay.tail > 0) {
 		bTiles = storageForWriting[float32](depth * nc)
 		k.gather(bTiles, lay.src, col0, nc)
 	}
@@ -739,6 +757,63 @@ func convYnnRunGroup(par int, p *convPlan, ow, q int, r convYnnRun, x *convYnnIn
 		}
 	})
 }
+
+// convYnnChunkMin is the size of B (elements) from which a convolution
+// whose input is gathered per image (a weight gradient) runs in K chunks
+// (convYnnWholeByImages) instead of with all of B packed.
+var convYnnChunkMin = 1 << 20 // variables for the tests
+
+// convYnnWholeByImages computes group q of a convolution whose whole
+// product runs on kernel kn (one FMA chain per K block, blocks added to C
+// in order, sliceKC; or one chain over all of K, the chain kernel), its
+// im2col columns in natural order and its input gathered per image, as
+// convYnnRunGroup does with B packed whole, but without that copy: each
+// worker takes a few images at a time, gathers them, and for each K chunk
+// (whole kc slices) packs that chunk of B and runs it on the images' output
+// rows. The slices reach C in the same order (the chain kernel picks each
+// element's chain up from C), so every element's sum is the same.
+func convYnnWholeByImages(par int, p *convPlan, q int, kn *gemmKernel[float32], x *convYnnInput, k convYnnKernelRows, out []float32, depth int) {
+	nc := p.o
+	chunk := max(1, convYnnChunkB/(nc*kn.kc)) * kn.kc
+	images := max(1, min(p.nb/(2*par), convYnnImagesElems/max(x.imgLen, 1)))
+	groups := ceilDiv(p.nb, images)
+	rb := max(12, convBlockElems/chunk/12*12)
+	n0, c0 := p.groupStart(q)
+	cols := make([]int, depth)
+	for i := range cols {
+		cols[i] = i
+	}
+	dynamicFor(par, groups, func(next func() int) {
+		var xbuf []float32
+		bp := make([]float32, chunk*roundUp(nc, kn.nr))
+		a := make([]float32, rb*chunk)
+		for g := next(); g < groups; g = next() {
+			img0, img1 := g*images, min(p.nb, (g+1)*images)
+			xs, base := x.images(n0+img0, n0+img1, &xbuf)
+			r0, r1 := img0*p.p, img1*p.p
+			clear(out[r0*nc : r1*nc])
+			for k0 := 0; k0 < depth; k0 += chunk {
+				kd := min(chunk, depth-k0)
+				kn.packRowsInto(bp, k.rhs, k.rowOff, cols[k0:k0+kd], k.cs, 0, nc)
+				for i0 := r0; i0 < r1; i0 += rb {
+					m := min(rb, r1-i0)
+					for i := range m {
+						im2colRow(p, a[i*kd:(i+1)*kd], xs, n0-base, c0, i0+i, k0, k0+kd)
+					}
+					kn.runPrepacked(1, m, nc, kd, a, gemmLayout{m * kd, kd, 1}, bp, out[i0*nc:(i0+m)*nc])
+				}
+			}
+		}
+	})
+}
+
+// convYnnChunkB is the size of a K chunk of packed B in
+// convYnnWholeByImages (elements, rounded to whole blocks), and
+// convYnnImagesElems the most input a worker gathers at a time.
+var (
+	convYnnChunkB      = 1 << 16
+	convYnnImagesElems = 1 << 19
+)
 
 // convYnnScratch is a worker's buffers for convYnnTile.
 type convYnnScratch struct {

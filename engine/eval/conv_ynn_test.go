@@ -264,13 +264,20 @@ func TestConvYnnMatchesScalarOrder(t *testing.T) {
 			// gradient's is), gathered image by image for the row blocks.
 			pX := *p
 			pX.lhsPerm = []int{3, 1, 2, 0}
-			saved := convYnnGatherMin
-			convYnnGatherMin = 0
-			got = convolveYnnF32(2, &pX, y, xTDims, k.Dims, xT, k.F32())
-			convYnnGatherMin = saved
-			for i := range want {
-				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-					t.Fatalf("case %d %+v %s, input f01b: element %d = %g, scalar order %g", ci, c, name, i, got[i], want[i])
+			// Then with B in chunks of one K block and one image gathered
+			// at a time (convYnnWholeByImages), for the tasks it takes.
+			saved := [4]int{convYnnGatherMin, convYnnChunkMin, convYnnChunkB, convYnnImagesElems}
+			for _, chunked := range []bool{false, true} {
+				convYnnGatherMin = 0
+				if chunked {
+					convYnnChunkMin, convYnnChunkB, convYnnImagesElems = 0, 1, 1
+				}
+				got = convolveYnnF32(2, &pX, y, xTDims, k.Dims, xT, k.F32())
+				convYnnGatherMin, convYnnChunkMin, convYnnChunkB, convYnnImagesElems = saved[0], saved[1], saved[2], saved[3]
+				for i := range want {
+					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("case %d %+v %s, input f01b (chunked %v): element %d = %g, scalar order %g", ci, c, name, chunked, i, got[i], want[i])
+					}
 				}
 			}
 		}

@@ -22,29 +22,38 @@ func (kn *gemmKernel[T]) packWhole(b []T, lb gemmLayout, k, n int) []T {
 // packWholeRows is packWhole for a B whose row p (of k) lies at
 // src[rowOff[rows[p]] + col0*cs:], its n columns cs apart: B gathered
 // straight from an operand that is not laid out as a matrix, with no copy
-// of it in matrix order beside the packed one.
+// of it in matrix order beside the packed one. The packed copy is tensor
+// storage: the caller may hand it back with releaseStorage.
 func (kn *gemmKernel[T]) packWholeRows(src []T, rowOff, rows []int, cs, col0, n int) []T {
+	dst := storageOf[T](len(rows) * roundUp(n, kn.nr))
+	kn.packRowsInto(dst, src, rowOff, rows, cs, col0, n)
+	return dst
+}
+
+// packRowsInto is packWholeRows into dst (len(rows) × n rounded up to the
+// panel width), the ragged panel's padding set to zero.
+func (kn *gemmKernel[T]) packRowsInto(dst, src []T, rowOff, rows []int, cs, col0, n int) {
 	k, nr := len(rows), kn.nr
 	npad := roundUp(n, nr)
-	dst := storageOf[T](k * npad) // zeroed: the ragged panel's padding stays 0
 	for pc := 0; pc < k; pc += kn.kc {
 		kc := min(kn.kc, k-pc)
 		block := dst[pc*npad:]
 		for p := 0; p < kc; p++ {
 			base := rowOff[rows[pc+p]] + col0*cs
 			for j := 0; j < n; j += nr {
-				dstRow := block[j*kc+p*nr : j*kc+p*nr+min(nr, n-j)]
+				panelRow := block[j*kc+p*nr : j*kc+(p+1)*nr]
+				cols := min(nr, n-j)
 				if cs == 1 {
-					copy(dstRow, src[base+j:])
-					continue
+					copy(panelRow[:cols], src[base+j:])
+				} else {
+					for q := range cols {
+						panelRow[q] = src[base+(j+q)*cs]
+					}
 				}
-				for q := range dstRow {
-					dstRow[q] = src[base+(j+q)*cs]
-				}
+				clear(panelRow[cols:])
 			}
 		}
 	}
-	return dst
 }
 
 // runPrepacked computes c += a x b for one product, b packed by packWhole,
