@@ -10,7 +10,8 @@ combined and added to the result block by block
 this machine's caches and XLA's thread count (2 here): the cases below were
 measured on the 2-core EPYC. Contractions Eigen shards over K (small M and N,
 long K) compute each K slice as a product of its own and add the slices.
-Single-row products (Eigen's gemv) are not reproduced and not listed. Before dot_c64_eigen.go, 99% of the
+Single-row products are Eigen's column-major gemv (whole complex products
+in K blocks of 16). Before dot_c64_eigen.go, 99% of the
 elements of a 1024^3 product differed (complex dots ran as an f64 GEMM).
 """
 
@@ -48,6 +49,9 @@ CASES = [
     ("kshard_short", lambda a, b: a @ b, ((6, 1403), (1403, 235))),
     ("seq_long", lambda a, b: a @ b, ((25, 1098), (1098, 15))),                # not sharded: one thread, kc 280
     ("one_column", lambda a, b: a @ b, ((1000, 300), (300, 1))),               # sharded, single-column lanes
+    ("gemv", lambda a, b: a @ b, ((1, 1000), (1000, 300))),                    # Eigen's gemv: K blocks of 16
+    ("gemv_wide", lambda a, b: a @ b, ((1, 300), (300, 5000))),                # K blocks of 4
+    ("gemv_short", lambda a, b: a @ b, ((1, 100), (100, 13))),                 # one block
 ]
 
 

@@ -157,9 +157,15 @@ func evalDot(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
 	if dotC64EigenApplies(p, lhs.Type, rhs.Type, out.Elem) {
 		a, la := asMatrices(lhs.C64(), lhs.Dims, p.lhsPerm, p.nBatch, p.nLhsFree, p.m, p.k)
 		b, lb := asMatrices(rhs.C64(), rhs.Dims, p.rhsPerm, p.nBatch, p.nContract, p.k, p.n)
-		t := tensor.New(dtype.C64, out.Dims)
-		dotC64Eigen(par, p.b, p.m, p.n, p.k, a, la, b, lb, t.C64())
-		return ArrayValue(t), nil
+		if p.m >= 2 || c64GemvApplies(p.m, lb) {
+			t := tensor.New(dtype.C64, out.Dims)
+			if p.m == 1 {
+				dotC64Gemv(p.b, p.n, p.k, a, la, b, lb, t.C64())
+			} else {
+				dotC64Eigen(par, p.b, p.m, p.n, p.k, a, la, b, lb, t.C64())
+			}
+			return ArrayValue(t), nil
+		}
 	}
 	c := contractAs(class, lhs, rhs, out.Elem, out.Dims, kernels{
 		f32:  func(a, b []float32) []float32 { return dotInF32(ev, par, p, lhs.Dims, rhs.Dims, a, b, ynn) },

@@ -486,11 +486,53 @@ func c64AddSlices(parts [][]complex64) {
 
 // dotC64EigenApplies reports whether a dot of plan p with these element
 // types runs in XLA:CPU's Eigen order: c64 operands and result, and a
-// contraction XLA keeps as a dot (depth 1 becomes a multiply) that Eigen
-// does not run as a matrix-vector product (a single row: its gemv order is
-// not reproduced).
+// contraction XLA keeps as a dot (depth 1 becomes a multiply). A single
+// row is Eigen's matrix-vector product, reproduced for a row-major B
+// (dotC64Gemv; the layout is checked there).
 func dotC64EigenApplies(p *dotPlan, lhs, rhs, out dtype.Type) bool {
-	return lhs == dtype.C64 && rhs == dtype.C64 && out == dtype.C64 && p.k >= 2 && p.m >= 2
+	return lhs == dtype.C64 && rhs == dtype.C64 && out == dtype.C64 && p.k >= 2 && (p.m >= 2 || p.n >= 2)
+}
+
+// c64GemvApplies reports whether a single-row product with B in layout lb
+// runs in Eigen's column-major gemv order (B rows contiguous).
+func c64GemvApplies(m int, lb gemmLayout) bool { return m == 1 && lb.cs == 1 }
+
+// dotC64Gemv adds a[b]·bm[b] for 1×k rows a[b] and row-major k×n B to c
+// in the order of Eigen's column-major general_matrix_vector_product (XLA
+// hands Eigen Bᵀ·aᵀ): K in blocks of 16 columns of Bᵀ (4 when a row of B
+// spans 32000 bytes or more, all of K below 128), each block a sum from +0
+// of whole complex products in order (re += ar·br - ai·bi,
+// im += ar·bi + ai·br, products rounded), times alpha and added to C.
+func dotC64Gemv(nb, n, k int, a []complex64, la gemmLayout, bm []complex64, lb gemmLayout, c []complex64) {
+	kb := k
+	if k >= 128 {
+		kb = 16
+		if n*eigenC64Size >= 32000 {
+			kb = 4
+		}
+	}
+	xr := make([]float32, n)
+	xi := make([]float32, n)
+	for b := 0; b < nb; b++ {
+		cb := c[b*n : (b+1)*n]
+		for k0 := 0; k0 < k; k0 += kb {
+			clear(xr)
+			clear(xi)
+			for p := k0; p < min(k, k0+kb); p++ {
+				av := a[b*la.bs+p*la.cs]
+				ar, ai := real(av), imag(av)
+				row := bm[b*lb.bs+p*lb.rs : b*lb.bs+p*lb.rs+n]
+				for j, v := range row {
+					br, bi := real(v), imag(v)
+					xr[j] = xr[j] + (float32(ar*br) - float32(ai*bi))
+					xi[j] = xi[j] + (float32(ar*bi) + float32(ai*br))
+				}
+			}
+			for j := range cb {
+				c64Into(xr[j], xi[j], &cb[j])
+			}
+		}
+	}
 }
 
 // c64EigenScalar is the portable path: B's in-order groups packed as the

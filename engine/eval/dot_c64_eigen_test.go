@@ -251,3 +251,40 @@ func TestComplexDotEigenPlan(t *testing.T) {
 		}
 	}
 }
+
+// TestComplexDotGemvMatchesNaive checks single-row products against whole
+// complex products summed in order in K blocks of 16 (4 for wide B rows,
+// all of K below 128).
+func TestComplexDotGemvMatchesNaive(t *testing.T) {
+	r := rand.New(rand.NewSource(8))
+	mul := func(x, y float32) float32 { return float32(x * y) }
+	for _, s := range [][2]int{{7, 33}, {300, 1000}, {4001, 300}, {13, 129}} {
+		n, k := s[0], s[1]
+		kb := 16
+		if k < 128 {
+			kb = k
+		} else if n*8 >= 32000 {
+			kb = 4
+		}
+		a, b := c64Random(r, k), c64Random(r, k*n)
+		want := make([]complex64, n)
+		for j := range want {
+			var cr, ci float32
+			for k0 := 0; k0 < k; k0 += kb {
+				var xr, xi float32
+				for p := k0; p < min(k, k0+kb); p++ {
+					x, y := a[p], b[p*n+j]
+					xr = xr + (mul(real(x), real(y)) - mul(imag(x), imag(y)))
+					xi = xi + (mul(real(x), imag(y)) + mul(imag(x), real(y)))
+				}
+				cr, ci = (xr-mul(xi, 0))+cr, (mul(xr, 0)+xi)+ci
+			}
+			want[j] = complex(cr, ci)
+		}
+		got := make([]complex64, n)
+		dotC64Gemv(1, n, k, a, rowMajor(1, k), b, rowMajor(k, n), got)
+		if i := c64FirstDiff(got, want); i >= 0 {
+			t.Errorf("1x%dx%d: element %d = %v, want %v", n, k, i, got[i], want[i])
+		}
+	}
+}
