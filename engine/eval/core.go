@@ -159,6 +159,10 @@ type Evaluator struct {
 	// ynnUses is the operand-use count of each widening of bf16 and of its
 	// operand, as framePlanFor counts them (reduce_ynn.go).
 	ynnUses sync.Map
+
+	// dotEpi, while Call evaluates a dot whose blocked-group consumer is to
+	// run on its tiles, is that run (dot_epilogue.go); dotInF32 takes it.
+	dotEpi *dotEpilogue
 }
 
 // New returns an evaluator of m.
@@ -236,6 +240,13 @@ type framePlan struct {
 	interior           []bool        // evaluated inside a group, never stored
 	groups             []*fusedGroup // by the position of the group's value
 	gconsumes, gextras [][]int32     // per group position: consumed operands', extras' positions
+	// ginplace is, per group position, the frame positions of the
+	// group's inPlace operands.
+	ginplace [][]int32
+	// dotEpi is, per position of a dot, the position of the group that
+	// may run on the dot's result tile by tile (planDotEpilogues), -1 for
+	// none; nil when no dot has one.
+	dotEpi []int32
 	// gops is, per group position, per member, per operand, the frame
 	// position of an operand from outside the group (-1: a member's, or
 	// not in the computation), so a step's group finds its operands
@@ -256,7 +267,11 @@ type frameBuf struct {
 	lookup    frameValues // the frame's values, as its blocked groups read them
 	valueOf   func(*hlo.Instruction) (Value, bool)
 	tuples    [][]Value // per position, a local tuple's elements (localTuple)
-	extras    []Value   // a group's extras, as runGroup returns them (reused)
+	// epiDone is, per group position, the position of the dot whose tiles
+	// the group has already run on (dot_epilogue.go), -1 for none; nil
+	// until a dot ran one.
+	epiDone []int32
+	extras  []Value // a group's extras, as runGroup returns them (reused)
 }
 
 func (fp *framePlan) get() *frameBuf {
@@ -283,6 +298,9 @@ func (fp *framePlan) put(fb *frameBuf) {
 	fb.made.reset()
 	for _, t := range fb.tuples {
 		clear(t)
+	}
+	for i := range fb.epiDone {
+		fb.epiDone[i] = -1
 	}
 	fp.free = append(fp.free, fb)
 }
@@ -381,6 +399,7 @@ func (ev *Evaluator) framePlanFor(c *hlo.Computation) *framePlan {
 		fp.gconsumes = make([][]int32, n)
 		fp.gextras = make([][]int32, n)
 		fp.gops = make([][][]int32, n)
+		fp.ginplace = make([][]int32, n)
 		posOf := func(x *hlo.Instruction) int32 {
 			if p, ok := fp.pos[x]; ok {
 				return p
@@ -400,6 +419,11 @@ func (ev *Evaluator) framePlanFor(c *hlo.Computation) *framePlan {
 			for _, x := range g.extras {
 				fp.gextras[i] = append(fp.gextras[i], fp.pos[x])
 			}
+			for _, x := range g.inPlace {
+				if p := posOf(x); p >= 0 {
+					fp.ginplace[i] = append(fp.ginplace[i], p)
+				}
+			}
 			fp.gops[i] = make([][]int32, len(g.members))
 			for j, m := range g.members {
 				fp.gops[i][j] = make([]int32, len(m.Operands))
@@ -411,6 +435,9 @@ func (ev *Evaluator) framePlanFor(c *hlo.Computation) *framePlan {
 				}
 			}
 		}
+	}
+	if fp.fusion != nil {
+		fp.dotEpi = planDotEpilogues(c, fp)
 	}
 	if ev.frames == nil {
 		ev.frames = map[*hlo.Computation]*framePlan{}
@@ -525,10 +552,40 @@ func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 		}
 		if g := (*fusedGroup)(nil); fp.fusion != nil {
 			g = fp.groups[idx]
+			if g != nil && fb.epiDone != nil && fb.epiDone[idx] >= 0 {
+				// Run already, on its dot's tiles as the GEMM made them
+				// (dot_epilogue.go): its value is the dot's storage.
+				p := fb.epiDone[idx]
+				fb.epiDone[idx] = -1
+				v = vals[p]
+				owned[p] = false // the group's value holds it now
+				if mem != nil {
+					mem.add(v)
+				}
+				for _, q := range fp.gconsumes[idx] {
+					done(q)
+				}
+				owned[idx] = true
+				if ev.Options.Trace != nil {
+					ev.Options.Trace(in, v)
+				}
+				vals[idx], have[idx] = v, true
+				continue
+			}
 			if g != nil {
 				var err error
 				var extras []Value
-				if v, extras, err = runGroup(ev, g, fb.valueOf, fb.extras, &fb.lookup, idx, nil); err != nil {
+				var into *groupInto
+				if owned != nil && !inPlaceDisabled {
+					// An operand whose storage this frame alone holds and
+					// whose last use this run is: the group's value is
+					// written into it (planInPlace).
+					if p := inPlaceOperand(fp, idx, owned, have, vals, uses); p >= 0 {
+						into = &groupInto{out: vals[p].T}
+						owned[p] = false // the group's value holds it now
+					}
+				}
+				if v, extras, err = runGroup(ev, g, fb.valueOf, fb.extras, &fb.lookup, idx, into); err != nil {
 					return Value{}, &Error{c.Name, in.Name, in.Opcode, err}
 				}
 				fb.extras = extras[:0] // its storage, for the next group
@@ -553,7 +610,7 @@ func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 					done(p)
 				}
 				if owned != nil && v.T != nil {
-					owned[idx] = true // a group's value is always new storage
+					owned[idx] = true // a group's value is always new storage, or an operand's it took over
 					made.add(v.T)
 				}
 				if ev.Options.Trace != nil {
@@ -625,6 +682,8 @@ func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 				}
 				copy(fb.tuples[idx], opArgs)
 				v = Value{Tuple: fb.tuples[idx]}
+			} else if fp.dotEpi != nil && fp.dotEpi[idx] >= 0 && owned != nil && !inPlaceDisabled && !hoisted.member(in) {
+				v, err = ev.dotWithEpilogue(fp, fb, idx, f, in, opArgs)
 			} else {
 				v, err = callOp(f, ev, in, opArgs)
 			}
@@ -713,4 +772,31 @@ func (e *UnsupportedError) Error() string { return e.What + " is not supported" 
 // Unsupported returns an *UnsupportedError describing what is missing.
 func Unsupported(format string, args ...any) error {
 	return &UnsupportedError{What: fmt.Sprintf(format, args...)}
+}
+
+// inPlaceOperand returns the frame position of an inPlace operand of the
+// group at idx that the frame owns (no other value shares its storage), is
+// not the computation's result, and has no use left but this group's run
+// (every remaining use is among the run's consumed operands); -1 if none.
+func inPlaceOperand(fp *framePlan, idx int, owned, have []bool, vals []Value, uses []int32) int32 {
+	for _, p := range fp.ginplace[idx] {
+		if p == fp.root || !owned[p] || !have[p] {
+			continue
+		}
+		t := vals[p].T
+		g := fp.groups[idx]
+		if t == nil || t.Type != dtype.F32 || !equalDims(t.Dims, g.dims) || len(t.Data) != 4*int(tensor.NumElements(g.dims)) {
+			continue
+		}
+		n := int32(0)
+		for _, q := range fp.gconsumes[idx] {
+			if q == p {
+				n++
+			}
+		}
+		if uses[p] == n {
+			return p
+		}
+	}
+	return -1
 }

@@ -227,6 +227,15 @@ func dotInF32(ev *Evaluator, par int, p *dotPlan, ldims, rdims []int64, lhs, rhs
 			gemmBF16Pairs(par, p.b, p.m, p.n, p.k, ks, bf16Src{f32: a, l: la}, bf16Src{f32: b, l: lb}, c) {
 			return c // operands holding bf16 values (converted from bf16)
 		}
+		if e := ev.takeDotEpilogue(); e != nil && p.b == 1 && max(p.m, p.n, p.k) > ynnTinyMax {
+			// As run (runGeneral on blockKernel's runOver), each tile
+			// finished by the group reading it (dot_epilogue.go).
+			if kn := ynn.blockKernel(p.k); kn != nil && kn.runOverTiles(par, p.m, p.n, p.k, a, la, b, lb, c,
+				func(r0, r1, c0, c1 int) { e.tile(c, r0, r1, c0, c1) }) {
+				e.ran = true
+				return c
+			}
+		}
 		ynn.run(par, p.b, p.m, p.n, p.k, a, la, b, lb, c)
 		return c
 	}
@@ -240,6 +249,13 @@ func dotInF32(ev *Evaluator, par int, p *dotPlan, ldims, rdims []int64, lhs, rhs
 	c := ev.newF32sOver(p.b * p.m * p.n) // the GEMM sets every element
 	if p.m > 1 && p.n > 1 && gemmBF16Pairs(par, p.b, p.m, p.n, p.k, kernelFor[float32]().kc, bf16Src{f32: a, l: la}, bf16Src{f32: b, l: lb}, c) {
 		return c // operands holding bf16 values (converted from bf16)
+	}
+	if e := ev.takeDotEpilogue(); e != nil && p.b == 1 && !floatsOnBLAS {
+		// As gemmStridedOver, each tile finished by the group reading it.
+		if kernelFor[float32]().runOverTiles(par, p.m, p.n, p.k, a, la, b, lb, c, func(r0, r1, c0, c1 int) { e.tile(c, r0, r1, c0, c1) }) {
+			e.ran = true
+			return c
+		}
 	}
 	gemmStridedOver(par, p.b, p.m, p.n, p.k, a, la, b, lb, c)
 	return c

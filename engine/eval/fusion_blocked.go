@@ -161,6 +161,10 @@ type fusedGroup struct {
 	// keeps its own. nSlots counts them.
 	slot   []int
 	nSlots int
+	// inPlace lists the outside operands whose storage the group's value
+	// may take over when the group's run is their last use
+	// (planInPlace).
+	inPlace []*hlo.Instruction
 	// scratch holds the per-run operand slices of one run at a time
 	// (fuseScratch): a loop body's group runs every step without making
 	// them again.
@@ -512,7 +516,7 @@ func fusibleKind(in *hlo.Instruction) fuseKind {
 			return fuseBinary
 		}
 	case 3:
-		if (et == dtype.F32 || et == dtype.F16) && in.Opcode == "custom-call" && in.CustomCallTarget == FMATarget {
+		if (et == dtype.F32 || et == dtype.F16 || et == dtype.F64) && in.Opcode == "custom-call" && in.CustomCallTarget == FMATarget {
 			return fuseFMA
 		}
 	}
@@ -1184,8 +1188,74 @@ func planFusion(c *hlo.Computation) *fusionPlan {
 		if g.predOut != nil {
 			g.consumes = append(g.consumes, g.predOut.Operands...)
 		}
+		g.planInPlace()
 	}
 	return p
+}
+
+// inPlaceDisabled turns off groups writing into a dying operand's storage
+// (GOLDTRACE_NO_INPLACE=1), to compare.
+var inPlaceDisabled = os.Getenv("GOLDTRACE_NO_INPLACE") == "1"
+
+// inPlaceMinBytes is the smallest operand whose storage a group takes over
+// (planInPlace): below it a new array costs little.
+const inPlaceMinBytes = 1 << 16
+
+// planInPlace sets g.inPlace: the outside f32 operands of g's shape that
+// every member reading them reads elementwise (element i of block [s, e)
+// for element i of the block, never a broadcast's, slice's or pred's
+// gather), so that g's value can be written into their storage: a block's
+// root writes only [s, e) after every other member has read that range,
+// and blocks are disjoint. The root itself may read such an operand only
+// through kernels that read each element before writing the same one (no
+// second pass over the operand: cbrt's and glibc's subnormal fix-ups, the
+// FMA's recomputed NaN vectors, and unary kernels in general, may reread
+// it). Only plain f32 groups: a
+// reduce, a narrow or pred result has another shape or type. (The
+// dot-and-epilogue case: pairwise distances' sqrt(max(|a|²+|b|²-2ab, 0))
+// writes into the 64 MB dot result instead of a second fresh array.)
+func (g *fusedGroup) planInPlace() {
+	g.inPlace = nil
+	if g.elem != dtype.F32 || g.reduce != nil || g.narrowOut != nil || g.predOut != nil || g.predRoot {
+		return
+	}
+	n := len(g.members)
+	bad := map[*hlo.Instruction]bool{}
+	var cands []*hlo.Instruction
+	for j, m := range g.members {
+		for k, op := range m.Operands {
+			if _, in := g.pos[op]; in {
+				continue
+			}
+			ok := op.Shape.IsArray() && op.Shape.Elem == dtype.F32 && equalDims(op.Shape.Dims, g.dims) &&
+				4*tensor.NumElements(g.dims) >= inPlaceMinBytes
+			switch kind := g.kinds[j]; {
+			case kind.gathers(), kind == fuseWiden, kind == fuseWidenMember, kind == fusePred, kind == fuseSelect && k == 0:
+				ok = false
+			case j == n-1:
+				switch kind {
+				case fuseSignBit, fuseSelect:
+				case fuseYNN:
+					ok = ok && len(m.Operands) == 2 && (g.ynnOps[j].Op == "maximum" || g.ynnOps[j].Op == "minimum")
+				case fuseBinary:
+					ok = ok && !g.glibcFix[j] && (m.Opcode == "add" || m.Opcode == "subtract" || m.Opcode == "multiply" ||
+						m.Opcode == "divide" || m.Opcode == "maximum" || m.Opcode == "minimum")
+				default:
+					ok = false
+				}
+			}
+			if !ok {
+				bad[op] = true
+			} else if !slices.Contains(cands, op) {
+				cands = append(cands, op)
+			}
+		}
+	}
+	for _, op := range cands {
+		if !bad[op] {
+			g.inPlace = append(g.inPlace, op)
+		}
+	}
 }
 
 // widensForReduce reports whether g (in planning form) is only a fuseWiden
@@ -1279,79 +1349,11 @@ func (g *fusedGroup) eval(ev *Evaluator, vals func(*hlo.Instruction) (Value, boo
 			extras = append(extras, ArrayValue(t))
 		}
 	}
+	if err := g.outsideInputs(&ext, sc, vals, fv, idx, nil); err != nil {
+		return Value{}, nil, err
+	}
 	narrow := isNarrowElem(g.elem)
-	var decoded map[*hlo.Instruction][]float32 // a narrow group's outside operands, widened once
-	for _, ref := range g.outside {
-		j, k := int(ref.j), int(ref.k)
-		m := g.members[j]
-		op := m.Operands[k]
-		// (The array alone: a whole Value copied here cost more than the
-		// rest of a small group's set-up.)
-		var vt *tensor.Tensor
-		var ok bool
-		if fv != nil {
-			vt, ok = fv.operandT(idx, j, k)
-		} else {
-			var v Value
-			v, ok = vals(op)
-			vt = v.T
-		}
-		if g.kinds[j] == fuseWiden {
-			if !ok || vt == nil || vt.Type != op.Shape.Elem || !equalDims(vt.Dims, g.dims) {
-				return Value{}, nil, fmt.Errorf("operand %%%s has no %v array value", op.Name, op.Shape.Elem)
-			}
-			ext.raw[j] = vt.Data
-			continue
-		}
-		if g.kinds[j] == fuseSelect && k == 0 {
-			if !ok || vt == nil || vt.Type != dtype.Pred || !equalDims(vt.Dims, g.dims) {
-				return Value{}, nil, fmt.Errorf("operand %%%s has no pred array value", op.Name)
-			}
-			ext.pred[j] = vt.Data
-			continue
-		}
-		if g.kinds[j] == fusePred {
-			if !ok || vt == nil || vt.Type != dtype.Pred || !equalDims(vt.Dims, g.dims) {
-				return Value{}, nil, fmt.Errorf("operand %%%s has no pred array value", op.Name)
-			}
-			if ext.predArgs == nil {
-				ext.predArgs = make([][][]byte, n)
-			}
-			if ext.predArgs[j] == nil {
-				ext.predArgs[j] = make([][]byte, len(m.Operands))
-			}
-			ext.predArgs[j][k] = vt.Data
-			continue
-		}
-		if !ok || vt == nil || vt.Type != g.elem {
-			return Value{}, nil, errMissing(op)
-		}
-		if narrow && !g.kinds[j].gathers() {
-			if ext.nraw == nil {
-				ext.nraw = make([][]byte, g.nExt)
-			}
-			ext.nraw[g.extID[j][k]] = vt.Data
-			continue
-		}
-		if narrow {
-			f, ok := decoded[op]
-			if !ok {
-				if decoded == nil {
-					decoded = map[*hlo.Instruction][]float32{}
-				}
-				f = widenNarrow(vt)
-				decoded[op] = f
-			}
-			ext.f[j][k] = f
-			continue
-		}
-		ext.f[j][k] = rawView[float32](vt.Data) // an s32/u32 operand's bits too
-	}
-	sc.predArgs = ext.predArgs // made for this group's pred operands, kept
 	total := int(tensor.NumElements(g.dims))
-	if g.elem == dtype.F32 {
-		ext.mstate = g.cleanBroadcasts(sc, ext, total)
-	}
 	if g.predOut != nil || g.predRoot {
 		// As convert from pred: the root compare's bytes as zeros and ones
 		// (as themselves, for a pred value).
@@ -1514,6 +1516,92 @@ func (g *fusedGroup) eval(ev *Evaluator, vals func(*hlo.Instruction) (Value, boo
 		}
 	})
 	return ArrayValue(out), extras, nil
+}
+
+// outsideInputs fills ext (its tables sc's) with the group's outside
+// operands, read by position from fv (the group at idx of fv's frame) or
+// through vals, and what the blocks know of them before they run; skip,
+// when set, is an operand left for the caller to set (a dot whose tiles
+// the group finishes as they are made: dotEpilogue).
+func (g *fusedGroup) outsideInputs(ext *fuseInputs, sc *fuseScratch, vals func(*hlo.Instruction) (Value, bool), fv *frameValues, idx int, skip *hlo.Instruction) error {
+	n := len(g.members)
+	narrow := isNarrowElem(g.elem)
+	var decoded map[*hlo.Instruction][]float32 // a narrow group's outside operands, widened once
+	for _, ref := range g.outside {
+		j, k := int(ref.j), int(ref.k)
+		m := g.members[j]
+		op := m.Operands[k]
+		if op == skip {
+			continue // set by the caller
+		}
+		// (The array alone: a whole Value copied here cost more than the
+		// rest of a small group's set-up.)
+		var vt *tensor.Tensor
+		var ok bool
+		if fv != nil {
+			vt, ok = fv.operandT(idx, j, k)
+		} else {
+			var v Value
+			v, ok = vals(op)
+			vt = v.T
+		}
+		if g.kinds[j] == fuseWiden {
+			if !ok || vt == nil || vt.Type != op.Shape.Elem || !equalDims(vt.Dims, g.dims) {
+				return fmt.Errorf("operand %%%s has no %v array value", op.Name, op.Shape.Elem)
+			}
+			ext.raw[j] = vt.Data
+			continue
+		}
+		if g.kinds[j] == fuseSelect && k == 0 {
+			if !ok || vt == nil || vt.Type != dtype.Pred || !equalDims(vt.Dims, g.dims) {
+				return fmt.Errorf("operand %%%s has no pred array value", op.Name)
+			}
+			ext.pred[j] = vt.Data
+			continue
+		}
+		if g.kinds[j] == fusePred {
+			if !ok || vt == nil || vt.Type != dtype.Pred || !equalDims(vt.Dims, g.dims) {
+				return fmt.Errorf("operand %%%s has no pred array value", op.Name)
+			}
+			if ext.predArgs == nil {
+				ext.predArgs = make([][][]byte, n)
+			}
+			if ext.predArgs[j] == nil {
+				ext.predArgs[j] = make([][]byte, len(m.Operands))
+			}
+			ext.predArgs[j][k] = vt.Data
+			continue
+		}
+		if !ok || vt == nil || vt.Type != g.elem {
+			return errMissing(op)
+		}
+		if narrow && !g.kinds[j].gathers() {
+			if ext.nraw == nil {
+				ext.nraw = make([][]byte, g.nExt)
+			}
+			ext.nraw[g.extID[j][k]] = vt.Data
+			continue
+		}
+		if narrow {
+			f, ok := decoded[op]
+			if !ok {
+				if decoded == nil {
+					decoded = map[*hlo.Instruction][]float32{}
+				}
+				f = widenNarrow(vt)
+				decoded[op] = f
+			}
+			ext.f[j][k] = f
+			continue
+		}
+		ext.f[j][k] = rawView[float32](vt.Data) // an s32/u32 operand's bits too
+	}
+	sc.predArgs = ext.predArgs // made for this group's pred operands, kept
+	total := int(tensor.NumElements(g.dims))
+	if g.elem == dtype.F32 {
+		ext.mstate = g.cleanBroadcasts(sc, *ext, total)
+	}
+	return nil
 }
 
 // resultFlushed reports whether in's value never holds a subnormal,

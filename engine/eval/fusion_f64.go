@@ -7,11 +7,13 @@ package eval
 // classF64 paths): unary ops flush their operand and result unless
 // keepsSubnormals64 (XLA's f64 tanh flushes), binary ops flush both operands
 // and the result, compares see subnormals as zeros, abs and negate and select
-// move bits, and a trailing reduce folds each row left to right as
+// move bits, fused multiply-adds (FMATarget) round once and flush nothing,
+// as evalFMA does, and a trailing reduce folds each row left to right as
 // reduceFast does for operands of ynnMinElements or more.
 
 import (
 	"fmt"
+	"math"
 	"unsafe"
 
 	"goldtrace/engine/dtype"
@@ -218,6 +220,13 @@ func (w *fuseWorker) block64(g *fusedGroup, ext fuseInputs, s, e int, o []float6
 			k := binaryFTZF64Vector(m.Opcode, a, b, dst) // computed and flushed
 			binaryFloat(m.Opcode, a[k:], b[k:], dst[k:])
 			ftz(dst[k:])
+		case fuseFMA:
+			// As evalFMA: one rounding, operands and result as they are
+			// (no flushing).
+			a, b, c := arg(0), arg(1), arg(2)
+			for i := fmaF64Vector(a, b, c, dst); i < len(dst); i++ {
+				dst[i] = math.FMA(a[i], b[i], c[i])
+			}
 		case fuseBroadcast, fuseSlice:
 			src := f64Bits(arg(0))
 			if g.splat[j] {

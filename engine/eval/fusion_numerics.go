@@ -46,7 +46,8 @@ func evalFMA(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
 	case dtype.F64:
 		o, x, y, z := out.F64(), a.F64(), b.F64(), c.F64()
 		parallelForWork(n, 4*n, func(lo, hi int) {
-			for i := lo; i < hi; i++ {
+			o, x, y, z := o[lo:hi], x[lo:hi], y[lo:hi], z[lo:hi]
+			for i := fmaF64Vector(x, y, z, o); i < len(o); i++ {
 				o[i] = math.FMA(x[i], y[i], z[i])
 			}
 		})

@@ -173,6 +173,27 @@ func (kn *gemmKernel[T]) runOver(par, nb, m, n, k int, a []T, la gemmLayout, bm 
 	kn.runMode(true, par, nb, m, n, k, a, la, bm, lb, c)
 }
 
+// runOverTiles is runOver for one product (nb 1) that runs pipelined,
+// calling tile(r0, r1, c0, c1) as soon as rows [r0,r1) of columns [c0,c1)
+// of c are final, from the goroutine that finished them, while they are
+// in its cache (every element of c in exactly one tile). It reports false,
+// having done nothing, when runOver would take another schedule; where it
+// runs, every element of c has runOver's bits.
+func (kn *gemmKernel[T]) runOverTiles(par, m, n, k int, a []T, la gemmLayout, bm []T, lb gemmLayout, c []T, tile func(r0, r1, c0, c1 int)) bool {
+	// runOver's and runMode's choices, for nb 1.
+	if kn.store == nil || k == 0 || m == 0 || n == 0 {
+		return false
+	}
+	if kn.microB != nil && m <= smallMRows && lb.cs == 1 {
+		return false
+	}
+	if par <= 1 || m*n*k < gemmSerialFlops || kn.pipelineNC(n, k) <= 0 || !gemmPipelined {
+		return false
+	}
+	kn.pipelined(true, par, m, n, k, a, la, bm, lb, c, tile)
+	return true
+}
+
 // clearPar zeroes s on all cores when it is large.
 func clearPar[T any](s []T) {
 	if len(s) < 1<<18 {
@@ -205,7 +226,7 @@ func (kn *gemmKernel[T]) runMode(ov bool, par, nb, m, n, k int, a []T, la gemmLa
 	}
 	if kn.pipelineNC(n, k) > 0 && gemmPipelined {
 		for b := 0; b < nb; b++ {
-			kn.pipelined(ov, par, m, n, k, a[b*la.bs:], la, bm[b*lb.bs:], lb, c[b*m*n:(b+1)*m*n])
+			kn.pipelined(ov, par, m, n, k, a[b*la.bs:], la, bm[b*lb.bs:], lb, c[b*m*n:(b+1)*m*n], nil)
 		}
 		return
 	}

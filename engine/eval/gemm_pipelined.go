@@ -20,8 +20,9 @@ import (
 // before it, which some goroutine holds). shared ends every kc slice at a
 // barrier, where the goroutines wait for the slowest chunk and a parked
 // goroutine must be woken again: 16 of them in a 2048³ product in
-// YNNPACK's K blocks.
-func (kn *gemmKernel[T]) pipelined(ov bool, par, m, n, k int, a []T, la gemmLayout, b []T, lb gemmLayout, c []T) {
+// YNNPACK's K blocks. tile, when set, is called on each chunk's columns of
+// a block once its last slice is done (runOverTiles).
+func (kn *gemmKernel[T]) pipelined(ov bool, par, m, n, k int, a []T, la gemmLayout, b []T, lb gemmLayout, c []T, tile func(r0, r1, c0, c1 int)) {
 	mr, nr := kn.mr, kn.nr
 	nc := kn.pipelineNC(n, k)
 	ncp := roundUp(nc, nr)
@@ -94,6 +95,9 @@ func (kn *gemmKernel[T]) pipelined(ov bool, par, m, n, k int, a []T, la gemmLayo
 			kn.firstKernel(ov, pc).blockA(ap, a, la, r0, r1-r0, pc, kc, buf[pc*ncp:], w.tile, c[r0*n+jc:], n, cols)
 		}
 		done[j].add()
+		if tile != nil && r1 > r0 {
+			tile(r0, r1, jc, jc+cols)
+		}
 	})
 }
 

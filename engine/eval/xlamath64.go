@@ -173,6 +173,9 @@ func log1pSmall64(x float64) float64 {
 	return x + math.FMA(x2, -0.5, t)
 }
 
+// log1p64SmallBits is log1p64Small's bits.
+var log1p64SmallBits = math.Float64bits(log1p64Small)
+
 // log1pLarge64 is log1p's other branch, log(x+1) by libm's log as XLA:CPU
 // calls it (libm.go), into o.
 func log1pLarge64(x, o []float64) {
@@ -187,13 +190,37 @@ func log1pLarge64(x, o []float64) {
 }
 
 // log1p64 is XLA:CPU's f64 log1p over a slice: log(x+1) by libm, except
-// log1pSmall64 where |x| < log1p64Small.
+// log1pSmall64 where |x| < log1p64Small. A chunk at a time, libm's log
+// runs only on the elements outside the small branch, gathered (each
+// element's log is its own: which others share the call changes no bits),
+// and the small branch a vector at a time where the CPU has one.
 func log1p64(x, o []float64) {
 	o = o[:len(x)]
-	log1pLarge64(x, o)
-	for i, v := range x {
-		if math.Abs(v) < log1p64Small {
-			o[i] = log1pSmall64(v)
+	const chunk = 512
+	var big [chunk]float64
+	var at [chunk]int32
+	for s := 0; s < len(x); s += chunk {
+		xs, os := x[s:min(s+chunk, len(x))], o[s:min(s+chunk, len(x))]
+		// Without a branch (a random mix mispredicts): every element is
+		// written at k, and k moves on past the big ones. !(|v| < small)
+		// is |v|'s bits >= small's (NaNs included), as integers.
+		k := 0
+		for i, v := range xs {
+			big[k], at[k] = v, int32(i)
+			k += int((log1p64SmallBits - 1 - math.Float64bits(v)&^(1<<63)) >> 63)
+		}
+		i := log1pSmallVector(xs, os)
+		sseAfterAVX()
+		for ; i < len(xs); i++ {
+			if math.Abs(xs[i]) < log1p64Small {
+				os[i] = log1pSmall64(xs[i])
+			}
+		}
+		if k > 0 {
+			log1pLarge64(big[:k], big[:k])
+			for j, v := range big[:k] {
+				os[at[j]] = v
+			}
 		}
 	}
 }

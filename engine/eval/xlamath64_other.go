@@ -15,3 +15,9 @@ func xlaEstimateF64(op string) func(x, o []float64) { return nil }
 var xlaF64Lanes = 0
 
 func xlaF64LaneWidths() []int { return []int{0} }
+
+// fmaF64Vector has no vector form in the portable build.
+func fmaF64Vector(a, b, c, o []float64) int { return 0 }
+
+// log1pSmallVector has no vector form in the portable build.
+func log1pSmallVector(x, o []float64) int { return 0 }

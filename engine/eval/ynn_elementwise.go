@@ -148,7 +148,9 @@ func evalYNNElementwise(ev *Evaluator, in *hlo.Instruction, args []Value) (Value
 		}
 		a, b := ts[0].F32(), ts[1].F32()
 		parallelForWork(n, 2*n, func(lo, hi int) {
-			for i := lo; i < hi; i++ {
+			i := lo + ynnBinaryVectorF32(o, a[lo:hi], b[lo:hi], o32[lo:hi])
+			sseAfterAVX()
+			for ; i < hi; i++ {
 				o32[i] = f(a[i], b[i])
 			}
 		})
@@ -176,7 +178,9 @@ func ynnBlock(in *hlo.Instruction, o YNNOp, a, b, dst []float32) {
 		return
 	}
 	f := o.binary()
-	for i := range dst {
+	i := ynnBinaryVectorF32(o, a, b, dst)
+	sseAfterAVX()
+	for ; i < len(dst); i++ {
 		dst[i] = f(a[i], b[i])
 	}
 }

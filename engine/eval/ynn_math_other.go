@@ -4,3 +4,6 @@ package eval
 
 // ynnVectorF32 has no vector form in the portable build.
 func ynnVectorF32(o YNNOp, x, out []float32) int { return 0 }
+
+// ynnBinaryVectorF32 has no vector form in the portable build.
+func ynnBinaryVectorF32(o YNNOp, a, b, out []float32) int { return 0 }

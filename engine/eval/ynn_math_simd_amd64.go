@@ -129,6 +129,36 @@ func ynnVectorF32(o YNNOp, x, out []float32) int {
 	return n
 }
 
+// ynnBinaryVectorF32 runs the binary op (maximum, minimum) over the whole
+// vectors at the front of a and b, as YNNOp.binary does element by element
+// (operands flushed, MAXPS/MINPS), and returns how many elements that was
+// (0: no vector form).
+func ynnBinaryVectorF32(o YNNOp, a, b, out []float32) int {
+	if !ynnVectorOK {
+		return 0
+	}
+	isMax := o.Op == "maximum"
+	if !isMax && o.Op != "minimum" {
+		return 0
+	}
+	n := min(len(a), len(b), len(out)) &^ 7
+	if n == 0 {
+		return 0
+	}
+	pa, pb, po := f32Base(a, n), f32Base(b, n), f32Base(out, n)
+	if isMax {
+		for off, end := 0, 4*n; off < end; off += 4 * 8 {
+			storeFloat32x8(ynnMaxV(ynnFlushV(loadFloat32x8(pa, off)), ynnFlushV(loadFloat32x8(pb, off))), po, off)
+		}
+	} else {
+		for off, end := 0, 4*n; off < end; off += 4 * 8 {
+			storeFloat32x8(ynnMinV(ynnFlushV(loadFloat32x8(pa, off)), ynnFlushV(loadFloat32x8(pb, off))), po, off)
+		}
+	}
+	archsimd.ClearAVXUpperBits()
+	return n
+}
+
 // ynnVector16OK: the 16-lane forms below (AVX-512F), the same operations
 // lane by lane as the 8-lane ones, with every constant splatted once per
 // call and the op's loop written out (no per-vector closure call): 2048

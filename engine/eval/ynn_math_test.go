@@ -117,6 +117,43 @@ func TestYNNMathVectorMatchesScalar(t *testing.T) {
 	}
 }
 
+// TestYNNBinaryVectorMatchesScalar holds the vector maximum and minimum to
+// YNNOp.binary bit for bit: NaNs (either operand, payloads), infinities,
+// signed zeros and subnormals (read as zeros of their sign) among random
+// bits, odd lengths.
+func TestYNNBinaryVectorMatchesScalar(t *testing.T) {
+	specials := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)),
+		float32(math.NaN()), math.Float32frombits(0xffc00001), 1e-40, -1e-40, math.Float32frombits(1), 1, -1, 3.5}
+	rng := rand.New(rand.NewSource(11))
+	for _, n := range []int{0, 1, 7, 8, 9, 63, 2048, 4099} {
+		a, b := make([]float32, n), make([]float32, n)
+		for i := range a {
+			a[i], b[i] = math.Float32frombits(rng.Uint32()), math.Float32frombits(rng.Uint32())
+			if rng.Intn(3) == 0 {
+				a[i] = specials[rng.Intn(len(specials))]
+			}
+			if rng.Intn(3) == 0 {
+				b[i] = specials[rng.Intn(len(specials))]
+			}
+		}
+		for _, op := range []string{"maximum", "minimum"} {
+			o := YNNOp{Op: op, In: 1, C1: 1}
+			f := o.binary()
+			got := make([]float32, n)
+			k := ynnBinaryVectorF32(o, a, b, got)
+			if k%8 != 0 || k > n {
+				t.Fatalf("%s n=%d: vector form took %d elements", op, n, k)
+			}
+			for i := range k {
+				if w := f(a[i], b[i]); math.Float32bits(got[i]) != math.Float32bits(w) {
+					t.Fatalf("%s(%08x, %08x): vector %08x, scalar %08x", op, math.Float32bits(a[i]), math.Float32bits(b[i]),
+						math.Float32bits(got[i]), math.Float32bits(w))
+				}
+			}
+		}
+	}
+}
+
 // TestYNNOpConfigRoundTrip: the backend_config the golden driver writes is
 // the op the evaluator reads.
 func TestYNNOpConfigRoundTrip(t *testing.T) {
