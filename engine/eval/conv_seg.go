@@ -24,15 +24,15 @@ var convSegDisabled = os.Getenv("GOLDTRACE_CONV_SEG") == "0"
 // ow*sw - padlo on (no W dilation), so a tile's A is KH runs per row, rows
 // sw*C apart, runs one input row apart. Each output row's KH input rows
 // are copied, padded with zeros as im2colRow pads, into a strip, and a
-// segmented form of the storing kernel (convSegAVX2F32S: the same
-// instructions as gemmAVX2F32AS, the A pointers moving on to the next run
-// every KW*C steps) computes 6×16 tiles of C as their chains plus +0, so C
-// is neither cleared nor read. Same FMAs in the same order on the same
-// values: the bits are convolveYnnF32's (TestConvSegMatchesYnn).
+// segmented form of the GEMM's storing kernel (convSegAVX2F32S or
+// convSegAVX512F32S: the same instructions as gemmAVX2F32AS or
+// gemmAVX512F32AS, the A pointers moving on to the next run every KW*C
+// steps) computes the tiles of C (6×16 or 12×32) as their chains plus +0,
+// so C is neither cleared nor read. Same FMAs in the same order on the
+// same values: the bits are convolveYnnF32's (TestConvSegMatchesYnn).
 //
-// It reports false, having done nothing, for other convolutions, and where
-// the segmented kernel does not run (the portable build, hosts whose GEMM
-// runs the AVX-512 kernels).
+// It reports false, having done nothing, for other convolutions and in the
+// portable build.
 func convYnnSegmented(par int, p *convPlan, y *convYnn, in *hlo.Instruction, ldims, rdims []int64, lhs, rhs []float32) ([]float32, bool) {
 	kern := convSegKernel()
 	if kern == nil || convSegDisabled || len(in.Window) != 2 || len(ldims) != 4 || len(rdims) != 4 ||
@@ -61,11 +61,11 @@ func convYnnSegmented(par int, p *convPlan, y *convYnn, in *hlo.Instruction, ldi
 	plh, plw := int(wh.PadLow), int(ww.PadLow)
 	wp := w + plw + int(ww.PadHigh) // a padded input row, in pixels
 	depth, seg := kh*kw*c, kw*c
-	const mr, nr = 6, 16
+	mr, nr := kern.mr, kern.nr
 	if depth != p.w*p.cg || n != p.nb || ow < mr || oh < 1 || o < 1 || (ow-1)*sw+kw > wp {
 		return nil, false
 	}
-	// B in 16-column panels of all depth rows (panel j at bp[j*depth:]),
+	// B in nr-column panels of all depth rows (panel j at bp[j*depth:]),
 	// columns past o zero.
 	npad := roundUp(o, nr)
 	bp := make([]float32, depth*npad)
@@ -79,7 +79,7 @@ func convYnnSegmented(par int, p *convPlan, y *convYnn, in *hlo.Instruction, ldi
 	rowLen := wp * c
 	dynamicFor(par, n*oh, func(next func() int) {
 		strip := make([]float32, kh*rowLen)
-		var tile [mr * nr]float32
+		tile := make([]float32, mr*nr)
 		for item := next(); item < n*oh; item = next() {
 			img, y := item/oh, item%oh
 			// The window rows of output row y, padded.
@@ -102,10 +102,10 @@ func convYnnSegmented(par int, p *convPlan, y *convYnn, in *hlo.Instruction, ldi
 					x0 := min(x, ow-mr) // the last tile overlaps the one before
 					a := strip[x0*sw*c:]
 					if cols == nr && x0 == x {
-						kern(seg, kh, a, sw*c, rowLen, pan, orow[x*o+j:], o)
+						kern.tile(seg, kh, a, sw*c, rowLen, pan, orow[x*o+j:], o)
 						continue
 					}
-					kern(seg, kh, a, sw*c, rowLen, pan, tile[:], nr)
+					kern.tile(seg, kh, a, sw*c, rowLen, pan, tile, nr)
 					for i := x - x0; i < mr; i++ {
 						copy(orow[(x0+i)*o+j:(x0+i)*o+j+cols], tile[i*nr:])
 					}
