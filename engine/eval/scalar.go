@@ -53,6 +53,8 @@ type scalarProgram struct {
 	results []sreg
 	init    []uint64 // the register file's initial contents: constants, zeros elsewhere
 	steps   []scalarStep
+	// lanes[i], when set, is steps[i] as runLanes computes it.
+	lanes []*laneStep
 	// stepIO[i] is the destination and the operands of steps[i], for
 	// callers that partition the program (sort's per-side precompute).
 	stepIO []stepIO
@@ -471,12 +473,18 @@ func (b *scalarBuilder) emit(in *hlo.Instruction) error {
 	dst := b.alloc(res)
 	b.vals[in] = scalarValue{sreg: dst}
 	s := fastStep(in, args, dst)
+	fast := s != nil
 	if s == nil {
 		if s, err = genericStep(in, args, dst); err != nil {
 			return err
 		}
 	}
+	var ls *laneStep
+	if fast && len(args) == 1 && unaryOpcodeSet[in.Opcode] {
+		ls = laneStepFor(in.Opcode, args[0], dst)
+	}
 	b.p.steps = append(b.p.steps, s)
+	b.p.lanes = append(b.p.lanes, ls)
 	b.p.stepIO = append(b.p.stepIO, stepIO{dst: dst, srcs: args})
 	return nil
 }
@@ -843,15 +851,7 @@ func unaryStep(op string, a, dst sreg) scalarStep {
 			}
 			return func(m *scalarMachine) { m.r[d] = enc(f(flush(dec(m.r[x])))) }
 		}
-		// unaryFloat's kernel, looked up once (XLA's own math for the ops
-		// it has), not per step.
-		kernel := func(x, o []float32) { unaryFloat(op, x, o) }
-		if f := xlaUnaryF32(op); f != nil {
-			kernel = func(x, o []float32) {
-				sseAfterAVX()
-				f(x, o)
-			}
-		}
+		kernel := f32UnaryKernel(op)
 		if keepsSubnormals(op) {
 			return func(m *scalarMachine) {
 				m.in[0] = dec(m.r[x])
@@ -903,6 +903,81 @@ func unaryStep(op string, a, dst sreg) scalarStep {
 		return func(m *scalarMachine) { m.r[d] = norm(f(m.r[x])) }
 	}
 	return nil
+}
+
+// f32UnaryKernel is unaryFloat's f32 kernel for op, looked up once (XLA's
+// own math for the ops it has), not per step.
+func f32UnaryKernel(op string) func(x, o []float32) {
+	if f := xlaUnaryF32(op); f != nil {
+		return func(x, o []float32) {
+			sseAfterAVX()
+			f(x, o)
+		}
+	}
+	return func(x, o []float32) { unaryFloat(op, x, o) }
+}
+
+// laneStep is an f32 unary step that runLanes computes for many machines in
+// one kernel call: the kernels work element by element, so a slice of
+// machines' operands gives each the bits its own one-element call would
+// (NaN payloads aside, which runLanes keeps to one-element calls).
+type laneStep struct {
+	src, dst int
+	kernel   func(x, o []float32)
+	keepSub  bool // keepsSubnormals: the operand and result unflushed
+}
+
+// laneStepFor returns the laneStep of unaryStep(op, a, dst), or nil when
+// that step is not an f32 kernel call.
+func laneStepFor(op string, a, dst sreg) *laneStep {
+	if a.typ != dtype.F32 || dst.typ != dtype.F32 || op == "is-finite" || op == "negate" || op == "abs" ||
+		signOnly[op] || op == "cbrt" || !unaryFloat[float32](op, nil, nil) {
+		return nil
+	}
+	return &laneStep{src: a.reg, dst: dst.reg, kernel: f32UnaryKernel(op), keepSub: keepsSubnormals(op)}
+}
+
+// runLanes runs the program once on each of ms (machines of p) in
+// lockstep, step by step: the f32 kernel steps (laneStep) take all the
+// machines' operands in one call, on the kernels' vector lanes, instead of
+// one call per machine; the other steps run machine by machine. xs and os
+// are scratch of at least len(ms) elements.
+func (p *scalarProgram) runLanes(ms []*scalarMachine, xs, os []float32) {
+	xs, os = xs[:len(ms)], os[:len(ms)]
+	for i, step := range p.steps {
+		ls := p.lanes[i]
+		if ls == nil {
+			for _, m := range ms {
+				step(m)
+			}
+			continue
+		}
+		nan := false
+		for j, m := range ms {
+			v := math.Float32frombits(uint32(m.r[ls.src]))
+			if !ls.keepSub {
+				v = flush(v)
+			}
+			xs[j] = v
+			nan = nan || v != v
+		}
+		if nan {
+			// A NaN's payload may come out of a kernel's vector lanes
+			// other than out of its one-element path: one call each.
+			for j := range xs {
+				ls.kernel(xs[j:j+1], os[j:j+1])
+			}
+		} else {
+			ls.kernel(xs, os)
+		}
+		for j, m := range ms {
+			v := os[j]
+			if !ls.keepSub {
+				v = flush(v)
+			}
+			m.r[ls.dst] = uint64(math.Float32bits(v))
+		}
+	}
 }
 
 func binaryStep(op string, x, y int, dst sreg) scalarStep {

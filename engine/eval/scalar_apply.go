@@ -84,6 +84,9 @@ func scalarReduce(p *scalarProgram, runs, inits, outs []*tensor.Tensor, groups, 
 	return true, fe.err
 }
 
+// scalarLanes is how many rows a prefix scan runs in lockstep.
+const scalarLanes = 16
+
 // storeParams stores the machine's first len(outs) parameters, a fold's
 // accumulators, as element k of outs.
 func (m *scalarMachine) storeParams(outs []*tensor.Tensor, k int64) {
@@ -114,30 +117,50 @@ func scalarReduceWindow(p *scalarProgram, g *windowGeom, inputs, inits, outs []*
 		// reducer of their own): window i folds inputs 0..e(i) in order from
 		// the init values, which is window i-1's fold continued over the
 		// inputs it adds, the same steps in the same order.
+		// Rows go scalarLanes at a time in lockstep (runLanes), so that
+		// the reducer's exp and log1p run on vector lanes across rows.
 		outer, inner, nIn, mOut, last := g.prefixRows(d)
 		rows := outer * inner
-		parallelForWork(int(rows), p.workOf(outer*nIn*inner, 1), func(lo, hi int) {
-			m := p.machine()
-			for t := int64(lo); t < int64(hi); t++ {
-				r, c := t/inner, t%inner
-				for i := range n {
-					m.set(i, init[i], 0)
+		batches := (rows + scalarLanes - 1) / scalarLanes
+		parallelForWork(int(batches), p.workOf(outer*nIn*inner, 1), func(lo, hi int) {
+			ms := make([]*scalarMachine, scalarLanes)
+			for i := range ms {
+				ms[i] = p.machine()
+			}
+			var xsLane, osLane [scalarLanes]float32
+			for b := int64(lo); b < int64(hi); b++ {
+				t0, t1 := b*scalarLanes, min(rows, (b+1)*scalarLanes)
+				batch := ms[:t1-t0]
+				for _, m := range batch {
+					for i := range n {
+						m.set(i, init[i], 0)
+					}
 				}
 				j := int64(-1)
 				for q := range mOut {
 					for e := last(q); j < e; {
 						j++
-						pos := (r*nIn+j)*inner + c
-						for i := range n {
-							m.set(n+i, xs[i], pos)
+						for l, m := range batch {
+							t := t0 + int64(l)
+							pos := (t/inner*nIn+j)*inner + t%inner
+							for i := range n {
+								m.set(n+i, xs[i], pos)
+							}
 						}
-						m.run()
-						m.feedBack(n)
+						p.runLanes(batch, xsLane[:], osLane[:])
+						for _, m := range batch {
+							m.feedBack(n)
+						}
 					}
-					m.storeParams(outs, (r*mOut+q)*inner+c)
+					for l, m := range batch {
+						t := t0 + int64(l)
+						m.storeParams(outs, (t/inner*mOut+q)*inner+t%inner)
+					}
 				}
 			}
-			fe.set(m.err)
+			for _, m := range ms {
+				fe.set(m.err)
+			}
 		})
 		return true, fe.err
 	}
@@ -175,16 +198,32 @@ func scalarMap(p *scalarProgram, ts []*tensor.Tensor, out *tensor.Tensor) (bool,
 	}
 	total := out.NumElements()
 	var fe firstError
-	parallelForWork(int(total), p.workOf(total, 1), func(lo, hi int) {
-		m := p.machine()
-		for e := int64(lo); e < int64(hi); e++ {
-			for i := range xs {
-				m.set(i, xs[i], e)
-			}
-			m.run()
-			storeReg(out, e, m.result(0))
+	// Elements go scalarLanes at a time in lockstep (runLanes), so that the
+	// computation's exp, log1p, ... run on vector lanes (the scans XLA's
+	// reduce-window rewrite builds map a reducer such as logaddexp).
+	batches := (total + scalarLanes - 1) / scalarLanes
+	parallelForWork(int(batches), p.workOf(total, 1), func(lo, hi int) {
+		ms := make([]*scalarMachine, scalarLanes)
+		for i := range ms {
+			ms[i] = p.machine()
 		}
-		fe.set(m.err)
+		var xsLane, osLane [scalarLanes]float32
+		for b := int64(lo); b < int64(hi); b++ {
+			e0, e1 := b*scalarLanes, min(total, (b+1)*scalarLanes)
+			batch := ms[:e1-e0]
+			for l, m := range batch {
+				for i := range xs {
+					m.set(i, xs[i], e0+int64(l))
+				}
+			}
+			p.runLanes(batch, xsLane[:], osLane[:])
+			for l, m := range batch {
+				storeReg(out, e0+int64(l), m.result(0))
+			}
+		}
+		for _, m := range ms {
+			fe.set(m.err)
+		}
 	})
 	return true, fe.err
 }
