@@ -4,6 +4,7 @@ package eval
 
 import (
 	"simd/archsimd"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -61,9 +62,9 @@ func c64Kern6x8(kl int, ap, b0, b1, c unsafe.Pointer, ldc int)
 //go:noescape
 func c64Kern3x8AVX2(kl int, ap, b0, b1, c unsafe.Pointer, ldc int)
 
-// c64RowChunk is the number of tiles whose packed A one K block keeps in
-// L2 while the groups go by.
-const c64RowChunk = 24
+// c64RowChunk is the number of tiles a goroutine takes at a time; their
+// packed A for one K block stays in L2 while the groups go by.
+const c64RowChunk = 12
 
 // c64EigenVector runs one batch element on the vector tiles; false when
 // the CPU has neither AVX-512 nor AVX2.
@@ -105,12 +106,22 @@ func c64EigenVector(par, m, n, k int, p c64Seg, groups []c64Group, a, b c64Opera
 			}
 		}
 	})
-	runParallel(par, tiles, func(lo, hi int) {
+	// Chunks of c64RowChunk tiles go to whichever goroutine is free (the
+	// host's other load makes equal shares finish apart); each runs its
+	// K blocks in order.
+	chunks := (tiles + c64RowChunk - 1) / c64RowChunk
+	var next atomic.Int64
+	workers := min(par, chunks)
+	runParallel(workers, workers, func(_, _ int) {
 		var scratch []complex64 // the last tile's rows when m is not a multiple of R
-		for k0 := 0; k0 < k; k0 += p.kc {
-			kl := min(k, k0+p.kc) - k0
-			for t0 := lo; t0 < hi; t0 += c64RowChunk {
-				t1 := min(hi, t0+c64RowChunk)
+		for {
+			ci := int(next.Add(1)) - 1
+			if ci >= chunks {
+				break
+			}
+			t0, t1 := ci*c64RowChunk, min(tiles, (ci+1)*c64RowChunk)
+			for k0 := 0; k0 < k; k0 += p.kc {
+				kl := min(k, k0+p.kc) - k0
 				for gi := 0; gi < len(seq); gi += 2 {
 					b0 := unsafe.Pointer(&bp[gi*k*16+k0*16])
 					for t := t0; t < t1; t++ {
@@ -148,10 +159,11 @@ func c64EigenVector(par, m, n, k int, p c64Seg, groups []c64Group, a, b c64Opera
 					}
 				}
 			}
-		}
-		if scratch != nil {
-			t := tiles - 1
-			copy(c[t*R*n:m*n], scratch[:(m-t*R)*n])
+			if scratch != nil {
+				t := tiles - 1
+				copy(c[t*R*n:m*n], scratch[:(m-t*R)*n])
+				scratch = nil
+			}
 		}
 	})
 	c64PackRelease(bp)
