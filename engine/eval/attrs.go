@@ -8,6 +8,7 @@ package eval
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"goldtrace/engine/hlo"
@@ -56,11 +57,20 @@ func set(vals ...string) map[string]bool {
 	return m
 }
 
-// defaultDotAlgorithms are the dot algorithm= values that name exactly what
-// XLA:CPU computes without them, for the operand type they go with.
-var defaultDotAlgorithms = map[string]string{
-	"dot_f32_f32_f32": "f32",
-	"dot_f64_f64_f64": "f64",
+// defaultDotAlgorithms are the dot algorithm= values that XLA:CPU computes
+// as the plain dot of the operand types listed: the algorithm names what the
+// plain dot does (f32, f64), or the CPU backend does not act on it (jaxlib
+// 0.10.2 gives dot_bf16_bf16_f32 on f32 or bf16 operands, the x3 and x6
+// forms on f32 ones and dot_f16_f16_f16 on f16 ones the plain dot's bits;
+// tests/test_dot_algorithms.py holds every pair to jax). Other algorithms,
+// and these on other operand types, are refused.
+var defaultDotAlgorithms = map[string][]string{
+	"dot_f32_f32_f32":      {"f32"},
+	"dot_f64_f64_f64":      {"f64"},
+	"dot_bf16_bf16_f32":    {"f32", "bf16"},
+	"dot_bf16_bf16_f32_x3": {"f32"},
+	"dot_bf16_bf16_f32_x6": {"f32"},
+	"dot_f16_f16_f16":      {"f16"},
 }
 
 // HintAttribute reports whether a raw attribute name is one that cannot
@@ -120,8 +130,9 @@ func CheckAttributes(in *hlo.Instruction) error {
 		}
 	}
 	if in.Algorithm != "" {
-		want, ok := defaultDotAlgorithms[in.Algorithm]
-		if !ok || len(in.Operands) == 0 || in.Operands[0].Shape.Elem.String() != want {
+		types, ok := defaultDotAlgorithms[in.Algorithm]
+		if !ok || len(in.Operands) != 2 || in.Operands[0].Shape.Elem != in.Operands[1].Shape.Elem ||
+			!slices.Contains(types, in.Operands[0].Shape.Elem.String()) {
 			return bad("algorithm", in.Algorithm, "a dot algorithm other than the default computation")
 		}
 	}
