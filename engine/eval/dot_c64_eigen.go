@@ -355,60 +355,122 @@ type c64Operand struct {
 
 func (o c64Operand) at(r, c int) complex64 { return o.v[r*o.rs+c*o.cs] }
 
-// c64BlockScalar adds the K block [k0, k1) of C[i, j] for a column of the
-// given kind: the reference order, also the tails of the vector path.
-func c64BlockScalar(a, b c64Operand, i, j, k0, k1, kind int, c *complex64) {
-	kl := k1 - k0
-	var acc c64Acc
+// c64TailBlock adds to *c one K block of an element whose row terms are
+// ar and column terms bc (contiguous, same length) for a column of the
+// given kind: the reference order of the columns the tiles do not take.
+func c64TailBlock(ar, bc []complex64, kind int, c *complex64) {
+	kl := len(ar)
+	bc = bc[:kl]
+	var fr, fi, sr, si float32
+	p := 0
 	switch kind {
-	case c64KindSeq:
-		for p := k0; p < k1; p++ {
-			acc.add(a.at(i, p), b.at(p, j))
-		}
 	case c64KindPairs:
-		peeled := k0 + kl&^7
-		var odd c64Acc
-		p := k0
+		peeled := kl &^ 7
+		var gr, gi, tr, ti float32 // the odd-k accumulator
 		for ; p < peeled; p += 2 {
-			acc.add(a.at(i, p), b.at(p, j))
-			odd.add(a.at(i, p+1), b.at(p+1, j))
+			x, y := ar[p], bc[p]
+			fr = float32(real(x)*real(y)) + fr
+			fi = float32(imag(x)*real(y)) + fi
+			sr = float32(real(x)*imag(y)) + sr
+			si = float32(imag(x)*imag(y)) + si
+			x, y = ar[p+1], bc[p+1]
+			gr = float32(real(x)*real(y)) + gr
+			gi = float32(imag(x)*real(y)) + gi
+			tr = float32(real(x)*imag(y)) + tr
+			ti = float32(imag(x)*imag(y)) + ti
 		}
-		if peeled > k0 {
-			acc.plus(odd)
-		}
-		for ; p < k1; p++ {
-			acc.add(a.at(i, p), b.at(p, j))
+		if peeled > 0 {
+			fr, fi, sr, si = fr+gr, fi+gi, sr+tr, si+ti
 		}
 	case c64KindQuad:
-		peeled := k0 + kl&^3
+		peeled := kl &^ 3
 		var l [4]c64Acc
-		p := k0
 		for ; p < peeled; p += 4 {
 			for q := range 4 {
-				l[q].add(a.at(i, p+q), b.at(p+q, j))
+				l[q].add(ar[p+q], bc[p+q])
 			}
 		}
-		if peeled > k0 {
+		if peeled > 0 {
 			l[0].plus(l[1])
 			l[2].plus(l[3])
-			acc = l[0]
-			acc.plus(l[2])
-		}
-		for ; p < k1; p++ {
-			acc.add(a.at(i, p), b.at(p, j))
+			l[0].plus(l[2])
+			fr, fi, sr, si = l[0].fr, l[0].fi, l[0].sr, l[0].si
 		}
 	case c64KindCplx:
 		var xr, xi float32
-		for p := k0; p < k1; p++ {
-			x, y := a.at(i, p), b.at(p, j)
-			ar, ai, br, bi := real(x), imag(x), real(y), imag(y)
-			xr = xr + (float32(ar*br) - float32(ai*bi))
-			xi = xi + (float32(ar*bi) + float32(ai*br))
+		for ; p < kl; p++ {
+			x, y := ar[p], bc[p]
+			xr = xr + (float32(real(x)*real(y)) - float32(imag(x)*imag(y)))
+			xi = xi + (float32(real(x)*imag(y)) + float32(imag(x)*real(y)))
 		}
 		c64Into(xr, xi, c)
 		return
 	}
-	acc.into(c)
+	for ; p < kl; p++ {
+		x, y := ar[p], bc[p]
+		fr = float32(real(x)*real(y)) + fr
+		fi = float32(imag(x)*real(y)) + fi
+		sr = float32(real(x)*imag(y)) + sr
+		si = float32(imag(x)*imag(y)) + si
+	}
+	c64Into(fr+-si, fi+sr, c)
+}
+
+// c64TailCols packs B's columns outside the in-order groups, each as k
+// contiguous terms, in group order.
+func c64TailCols(k int, groups []c64Group, b c64Operand) []complex64 {
+	nt := 0
+	for _, g := range groups {
+		if g.kind != c64KindSeq {
+			nt += g.w
+		}
+	}
+	if nt == 0 {
+		return nil
+	}
+	bt := make([]complex64, nt*k)
+	t := 0
+	for _, g := range groups {
+		if g.kind == c64KindSeq {
+			continue
+		}
+		for j := g.j; j < g.j+g.w; j++ {
+			col := bt[t*k : (t+1)*k]
+			for q := range col {
+				col[q] = b.at(q, j)
+			}
+			t++
+		}
+	}
+	return bt
+}
+
+// c64RowTerms is row i of A as contiguous terms: in place when A's rows
+// are, else copied into buf (len k).
+func c64RowTerms(a c64Operand, i, k int, buf []complex64) []complex64 {
+	if a.cs == 1 {
+		return a.v[i*a.rs : i*a.rs+k]
+	}
+	for q := range buf {
+		buf[q] = a.at(i, q)
+	}
+	return buf
+}
+
+// c64Tails adds the K block [k0, k1) of row i's columns outside the
+// in-order groups (packed in bt by c64TailCols) to row.
+func c64Tails(ar []complex64, bt []complex64, groups []c64Group, i, m, k, k0, k1 int, row []complex64) {
+	t := 0
+	for _, g := range groups {
+		if g.kind == c64KindSeq {
+			continue
+		}
+		kind := c64RowKind(g.kind, i, m)
+		for j := g.j; j < g.j+g.w; j++ {
+			c64TailBlock(ar[k0:k1], bt[t*k+k0:t*k+k1], kind, &row[j])
+			t++
+		}
+	}
 }
 
 // c64EigenMinFlops is the product size from which the vector path pays
@@ -549,20 +611,14 @@ func c64EigenScalar(par, m, n, k int, p c64Seg, groups []c64Group, a, b c64Opera
 	par = min(par, max(1, m*n*k>>16))
 	bp := c64PackBuf(seq * k * 16)
 	c64PackB(par, k, groups, b, bp)
+	bt := c64TailCols(k, groups, b)
 	runParallel(par, m, func(lo, hi int) {
 		var arow []complex64
 		if a.cs != 1 {
 			arow = make([]complex64, k)
 		}
 		for i := lo; i < hi; i++ {
-			ar := arow
-			if a.cs == 1 {
-				ar = a.v[i*a.rs : i*a.rs+k]
-			} else {
-				for q := range arow {
-					arow[q] = a.at(i, q)
-				}
-			}
+			ar := c64RowTerms(a, i, k, arow)
 			row := c[i*n : (i+1)*n]
 			for k0 := 0; k0 < k; k0 += p.kc {
 				k1 := min(k, k0+p.kc)
@@ -574,13 +630,9 @@ func c64EigenScalar(par, m, n, k int, p c64Seg, groups []c64Group, a, b c64Opera
 							c64Seq2(ar[k0:k1], panel[2*q:], row[g.j+q:g.j+q+2])
 						}
 						gi++
-						continue
-					}
-					kind := c64RowKind(g.kind, i, m)
-					for j := g.j; j < g.j+g.w; j++ {
-						c64BlockScalar(a, b, i, j, k0, k1, kind, &row[j])
 					}
 				}
+				c64Tails(ar, bt, groups, i, m, k, k0, k1, row)
 			}
 		}
 	})

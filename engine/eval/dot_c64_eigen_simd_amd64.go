@@ -112,7 +112,12 @@ func c64EigenVector(par, m, n, k int, p c64Seg, groups []c64Group, a, b c64Opera
 	chunks := (tiles + c64RowChunk - 1) / c64RowChunk
 	var next atomic.Int64
 	workers := min(par, chunks)
+	bt := c64TailCols(k, groups, b)
 	runParallel(workers, workers, func(_, _ int) {
+		var arow []complex64
+		if len(tails) > 0 && a.cs != 1 {
+			arow = make([]complex64, k)
+		}
 		var scratch []complex64 // the last tile's rows when m is not a multiple of R
 		for {
 			ci := int(next.Add(1)) - 1
@@ -149,12 +154,8 @@ func c64EigenVector(par, m, n, k int, p c64Seg, groups []c64Group, a, b c64Opera
 					for t := t0; t < t1; t++ {
 						ct, ldc := c64TileRows(c, m, n, R, t, &scratch)
 						for r := 0; r < R && t*R+r < m; r++ {
-							for _, g := range tails {
-								kind := c64RowKind(g.kind, t*R+r, m)
-								for j := g.j; j < g.j+g.w; j++ {
-									c64BlockScalar(a, b, t*R+r, j, k0, k0+kl, kind, &ct[r*ldc+j])
-								}
-							}
+							ar := c64RowTerms(a, t*R+r, k, arow)
+							c64Tails(ar, bt, groups, t*R+r, m, k, k0, k0+kl, ct[r*ldc:r*ldc+n])
 						}
 					}
 				}
