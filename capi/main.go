@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -281,10 +282,35 @@ func gt_result_copy(h C.uint64_t, i C.int64_t, dst unsafe.Pointer, nbytes C.int6
 			return withStatus(statusInvalidArgument, "result %d holds %d bytes, destination has %d", int64(i), len(t.Data), int64(nbytes))
 		}
 		if nbytes > 0 {
-			copy(unsafe.Slice((*byte)(dst), int(nbytes)), t.Data)
+			copyParallel(unsafe.Slice((*byte)(dst), int(nbytes)), t.Data)
 		}
 		return nil
 	})
+}
+
+// copyParallel copies src into dst (of src's length) on all cores when it
+// is large: a 64 MB result copied by one core into numpy's fresh memory
+// took 16-19 ms, a sixth of pairwise distances' whole golden.
+func copyParallel(dst, src []byte) {
+	const chunk = 4 << 20
+	n := min(runtime.GOMAXPROCS(0), len(src)/chunk)
+	if n <= 1 {
+		copy(dst, src)
+		return
+	}
+	var wg sync.WaitGroup
+	for i := range n {
+		lo, hi := i*len(src)/n&^63, (i+1)*len(src)/n&^63
+		if i == n-1 {
+			hi = len(src)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			copy(dst[lo:hi], src[lo:hi])
+		}()
+	}
+	wg.Wait()
 }
 
 // gt_roundtrip copies tensors into Go and hands them back as a result set: the
