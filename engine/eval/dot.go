@@ -158,7 +158,9 @@ func evalDot(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
 		a, la := asMatrices(lhs.C64(), lhs.Dims, p.lhsPerm, p.nBatch, p.nLhsFree, p.m, p.k)
 		b, lb := asMatrices(rhs.C64(), rhs.Dims, p.rhsPerm, p.nBatch, p.nContract, p.k, p.n)
 		if p.m >= 2 || c64GemvApplies(p.m, lb) {
-			t := tensor.New(dtype.C64, out.Dims)
+			// Storage never cleared (huge pages when large): the dot
+			// clears its rows in the goroutines that write them.
+			t := &tensor.Tensor{Type: dtype.C64, Dims: slices.Clone(out.Dims), Data: tensor.StorageForWriting(8 * p.b * p.m * p.n)}
 			if p.m == 1 {
 				dotC64Gemv(p.b, p.n, p.k, a, la, b, lb, t.C64())
 			} else {

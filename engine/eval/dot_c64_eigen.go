@@ -477,11 +477,12 @@ func c64Tails(ar []complex64, bt []complex64, groups []c64Group, i, m, k, k0, k1
 // for its packing.
 const c64EigenMinFlops = 1 << 15
 
-// dotC64Eigen adds to c (nb row-major m×n matrices, zero on entry) the nb
-// products a[b]·bm[b] (m×k by k×n complex64 matrices in layouts la, lb) in
-// XLA:CPU's order.
+// dotC64Eigen stores in c (nb row-major m×n matrices, any contents on
+// entry: each worker clears its rows first) the nb products a[b]·bm[b]
+// (m×k by k×n complex64 matrices in layouts la, lb) in XLA:CPU's order.
 func dotC64Eigen(par, nb, m, n, k int, a []complex64, la gemmLayout, bm []complex64, lb gemmLayout, c []complex64) {
 	if m == 0 || n == 0 || k == 0 {
+		clear(c)
 		return
 	}
 	p := planC64Eigen(m, n, k, xlaCPUThreads)
@@ -494,9 +495,6 @@ func dotC64Eigen(par, nb, m, n, k int, a []complex64, la gemmLayout, bm []comple
 		for si, s := range p.segs {
 			ao := c64Operand{a[b*la.bs+s.k0*la.cs:], la.rs, la.cs}
 			bo := c64Operand{bm[b*lb.bs+s.k0*lb.rs:], lb.rs, lb.cs}
-			if si > 0 {
-				clear(parts[si])
-			}
 			groups := s.groups(n)
 			kl := s.k1 - s.k0
 			if m*n*kl < c64EigenMinFlops || !c64EigenVector(par, m, n, kl, s, groups, ao, bo, parts[si]) {
@@ -566,6 +564,7 @@ func c64GemvApplies(m int, lb gemmLayout) bool { return m == 1 && lb.cs == 1 }
 // of whole complex products in order (re += ar·br - ai·bi,
 // im += ar·bi + ai·br, products rounded), times alpha and added to C.
 func dotC64Gemv(nb, n, k int, a []complex64, la gemmLayout, bm []complex64, lb gemmLayout, c []complex64) {
+	clear(c)
 	kb := k
 	if k >= 128 {
 		kb = 16
@@ -620,6 +619,7 @@ func c64EigenScalar(par, m, n, k int, p c64Seg, groups []c64Group, a, b c64Opera
 		for i := lo; i < hi; i++ {
 			ar := c64RowTerms(a, i, k, arow)
 			row := c[i*n : (i+1)*n]
+			clear(row)
 			for k0 := 0; k0 < k; k0 += p.kc {
 				k1 := min(k, k0+p.kc)
 				gi := 0

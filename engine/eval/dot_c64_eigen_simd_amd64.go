@@ -125,6 +125,7 @@ func c64EigenVector(par, m, n, k int, p c64Seg, groups []c64Group, a, b c64Opera
 				break
 			}
 			t0, t1 := ci*c64RowChunk, min(tiles, (ci+1)*c64RowChunk)
+			clear(c[t0*R*n : min(m, t1*R)*n]) // first touched here, in parallel
 			for k0 := 0; k0 < k; k0 += p.kc {
 				kl := min(k, k0+p.kc) - k0
 				for gi := 0; gi < len(seq); gi += 2 {

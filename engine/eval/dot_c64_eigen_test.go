@@ -140,6 +140,9 @@ func TestComplexDotEigenMatchesNaive(t *testing.T) {
 		for _, vec := range append(c64VectorWidths(), 0) {
 			old := c64VectorTestSet(vec)
 			got := make([]complex64, m*n)
+			for i := range got { // the dot overwrites whatever its storage holds
+				got[i] = complex(float32(math.NaN()), 7)
+			}
 			oldT := xlaCPUThreads
 			xlaCPUThreads = 2
 			dotC64Eigen(2, 1, m, n, k, a, rowMajor(m, k), b, rowMajor(k, n), got)
@@ -282,6 +285,9 @@ func TestComplexDotGemvMatchesNaive(t *testing.T) {
 			want[j] = complex(cr, ci)
 		}
 		got := make([]complex64, n)
+		for i := range got {
+			got[i] = 3
+		}
 		dotC64Gemv(1, n, k, a, rowMajor(1, k), b, rowMajor(k, n), got)
 		if i := c64FirstDiff(got, want); i >= 0 {
 			t.Errorf("1x%dx%d: element %d = %v, want %v", n, k, i, got[i], want[i])
