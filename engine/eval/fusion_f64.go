@@ -194,7 +194,8 @@ func (w *fuseWorker) block64(g *fusedGroup, ext fuseInputs, s, e int, o []float6
 		}
 		switch g.kinds[j] {
 		case fuseSignBit:
-			x, d := f64Bits(arg(0)), f64Bits(dst)
+			k := signBitF64Vector(m.Opcode == "abs", arg(0), dst)
+			x, d := f64Bits(arg(0)[k:]), f64Bits(dst[k:])
 			x = x[:len(d)]
 			if m.Opcode == "abs" {
 				for i, v := range x {

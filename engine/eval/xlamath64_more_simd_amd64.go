@@ -119,3 +119,49 @@ func log1pSmallVector(x, o []float64) int {
 	}
 	return 0
 }
+
+// signBitF64Vector is abs (clear) or negate (flip) of the sign bit of each
+// f64 over the whole vectors at the front of o (bit operations: every
+// width gives the scalar loop's bits, NaN payloads untouched); it returns
+// how many elements that was.
+func signBitF64Vector(abs bool, x, o []float64) int {
+	switch binaryLanes {
+	case 16:
+		n := len(o) &^ 7
+		if n == 0 {
+			return 0
+		}
+		px, po := f64Base(x, n), f64Base(o, n)
+		m := archsimd.BroadcastUint64x8(1 << 63)
+		for off, end := 0, 8*n; off < end; off += 64 {
+			v := loadFloat64x8(px, off).AsUint64x8()
+			if abs {
+				v = v.AndNot(m)
+			} else {
+				v = v.Xor(m)
+			}
+			storeFloat64x8(v.AsFloat64x8(), po, off)
+		}
+		archsimd.ClearAVXUpperBits()
+		return n
+	case 8:
+		n := len(o) &^ 3
+		if n == 0 {
+			return 0
+		}
+		px, po := f64Base(x, n), f64Base(o, n)
+		m := archsimd.BroadcastUint64x4(1 << 63)
+		for off, end := 0, 8*n; off < end; off += 32 {
+			v := loadFloat64x4(px, off).AsUint64x4()
+			if abs {
+				v = v.AndNot(m)
+			} else {
+				v = v.Xor(m)
+			}
+			storeFloat64x4(v.AsFloat64x4(), po, off)
+		}
+		archsimd.ClearAVXUpperBits()
+		return n
+	}
+	return 0
+}

@@ -21,3 +21,6 @@ func fmaF64Vector(a, b, c, o []float64) int { return 0 }
 
 // log1pSmallVector has no vector form in the portable build.
 func log1pSmallVector(x, o []float64) int { return 0 }
+
+// signBitF64Vector has no vector form in the portable build.
+func signBitF64Vector(abs bool, x, o []float64) int { return 0 }
