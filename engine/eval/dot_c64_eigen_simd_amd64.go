@@ -113,10 +113,21 @@ func c64EigenVector(par, m, n, k int, p c64Seg, groups []c64Group, a, b c64Opera
 	var next atomic.Int64
 	workers := min(par, chunks)
 	bt := c64TailCols(k, groups, b)
+	hasQuad4 := false // a trailing group of 4 the pairs tile takes
+	for _, g := range tails {
+		hasQuad4 = hasQuad4 || (g.kind == c64KindPairs && g.w == 4)
+	}
 	runParallel(workers, workers, func(_, _ int) {
 		var arow []complex64
-		if len(tails) > 0 && a.cs != 1 {
+		if len(tails) > 0 {
 			arow = make([]complex64, k)
+		}
+		var aq, bq, outs []float32 // the pairs tile's packed A and B, and its sums
+		nq := c64Quad4Count(groups)
+		if hasQuad4 && width == 16 {
+			aq = make([]float32, p.kc/2*6*4)
+			bq = make([]float32, nq*p.kc/2*16)
+			outs = make([]float32, nq*192)
 		}
 		var scratch []complex64 // the last tile's rows when m is not a multiple of R
 		for {
@@ -152,11 +163,28 @@ func c64EigenVector(par, m, n, k int, p c64Seg, groups []c64Group, a, b c64Opera
 					}
 				}
 				if len(tails) > 0 {
+					peeled := kl &^ 7
+					quads := width == 16 && peeled > 0 && hasQuad4
+					if quads {
+						c64PackPairsB(bt, groups, k, k0, peeled, bq)
+					}
 					for t := t0; t < t1; t++ {
 						ct, ldc := c64TileRows(c, m, n, R, t, &scratch)
+						if quads {
+							c64PackPairsA(a, m, k, t*R, k0, peeled, arow, aq)
+							for q := range nq {
+								c64PairsKern6x4(peeled/2, unsafe.Pointer(&aq[0]), unsafe.Pointer(&bq[q*peeled/2*16]), unsafe.Pointer(&outs[q*192]))
+							}
+						}
 						for r := 0; r < R && t*R+r < m; r++ {
-							ar := c64RowTerms(a, t*R+r, k, arow)
-							c64Tails(ar, bt, groups, t*R+r, m, k, k0, k0+kl, ct[r*ldc:r*ldc+n])
+							i := t*R + r
+							ar := c64RowTerms(a, i, k, arow)
+							row := ct[r*ldc : r*ldc+n]
+							if !quads || i >= m-m%4 {
+								c64Tails(ar, bt, groups, i, m, k, k0, k0+kl, row)
+								continue
+							}
+							c64TailsPaired(ar, bt, groups, i, m, k, k0, k0+kl, row, outs, r)
 						}
 					}
 				}
@@ -202,4 +230,107 @@ func c64VectorTestSet(width int) int {
 	old := c64Vector
 	c64Vector = width
 	return old
+}
+
+// c64PairsKern6x4 (dot_c64_eigen_amd64.s) sums kp pairs of terms of a
+// trailing group of 4 columns for 6 rows, even k and odd k in alternate
+// lanes (VBROADCASTSD of the row's (ar, ar') and (ai, ai'), VMULPS, VADDPS),
+// and stores per row the two vectors with each lane pair added: lanes 4c
+// and 4c+2 of the first hold column c's fr and sr, of the second fi and si.
+//
+//go:noescape
+func c64PairsKern6x4(kp int, ap, bp, out unsafe.Pointer)
+
+// c64Quad4Count counts the trailing groups of 4 columns.
+func c64Quad4Count(groups []c64Group) int {
+	n := 0
+	for _, g := range groups {
+		if g.kind == c64KindPairs && g.w == 4 {
+			n++
+		}
+	}
+	return n
+}
+
+// c64PackPairsB packs the trailing groups of 4 columns (their columns in bt
+// as c64TailCols left them) over the peeled terms [k0, k0+peeled): per pair
+// of terms (p, p+1) and column c, (br_p, br_p+1, bi_p, bi_p+1).
+func c64PackPairsB(bt []complex64, groups []c64Group, k, k0, peeled int, bq []float32) {
+	t, q := 0, 0
+	for _, g := range groups {
+		if g.kind == c64KindSeq {
+			continue
+		}
+		if g.kind == c64KindPairs && g.w == 4 {
+			dst := bq[q*peeled/2*16 : (q+1)*peeled/2*16]
+			for c := 0; c < 4; c++ {
+				col := bt[(t+c)*k+k0 : (t+c)*k+k0+peeled]
+				for h := 0; h < peeled/2; h++ {
+					e, o := col[2*h], col[2*h+1]
+					d := dst[h*16+4*c : h*16+4*c+4]
+					d[0], d[1], d[2], d[3] = real(e), real(o), imag(e), imag(o)
+				}
+			}
+			q++
+		}
+		t += g.w
+	}
+}
+
+// c64PackPairsA packs rows i0..i0+5 of A (zero past m) over the peeled
+// terms: per pair of terms and row, (ar_p, ar_p+1, ai_p, ai_p+1).
+func c64PackPairsA(a c64Operand, m, k, i0, k0, peeled int, buf []complex64, aq []float32) {
+	for r := 0; r < 6; r++ {
+		i := i0 + r
+		if i >= m {
+			for h := 0; h < peeled/2; h++ {
+				d := aq[h*24+4*r : h*24+4*r+4]
+				d[0], d[1], d[2], d[3] = 0, 0, 0, 0
+			}
+			continue
+		}
+		ar := c64RowTerms(a, i, k, buf)[k0 : k0+peeled]
+		for h := 0; h < peeled/2; h++ {
+			e, o := ar[2*h], ar[2*h+1]
+			d := aq[h*24+4*r : h*24+4*r+4]
+			d[0], d[1], d[2], d[3] = real(e), real(o), imag(e), imag(o)
+		}
+	}
+}
+
+// c64TailsPaired is c64Tails for row r of a tile whose trailing groups of
+// 4 columns took their peeled terms from the pairs tile (group q's sums at
+// outs[q*192:]) and add the rest in order.
+func c64TailsPaired(ar, bt []complex64, groups []c64Group, i, m, k, k0, k1 int, row []complex64, outs []float32, r int) {
+	peeled := (k1 - k0) &^ 7
+	t, q := 0, 0
+	for _, g := range groups {
+		if g.kind == c64KindSeq {
+			continue
+		}
+		if g.kind == c64KindPairs && g.w == 4 {
+			x := outs[q*192+2*r*16 : q*192+2*r*16+16]
+			y := outs[q*192+(2*r+1)*16 : q*192+(2*r+1)*16+16]
+			for c := 0; c < 4; c++ {
+				fr, sr, fi, si := x[4*c], x[4*c+2], y[4*c], y[4*c+2]
+				col := bt[(t+c)*k : (t+c+1)*k]
+				for p := k0 + peeled; p < k1; p++ {
+					av, bv := ar[p], col[p]
+					fr = float32(real(av)*real(bv)) + fr
+					fi = float32(imag(av)*real(bv)) + fi
+					sr = float32(real(av)*imag(bv)) + sr
+					si = float32(imag(av)*imag(bv)) + si
+				}
+				c64Into(fr+-si, fi+sr, &row[g.j+c])
+			}
+			q++
+			t += g.w
+			continue
+		}
+		kind := c64RowKind(g.kind, i, m)
+		for j := g.j; j < g.j+g.w; j++ {
+			c64TailBlock(ar[k0:k1], bt[t*k+k0:t*k+k1], kind, &row[j])
+			t++
+		}
+	}
 }
