@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"goldtrace/engine/dtype"
 
@@ -145,6 +146,12 @@ type Evaluator struct {
 	conds      map[*hlo.Computation]*counterCond // while conditions computed directly (nil: not of that form)
 	progRuns   int                               // runs of loop programs, bodies and conditions (loop_program.go; tests)
 	idleProgs  []*loopProgram                    // loop programs keeping a finished run (loop_program.go)
+	// donation, while an update-like op runs (donatingOps), is its operand
+	// 0 when the frame alone holds that storage and this is its last use:
+	// the op may write its result there instead of into a copy (the frame
+	// then hands the ownership on, as to any result sharing a dying
+	// operand's storage).
+	donation donation
 	// rootTuple is, after a call whose root is a tuple instruction, the
 	// element slice that instruction made (nil otherwise).
 	rootTuple []Value
@@ -685,7 +692,13 @@ func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 			} else if fp.dotEpi != nil && fp.dotEpi[idx] >= 0 && owned != nil && !inPlaceDisabled && !hoisted.member(in) {
 				v, err = ev.dotWithEpilogue(fp, fb, idx, f, in, opArgs)
 			} else {
+				if owned != nil && donatingOps[in.Opcode] && len(opPos) > 0 && !inPlaceDisabled && !hoisted.member(in) {
+					if p := opPos[0]; p >= 0 && p != fp.root && owned[p] && uses[p] == 1 && opArgs[0].T != nil {
+						ev.donation = donation{in, opArgs[0].T}
+					}
+				}
 				v, err = callOp(f, ev, in, opArgs)
+				ev.donation = donation{}
 			}
 			if err != nil {
 				if _, located := err.(*Error); located {
@@ -761,6 +774,29 @@ func (ev *Evaluator) noteLive(v Value) {
 		mem.add(v)
 	}
 }
+
+// donation is Evaluator.donation: the instruction and its operand's tensor.
+type donation struct {
+	in *hlo.Instruction
+	t  *tensor.Tensor
+}
+
+// donatingOps write their result over a copy of operand 0, which they may
+// take instead when it is donated (takeDonation).
+var donatingOps = map[string]bool{"scatter": true, "dynamic-update-slice": true}
+
+// takeDonation reports whether in, running now, may write its result into
+// t, its operand 0 (Evaluator.donation).
+func (ev *Evaluator) takeDonation(in *hlo.Instruction, t *tensor.Tensor) bool {
+	ok := ev != nil && ev.donation.in == in && ev.donation.t == t && t != nil
+	if ok {
+		donationsTaken.Add(1)
+	}
+	return ok
+}
+
+// donationsTaken counts the donations taken (for the tests).
+var donationsTaken atomic.Int64
 
 // UnsupportedError marks an opcode, custom-call target, type or attribute value
 // the evaluator does not implement, so callers can tell "not supported" from

@@ -643,7 +643,7 @@ func evalScatter(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error
 	}
 	if n == 1 && len(s.InputBatchingDims) == 0 && scatterByRuns {
 		if kind := combinerKind(comb); kind != "" && upds[0].T.Type == op0.Type {
-			if out := scatterRuns(kind, ops[0].T, upds[0].T, base, winSize, winOpDims, s.UpdateWindowDims, ib.dims); out != nil {
+			if out := scatterRuns(kind, ops[0].T, ev.takeDonation(in, ops[0].T), upds[0].T, base, winSize, winOpDims, s.UpdateWindowDims, ib.dims); out != nil {
 				return ArrayValue(out), nil
 			}
 		}
@@ -667,7 +667,11 @@ func evalScatter(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error
 	target := windowPositions(updDims, contribB, contribW, base)
 	outs := make([]*tensor.Tensor, n)
 	for i := range outs {
-		outs[i] = ops[i].T.Clone()
+		if n == 1 && ev.takeDonation(in, ops[i].T) {
+			outs[i] = ops[i].T // the frame's dying operand (Evaluator.donation)
+		} else {
+			outs[i] = ops[i].T.Clone()
+		}
 	}
 	if n == 1 {
 		if kind := combinerKind(comb); kind != "" && scatterFast(kind, outs[0], upds[0].T, target) {

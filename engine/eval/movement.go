@@ -339,8 +339,8 @@ func evalDynamicUpdateSlice(ev *Evaluator, in *hlo.Instruction, args []Value) (V
 		return Value{}, err
 	}
 	var out *tensor.Tensor
-	if ev != nil && ev.dusInPlace(in) {
-		out = x // the loop owns x and nothing else reads it (while_inplace.go)
+	if ev != nil && (ev.dusInPlace(in) || ev.takeDonation(in, x)) {
+		out = x // the loop or the frame owns x and nothing else reads it (while_inplace.go, Evaluator.donation)
 	} else {
 		out = x.Clone()
 	}

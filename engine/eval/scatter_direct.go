@@ -104,8 +104,11 @@ func scatterScalarsDirect(ev *Evaluator, in *hlo.Instruction, op, idx, upd *tens
 	for k, d := range s.ScatterDimsToOperandDims {
 		lim[k], st[k] = uint64(op.Dims[d]), strides[d]
 	}
-	out := ev.newTensor(op.Type, op.Dims, false)
-	copy(out.Data, op.Data)
+	out := op // the frame's dying operand (Evaluator.donation)
+	if !ev.takeDonation(in, op) {
+		out = ev.newTensor(op.Type, op.Dims, false)
+		copy(out.Data, op.Data)
+	}
 	if vl == 1 {
 		switch idx.Type {
 		case dtype.S32:

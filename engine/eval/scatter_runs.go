@@ -25,7 +25,7 @@ var scatterByRuns = true
 //
 // It returns the scattered copy of the operand, or nil (having copied
 // nothing) for other layouts, element types and combiners.
-func scatterRuns(kind string, operand, upd *tensor.Tensor, base, winSize []int64, winOpDims, updWinDims, batchDims []int64) *tensor.Tensor {
+func scatterRuns(kind string, operand *tensor.Tensor, inPlace bool, upd *tensor.Tensor, base, winSize []int64, winOpDims, updWinDims, batchDims []int64) *tensor.Tensor {
 	rank := len(operand.Dims)
 	nWin := len(updWinDims)
 	updRank := len(upd.Dims)
@@ -53,28 +53,32 @@ func scatterRuns(kind string, operand, upd *tensor.Tensor, base, winSize []int64
 	g := runGeometry{base: base, rowOff: rowOff, runLen: runLen, window: w}
 	switch operand.Type {
 	case dtype.F32:
-		return runOn(operand, upd, (*tensor.Tensor).F32, floatRun[float32](kind), g)
+		return runOn(operand, inPlace, upd, (*tensor.Tensor).F32, floatRun[float32](kind), g)
 	case dtype.F64:
-		return runOn(operand, upd, (*tensor.Tensor).F64, floatRun[float64](kind), g)
+		return runOn(operand, inPlace, upd, (*tensor.Tensor).F64, floatRun[float64](kind), g)
 	case dtype.S32:
-		return runOn(operand, upd, (*tensor.Tensor).I32, intRun[int32](kind), g)
+		return runOn(operand, inPlace, upd, (*tensor.Tensor).I32, intRun[int32](kind), g)
 	case dtype.U32:
-		return runOn(operand, upd, (*tensor.Tensor).U32, intRun[uint32](kind), g)
+		return runOn(operand, inPlace, upd, (*tensor.Tensor).U32, intRun[uint32](kind), g)
 	case dtype.S64:
-		return runOn(operand, upd, (*tensor.Tensor).I64, intRun[int64](kind), g)
+		return runOn(operand, inPlace, upd, (*tensor.Tensor).I64, intRun[int64](kind), g)
 	case dtype.U64:
-		return runOn(operand, upd, (*tensor.Tensor).U64, intRun[uint64](kind), g)
+		return runOn(operand, inPlace, upd, (*tensor.Tensor).U64, intRun[uint64](kind), g)
 	}
 	return nil
 }
 
-// runOn clones the operand and applies every run to the copy, or returns nil
-// (before copying anything) when the combiner has no run loop for the type.
-func runOn[T any](operand, upd *tensor.Tensor, view func(*tensor.Tensor) []T, apply func(dst, src []T), g runGeometry) *tensor.Tensor {
+// runOn clones the operand (or, inPlace, takes it) and applies every run
+// to the result, or returns nil (before touching anything) when the
+// combiner has no run loop for the type.
+func runOn[T any](operand *tensor.Tensor, inPlace bool, upd *tensor.Tensor, view func(*tensor.Tensor) []T, apply func(dst, src []T), g runGeometry) *tensor.Tensor {
 	if apply == nil {
 		return nil
 	}
-	out := operand.Clone()
+	out := operand
+	if !inPlace {
+		out = operand.Clone()
+	}
 	applyRuns(view(out), view(upd), g, apply)
 	return out
 }
