@@ -538,6 +538,9 @@ func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 				mem.drop(vals[p])
 			}
 			vals[p], have[p] = Value{}, false
+			if fb.tuples != nil && fb.tuples[p] != nil {
+				clear(fb.tuples[p]) // a local tuple's elements: not kept alive by the frame's slice
+			}
 		}
 	}
 	// done counts one use of the operand at p gone.
@@ -613,6 +616,7 @@ func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 						made.add(extras[i].T)
 					}
 				}
+				clear(extras) // in vals now; the reused slice must not keep them alive past their last use
 				for _, p := range fp.gconsumes[idx] {
 					done(p)
 				}
@@ -745,6 +749,12 @@ func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 			}
 			for _, p := range opPos {
 				done(p)
+			}
+			if !fp.ownArgs[idx] {
+				// The frame's argument slice would otherwise keep these
+				// operands reachable until the call returns, dead or not: a
+				// module's every intermediate, as far as the collector knows.
+				clear(opArgs)
 			}
 		}
 		if ev.Options.Trace != nil {
