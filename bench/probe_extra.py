@@ -31,11 +31,17 @@ import ml_dtypes  # noqa: E402
 import probe  # noqa: E402
 
 
-def _batch_one():
-    rng = np.random.default_rng(99)
+def _makers(seed):
+    """A seeded generator and its f32, bf16 and int32 array makers."""
+    rng = np.random.default_rng(seed)
     f32 = lambda *s: rng.standard_normal(s).astype(np.float32)
     bf16 = lambda *s: rng.standard_normal(s).astype(ml_dtypes.bfloat16)
     i32 = lambda lo, hi, *s: rng.integers(lo, hi, s).astype(np.int32)
+    return rng, f32, bf16, i32
+
+
+def _batch_one():
+    rng, f32, bf16, i32 = _makers(99)
     P = []
     add = lambda n, f, m: P.append((n, f, m))
     add("dpa_f32", lambda q, k, v: jax.nn.dot_product_attention(q, k, v), lambda: (f32(4, 512, 8, 64), f32(4, 512, 8, 64), f32(4, 512, 8, 64)))
@@ -77,10 +83,7 @@ def _batch_one():
 
 
 def _batch_two():
-    rng = np.random.default_rng(7)
-    f32 = lambda *s: rng.standard_normal(s).astype(np.float32)
-    bf16 = lambda *s: rng.standard_normal(s).astype(ml_dtypes.bfloat16)
-    i32 = lambda lo, hi, *s: rng.integers(lo, hi, s).astype(np.int32)
+    rng, f32, bf16, i32 = _makers(7)
     P = []
     add = lambda n, f, m: P.append((n, f, m))
     def ln(x, g, b):

@@ -84,8 +84,35 @@ func scalarReduce(p *scalarProgram, runs, inits, outs []*tensor.Tensor, groups, 
 	return true, fe.err
 }
 
-// scalarLanes is how many rows a prefix scan runs in lockstep.
+// scalarLanes is how many elements (a map's, a prefix scan's rows) run in
+// lockstep (runLanes).
 const scalarLanes = 16
+
+// scalarLaneSet is a worker's scalarLanes machines of one program and the
+// kernel steps' operand and result scratch.
+type scalarLaneSet struct {
+	p      *scalarProgram
+	ms     []*scalarMachine
+	xs, os [scalarLanes]float32
+}
+
+func (p *scalarProgram) newLanes() *scalarLaneSet {
+	l := &scalarLaneSet{p: p, ms: make([]*scalarMachine, scalarLanes)}
+	for i := range l.ms {
+		l.ms[i] = p.machine()
+	}
+	return l
+}
+
+// run runs the program on batch (a prefix of ms) in lockstep.
+func (l *scalarLaneSet) run(batch []*scalarMachine) { l.p.runLanes(batch, l.xs[:], l.os[:]) }
+
+// report hands the machines' first error to fe.
+func (l *scalarLaneSet) report(fe *firstError) {
+	for _, m := range l.ms {
+		fe.set(m.err)
+	}
+}
 
 // storeParams stores the machine's first len(outs) parameters, a fold's
 // accumulators, as element k of outs.
@@ -123,14 +150,11 @@ func scalarReduceWindow(p *scalarProgram, g *windowGeom, inputs, inits, outs []*
 		rows := outer * inner
 		batches := (rows + scalarLanes - 1) / scalarLanes
 		parallelForWork(int(batches), p.workOf(outer*nIn*inner, 1), func(lo, hi int) {
-			ms := make([]*scalarMachine, scalarLanes)
-			for i := range ms {
-				ms[i] = p.machine()
-			}
-			var xsLane, osLane [scalarLanes]float32
+			lanes := p.newLanes()
+			defer lanes.report(&fe)
 			for b := int64(lo); b < int64(hi); b++ {
 				t0, t1 := b*scalarLanes, min(rows, (b+1)*scalarLanes)
-				batch := ms[:t1-t0]
+				batch := lanes.ms[:t1-t0]
 				for _, m := range batch {
 					for i := range n {
 						m.set(i, init[i], 0)
@@ -147,7 +171,7 @@ func scalarReduceWindow(p *scalarProgram, g *windowGeom, inputs, inits, outs []*
 								m.set(n+i, xs[i], pos)
 							}
 						}
-						p.runLanes(batch, xsLane[:], osLane[:])
+						lanes.run(batch)
 						for _, m := range batch {
 							m.feedBack(n)
 						}
@@ -157,9 +181,6 @@ func scalarReduceWindow(p *scalarProgram, g *windowGeom, inputs, inits, outs []*
 						m.storeParams(outs, (t/inner*mOut+q)*inner+t%inner)
 					}
 				}
-			}
-			for _, m := range ms {
-				fe.set(m.err)
 			}
 		})
 		return true, fe.err
@@ -203,26 +224,20 @@ func scalarMap(p *scalarProgram, ts []*tensor.Tensor, out *tensor.Tensor) (bool,
 	// reduce-window rewrite builds map a reducer such as logaddexp).
 	batches := (total + scalarLanes - 1) / scalarLanes
 	parallelForWork(int(batches), p.workOf(total, 1), func(lo, hi int) {
-		ms := make([]*scalarMachine, scalarLanes)
-		for i := range ms {
-			ms[i] = p.machine()
-		}
-		var xsLane, osLane [scalarLanes]float32
+		lanes := p.newLanes()
+		defer lanes.report(&fe)
 		for b := int64(lo); b < int64(hi); b++ {
 			e0, e1 := b*scalarLanes, min(total, (b+1)*scalarLanes)
-			batch := ms[:e1-e0]
+			batch := lanes.ms[:e1-e0]
 			for l, m := range batch {
 				for i := range xs {
 					m.set(i, xs[i], e0+int64(l))
 				}
 			}
-			p.runLanes(batch, xsLane[:], osLane[:])
+			lanes.run(batch)
 			for l, m := range batch {
 				storeReg(out, e0+int64(l), m.result(0))
 			}
-		}
-		for _, m := range ms {
-			fe.set(m.err)
 		}
 	})
 	return true, fe.err
