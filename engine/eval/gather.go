@@ -787,6 +787,12 @@ func applyFloat[T float32 | float64](kind string, a, b T) T {
 			return b
 		}
 		return a
+	case "add", "multiply":
+		if b != b {
+			// Of two NaNs the update's payload wins (XLA:CPU's combiner),
+			// whichever operand order the compiler gives the instruction.
+			return b + b
+		}
 	}
 	return applyArith(kind, a, b)
 }

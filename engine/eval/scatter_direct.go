@@ -195,11 +195,11 @@ func scatterTyped[I scatterIndex](kind string, out, upd *tensor.Tensor, ix []I, 
 
 // The loops below stay spelled out per combiner: a combiner called through a
 // function value costs 2-3x (see scatterFast). uint64(int64(i)) sends
-// negative indices past lim. Floats add and multiply as u + o and u * o,
-// which the compiler emits as scatterFast's a+b is (ADDSS o, u: the update
-// is the destination operand), so of two NaNs the update's payload wins, as
-// it does there; o += u would keep the element's (TestScatterScalarsDirect-
-// MatchesGeneral holds the two paths to the same payloads).
+// negative indices past lim. Of two NaNs the update's payload wins, in
+// both paths by an explicit test (updateNaNOr, applyFloat), not by the
+// operand order the compiler happens to give an ADDSS (TestScatterScalars-
+// DirectMatchesGeneral holds the two paths to the same payloads, also
+// under -race, where that order changed).
 
 func scatterFloatByIndex[T float32 | float64, I scatterIndex](kind string, o, u []T, ix []I, lim uint64, st int64) {
 	u = u[:len(ix)]
@@ -257,6 +257,16 @@ func scatterIntByIndex[T int32 | uint32 | int64 | uint64, I scatterIndex](kind s
 	}
 }
 
+// updateNaNOr is the quieted update u when u is a NaN, else r: of two NaNs
+// the update's payload wins (applyFloat's rule), whichever operand order
+// the compiler gives u+o (it did not under -race). Integers are never NaN.
+func updateNaNOr[T float32 | float64 | int32 | uint32 | int64 | uint64](u, r T) T {
+	if u != u {
+		return u + u
+	}
+	return r
+}
+
 func scatterArithByIndex[T float32 | float64 | int32 | uint32 | int64 | uint64, I scatterIndex](kind string, o, u []T, ix []I, lim uint64, st int64) {
 	u = u[:len(ix)]
 	switch kind {
@@ -264,7 +274,7 @@ func scatterArithByIndex[T float32 | float64 | int32 | uint32 | int64 | uint64, 
 		if st == 1 {
 			for b, i := range ix {
 				if uint64(int64(i)) < lim {
-					o[i] = u[b] + o[i]
+					o[i] = updateNaNOr(u[b], u[b]+o[i])
 				}
 			}
 			return
@@ -272,14 +282,14 @@ func scatterArithByIndex[T float32 | float64 | int32 | uint32 | int64 | uint64, 
 		for b, i := range ix {
 			if uint64(int64(i)) < lim {
 				t := int64(i) * st
-				o[t] = u[b] + o[t]
+				o[t] = updateNaNOr(u[b], u[b]+o[t])
 			}
 		}
 	case "multiply":
 		for b, i := range ix {
 			if uint64(int64(i)) < lim {
 				t := int64(i) * st
-				o[t] = u[b] * o[t]
+				o[t] = updateNaNOr(u[b], u[b]*o[t])
 			}
 		}
 	case "replace":
