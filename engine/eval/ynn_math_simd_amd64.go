@@ -118,6 +118,12 @@ func ynnVectorF32(o YNNOp, x, out []float32) int {
 		step = func(x ynnF32x8) ynnF32x8 {
 			return ynnFlushV(one.Div(ynnFlushV(x).Sqrt()))
 		}
+	case "negate":
+		// 0 - x on the flushed operand (SUBPS: a NaN comes out as itself,
+		// quieted, not with its sign flipped); the result is never
+		// subnormal, so it needs no flush.
+		zero := ynnSplat(0)
+		step = func(x ynnF32x8) ynnF32x8 { return zero.Sub(ynnFlushV(x)) }
 	default:
 		return 0
 	}

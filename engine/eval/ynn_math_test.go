@@ -92,7 +92,7 @@ func TestYNNMathVectorMatchesScalar(t *testing.T) {
 	for _, o := range []YNNOp{
 		{Op: "exp", In: 1, C1: 1}, {Op: "exp", In: -0.37, C1: 3},
 		{Op: "expm1", In: 1, C1: 1}, {Op: "tanh", In: 1, C1: 1}, {Op: "tanh", In: 1, C0: 0.7, C1: 0.3},
-		{Op: "logistic", In: 1, C1: 1}, {Op: "rsqrt", In: 1, C1: 1},
+		{Op: "logistic", In: 1, C1: 1}, {Op: "rsqrt", In: 1, C1: 1}, {Op: "negate", In: 1, C1: 1},
 	} {
 		f := o.unary()
 		vec := make([]float32, len(x))
