@@ -48,6 +48,14 @@ def attention(q, k, v):
     return jnp.einsum("bhqk,bhkd->bhqd", jax.nn.softmax(s, -1), v)
 
 
+def attention_f32_softmax(q, k, v):
+    """bf16 products around an f32 softmax whose probabilities the program
+    rounds to bf16: inside the fusion the f32 -> bf16 -> f32 pair goes, so
+    both dots read unrounded f32 values."""
+    s = jnp.einsum("bhqd,bhkd->bhqk", q, k).astype(jnp.float32) / 8
+    return jnp.einsum("bhqk,bhkd->bhqd", jax.nn.softmax(s, -1).astype(jnp.bfloat16), v)
+
+
 def rowsum(x):
     """Sums of [n, 2] rows whose second column is 0: the values themselves,
     as a reduction XLA hands to YNNPACK when n*2 >= 4096."""
@@ -87,6 +95,8 @@ CASES = {
     "log_softmax_bf16_4096x256": (lambda x: jax.nn.log_softmax(x, -1), lambda: (_x(17, (4096, 256), bf16, 4.0),)),
     "attention_f32": (attention, lambda: tuple(_x(18 + i, (2, 8, 256, 64)) for i in range(3))),
     "attention_bf16": (attention, lambda: tuple(_x(21 + i, (2, 8, 256, 64), bf16) for i in range(3))),
+    "attention_bf16_f32_softmax": (attention_f32_softmax, lambda: tuple(_x(61 + i, (2, 8, 256, 64), bf16)
+                                                                        for i in range(3))),
     # Big elementwise ops after a small row reduction: the reduction's
     # fusion takes exp(x - max) but not the [64] row ops, nor what follows
     # them (layer norm's scaling contracts into FMAs, XLA's own).

@@ -110,6 +110,10 @@ type Options struct {
 	// Trace, when set, receives every instruction's value after it is computed
 	// (used for --save-intermediates and progress).
 	Trace func(in *hlo.Instruction, v Value)
+	// Finished, when set, is called after each instruction (or fused group,
+	// under the group's root) is computed. Unlike Trace it changes no plan,
+	// so it can time a run as it normally goes (GOLDTRACE_OP_PROFILE).
+	Finished func(in *hlo.Instruction)
 	// Parallelism bounds the goroutines a single op may use; 0 means GOMAXPROCS.
 	Parallelism int
 	// Memory, when set, records the peak size of the values live at once
@@ -579,6 +583,9 @@ func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 				if ev.Options.Trace != nil {
 					ev.Options.Trace(in, v)
 				}
+				if ev.Options.Finished != nil {
+					ev.Options.Finished(in)
+				}
 				vals[idx], have[idx] = v, true
 				continue
 			}
@@ -626,6 +633,9 @@ func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 				}
 				if ev.Options.Trace != nil {
 					ev.Options.Trace(in, v)
+				}
+				if ev.Options.Finished != nil {
+					ev.Options.Finished(in)
 				}
 				vals[idx], have[idx] = v, true
 				continue
@@ -759,6 +769,9 @@ func (ev *Evaluator) Call(c *hlo.Computation, args []Value) (Value, error) {
 		}
 		if ev.Options.Trace != nil {
 			ev.Options.Trace(in, v)
+		}
+		if ev.Options.Finished != nil {
+			ev.Options.Finished(in)
 		}
 		vals[idx], have[idx] = v, true
 	}

@@ -218,6 +218,40 @@ func gemmBF16PairsOrder(oddFirst bool, par, nb, m, n, k, kc int, a, b bf16Src, c
 	}
 	tiles, panels := (m+bf16MR-1)/bf16MR, (n+bf16NR-1)/bf16NR
 	maxPairs := (min(kc, k) + 1) / 2
+	if nb >= 2*par && par > 1 {
+		// Many batch elements (attention's heads): each worker takes whole
+		// ones, packing and multiplying them alone, with no barrier per
+		// element and the result checked while it is still in cache. Each
+		// element is summed exactly as below.
+		var nonFinite atomic.Bool
+		dynamicFor(par, nb, func(next func() int) {
+			ap := make([]uint32, tiles*maxPairs*bf16MR)
+			bp := make([]uint32, panels*maxPairs*bf16NR)
+			for bi := next(); bi < nb && !nonFinite.Load(); bi = next() {
+				cb := c[bi*m*n : (bi+1)*m*n]
+				for pc := 0; pc < k; pc += kc {
+					kb := min(kc, k-pc)
+					pairs := (kb + 1) / 2
+					for t := 0; t < tiles; t++ {
+						packBF16A(ap[t*pairs*bf16MR:(t+1)*pairs*bf16MR], &a, bi, t*bf16MR, min(bf16MR, m-t*bf16MR), pc, kb)
+					}
+					for p := 0; p < panels; p++ {
+						packBF16B(bp[p*pairs*bf16NR:(p+1)*pairs*bf16NR], &b, bi, p*bf16NR, min(bf16NR, n-p*bf16NR), pc, kb)
+					}
+					if oddFirst {
+						swapBF16Pairs(ap[:tiles*pairs*bf16MR])
+						swapBF16Pairs(bp[:panels*pairs*bf16NR])
+					}
+					bf16Tiles(pc == 0, pairs, 0, tiles, 0, panels, m, n, ap, bp, cb)
+				}
+				if !allFiniteF32(cb) {
+					nonFinite.Store(true)
+				}
+			}
+		})
+		sseAfterAVX()
+		return !nonFinite.Load()
+	}
 	ap := make([]uint32, tiles*maxPairs*bf16MR)
 	bp := make([]uint32, panels*maxPairs*bf16NR)
 	// Work items: runs of up to 16 row tiles by runs of column panels,
@@ -243,38 +277,15 @@ func gemmBF16PairsOrder(oddFirst bool, par, nb, m, n, k, kc int, a, b bf16Src, c
 						packBF16B(dst, &b, bi, p*bf16NR, min(bf16NR, n-p*bf16NR), pc, kb)
 					}
 					if oddFirst {
-						for i, w := range dst {
-							dst[i] = w<<16 | w>>16
-						}
+						swapBF16Pairs(dst)
 					}
 				}
 			})
 			dynamicFor(par, rowRuns*colRuns, func(next func() int) {
-				var tile [bf16MR * bf16NR]float32
 				for it := next(); it < rowRuns*colRuns; it = next() {
 					t0, t1 := it/colRuns*runTiles, min((it/colRuns+1)*runTiles, tiles)
 					p0, p1 := it%colRuns*panels/colRuns, (it%colRuns+1)*panels/colRuns
-					for p := p0; p < p1; p++ {
-						bpan := bp[p*pairs*bf16NR : (p+1)*pairs*bf16NR]
-						j0, cols := p*bf16NR, min(bf16NR, n-p*bf16NR)
-						for t := t0; t < t1; t++ {
-							apan := ap[t*pairs*bf16MR : (t+1)*pairs*bf16MR]
-							i0, rows := t*bf16MR, min(bf16MR, m-t*bf16MR)
-							if rows == bf16MR && cols == bf16NR {
-								bf16Tile(store, pairs, apan, bpan, cb[i0*n+j0:], n)
-								continue
-							}
-							if !store {
-								for r := 0; r < rows; r++ {
-									copy(tile[r*bf16NR:r*bf16NR+cols], cb[(i0+r)*n+j0:])
-								}
-							}
-							bf16Tile(store, pairs, apan, bpan, tile[:], bf16NR)
-							for r := 0; r < rows; r++ {
-								copy(cb[(i0+r)*n+j0:(i0+r)*n+j0+cols], tile[r*bf16NR:r*bf16NR+cols])
-							}
-						}
-					}
+					bf16Tiles(store, pairs, t0, t1, p0, p1, m, n, ap, bp, cb)
 				}
 			})
 		}
@@ -292,6 +303,52 @@ func gemmBF16PairsOrder(oddFirst bool, par, nb, m, n, k, kc int, a, b bf16Src, c
 	})
 	sseAfterAVX()
 	return !nonFinite.Load()
+}
+
+// bf16Tiles multiplies row tiles [t0, t1) of the packed A panels ap by
+// column panels [p0, p1) of bp (pairs pairs each) into the row-major m×n
+// c: stored when store, else added.
+func bf16Tiles(store bool, pairs, t0, t1, p0, p1, m, n int, ap, bp []uint32, c []float32) {
+	var tile [bf16MR * bf16NR]float32
+	for p := p0; p < p1; p++ {
+		bpan := bp[p*pairs*bf16NR : (p+1)*pairs*bf16NR]
+		j0, cols := p*bf16NR, min(bf16NR, n-p*bf16NR)
+		for t := t0; t < t1; t++ {
+			apan := ap[t*pairs*bf16MR : (t+1)*pairs*bf16MR]
+			i0, rows := t*bf16MR, min(bf16MR, m-t*bf16MR)
+			if rows == bf16MR && cols == bf16NR {
+				bf16Tile(store, pairs, apan, bpan, c[i0*n+j0:], n)
+				continue
+			}
+			if !store {
+				for r := 0; r < rows; r++ {
+					copy(tile[r*bf16NR:r*bf16NR+cols], c[(i0+r)*n+j0:])
+				}
+			}
+			bf16Tile(store, pairs, apan, bpan, tile[:], bf16NR)
+			for r := 0; r < rows; r++ {
+				copy(c[(i0+r)*n+j0:(i0+r)*n+j0+cols], tile[r*bf16NR:r*bf16NR+cols])
+			}
+		}
+	}
+}
+
+// swapBF16Pairs swaps the halves of each packed pair (YNNPACK's k+1-first
+// order).
+func swapBF16Pairs(ws []uint32) {
+	for i, w := range ws {
+		ws[i] = w<<16 | w>>16
+	}
+}
+
+// allFiniteF32 reports whether no element of xs is an infinity or a NaN.
+func allFiniteF32(xs []float32) bool {
+	for _, v := range xs {
+		if math.Float32bits(v)&0x7f800000 == 0x7f800000 {
+			return false
+		}
+	}
+	return true
 }
 
 // bf16Tile runs the kernel on one tile, the slices' bounds checked here.

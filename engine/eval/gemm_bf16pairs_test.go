@@ -41,6 +41,8 @@ func TestGemmBF16PairsMatchesF32Chains(t *testing.T) {
 	shapes := [][4]int{ // nb, m, n, k
 		{1, 12, 32, 2}, {1, 13, 33, 3}, {1, 37, 70, 301}, {2, 25, 65, 600}, {1, 2, 2, 1},
 		{1, 100, 40, 1025}, {3, 12, 96, 512},
+		// Four or more batch elements on two workers take whole elements each.
+		{5, 25, 65, 600}, {6, 12, 96, 64}, {4, 1, 33, 3},
 	}
 	for _, s := range shapes {
 		nb, m, n, k := s[0], s[1], s[2], s[3]
@@ -118,6 +120,19 @@ func TestGemmBF16PairsMatchesF32Chains(t *testing.T) {
 			t.Errorf("%s: not refused", name)
 		}
 	}
+	// An overflow in one batch element of many (each worker takes whole
+	// elements) is refused as well.
+	const nb = 5
+	ab, bb := randBF16(nb*m*k, 5), randBF16(nb*k*n, 5)
+	for i := 3 * m * k; i < 4*m*k; i++ {
+		ab[i] = (127 + 100) << 7
+	}
+	for i := 3 * k * n; i < 4*k*n; i++ {
+		bb[i] = (127 + 100) << 7
+	}
+	if gemmBF16Pairs(2, nb, m, n, k, 256, src16(ab, m, k), src16(bb, k, n), make([]float32, nb*m*n)) {
+		t.Errorf("overflow in batch element 3 of %d: not refused", nb)
+	}
 	// 2^-50 · 2^-60 is still fine: partial sums stay multiples of 2^-124.
 	a, b := base()
 	a[0], b[0] = (127-50)<<7, (127-60)<<7
@@ -136,7 +151,7 @@ func TestGemmBF16PairsOddFirstMatchesSwappedChains(t *testing.T) {
 		t.Skip("no AVX512-BF16 kernel here")
 	}
 	r := rand.New(rand.NewSource(23))
-	for _, s := range [][4]int{{1, 13, 33, 7}, {2, 40, 70, 300}, {1, 12, 32, 1024}} {
+	for _, s := range [][4]int{{1, 13, 33, 7}, {2, 40, 70, 300}, {1, 12, 32, 1024}, {5, 13, 33, 301}} {
 		nb, m, n, k := s[0], s[1], s[2], s[3]
 		au, bu := make([]uint16, nb*m*k), make([]uint16, nb*k*n)
 		for _, x := range [][]uint16{au, bu} {

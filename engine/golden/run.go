@@ -184,6 +184,7 @@ func Run(m *hlo.Module, inputs []*tensor.Tensor, opts Options) (res *Result, err
 	res = &Result{Module: lm, Devices: devices}
 	prog := newProgress(lm, devices)
 	var mu sync.Mutex
+	ops := newOpProfile(lm.Entry)
 	trace := func(dev int) func(in *hlo.Instruction, v eval.Value) {
 		if opts.Progress == nil && !opts.SaveIntermediates {
 			return nil // no per-instruction cost when nobody listens
@@ -199,7 +200,9 @@ func Run(m *hlo.Module, inputs []*tensor.Tensor, opts Options) (res *Result, err
 		}
 	}
 	stop := prog.start(opts.Progress, opts.ProgressInterval)
+	defer ops.report()
 	start := time.Now()
+	ops.begin(start)
 	// The meeting point for collectives across devices. A module declaring
 	// one device but run on n is run as n replicas.
 	rv := NewRendezvous(devices)
@@ -232,6 +235,9 @@ func Run(m *hlo.Module, inputs []*tensor.Tensor, opts Options) (res *Result, err
 			}
 			if opts.Verbose >= 1 || opts.ReportMemory {
 				evOpts.Memory = &memStats[d]
+			}
+			if d == 0 && ops != nil {
+				evOpts.Finished = ops.step
 			}
 			if devices > 1 {
 				evOpts.Exchange = func(in *hlo.Instruction, group []int64, v eval.Value) ([]eval.Value, error) {

@@ -354,6 +354,34 @@ func (r *xlaRewriter) ynnWiden(in *hlo.Instruction) (*hlo.Instruction, error) {
 		return nil, nil
 	}
 	switch in.Opcode {
+	case "dot":
+		// A bf16 dot in the fusion is an f32 dot between converts (its
+		// YNNPACK form); a widened member it reads arrives unrounded, as
+		// the pair f32 -> bf16 -> f32 goes (bf16 attention's softmax
+		// probabilities reach the second dot in f32, measured on jax
+		// 0.10.2: tests/test_ynn_fusion_numerics.py).
+		if len(in.Operands) != 2 || in.Operands[0].Shape.Elem != dtype.BF16 || in.Operands[1].Shape.Elem != dtype.BF16 {
+			return nil, nil
+		}
+		if wideOf(in.Operands[0]) == nil && wideOf(in.Operands[1]) == nil {
+			return nil, nil // nothing unrounded to read: the dot as it is
+		}
+		wide := *in
+		wide.Name, wide.Shape, wide.Parent = r.newName("dot"), f32, r.c
+		wide.Operands = make([]*hlo.Instruction, 2)
+		for i, o := range in.Operands {
+			if w := wideOf(o); w != nil {
+				wide.Operands[i] = w
+			} else {
+				wide.Operands[i] = r.widen(o)
+			}
+		}
+		r.out = append(r.out, &wide)
+		p.member[&wide] = f
+		nv := r.emit("convert", in.Shape, &wide)
+		p.member[nv] = f
+		p.wide[in], p.wide[nv] = &wide, &wide
+		return nv, nil
 	case "broadcast", "reshape", "bitcast":
 		if w := wideOf(in.Operands[0]); w != nil {
 			t := r.emit(in.Opcode, f32, w)
