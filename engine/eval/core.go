@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"goldtrace/engine/dtype"
 
@@ -156,6 +157,10 @@ type Evaluator struct {
 	// then hands the ownership on, as to any result sharing a dying
 	// operand's storage).
 	donation donation
+	// flushFree is, after an op flushingArithmetic wraps, the start of its
+	// result's storage when the path that computed it guarantees no
+	// subnormal in it (the bf16-pairs GEMM): the wrapper skips its scan.
+	flushFree unsafe.Pointer
 	// rootTuple is, after a call whose root is a tuple instruction, the
 	// element slice that instruction made (nil otherwise).
 	rootTuple []Value

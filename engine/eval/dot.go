@@ -227,6 +227,7 @@ func dotInF32(ev *Evaluator, par int, p *dotPlan, ldims, rdims []int64, lhs, rhs
 		c := ev.newF32sOver(p.b * p.m * p.n)
 		if ks := ynn.uniformKStep(); ks > 0 && p.m > 1 && p.n > 1 &&
 			gemmBF16Pairs(par, p.b, p.m, p.n, p.k, ks, bf16Src{f32: a, l: la}, bf16Src{f32: b, l: lb}, c) {
+			ev.noteFlushFree(c)
 			return c // operands holding bf16 values (converted from bf16)
 		}
 		if e := ev.takeDotEpilogue(); e != nil && p.b == 1 && max(p.m, p.n, p.k) > ynnTinyMax {
@@ -250,6 +251,7 @@ func dotInF32(ev *Evaluator, par int, p *dotPlan, ldims, rdims []int64, lhs, rhs
 	}
 	c := ev.newF32sOver(p.b * p.m * p.n) // the GEMM sets every element
 	if p.m > 1 && p.n > 1 && gemmBF16Pairs(par, p.b, p.m, p.n, p.k, kernelFor[float32]().kc, bf16Src{f32: a, l: la}, bf16Src{f32: b, l: lb}, c) {
+		ev.noteFlushFree(c)
 		return c // operands holding bf16 values (converted from bf16)
 	}
 	if e := ev.takeDotEpilogue(); e != nil && p.b == 1 && !floatsOnBLAS {

@@ -56,11 +56,26 @@ func flushingArithmetic(f OpFunc, applies func(*hlo.Instruction, dtype.Type) boo
 		if flushed != nil {
 			args = flushed
 		}
+		if ev != nil {
+			ev.flushFree = nil
+		}
 		v, err := f(ev, in, args)
 		if err != nil {
 			return v, err
 		}
+		if ev != nil && ev.flushFree != nil && v.T != nil && len(v.T.Data) > 0 && unsafe.Pointer(&v.T.Data[0]) == ev.flushFree {
+			ev.flushFree = nil
+			return v, nil // its path made no subnormal: no scan
+		}
 		return flushResults(in, v, args, applies), nil
+	}
+}
+
+// noteFlushFree records that c, the result the running op returns, holds no
+// subnormal by construction (flushingArithmetic then skips its scan).
+func (ev *Evaluator) noteFlushFree(c []float32) {
+	if ev != nil && len(c) > 0 {
+		ev.flushFree = unsafe.Pointer(&c[0])
 	}
 }
 

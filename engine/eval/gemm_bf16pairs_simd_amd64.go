@@ -341,10 +341,27 @@ func swapBF16Pairs(ws []uint32) {
 	}
 }
 
-// allFiniteF32 reports whether no element of xs is an infinity or a NaN.
+// allFiniteF32 reports whether no element of xs is an infinity or a NaN
+// (an exponent field of all ones, the largest the mask can give, so four
+// vectors fold by maximum before one compare).
 func allFiniteF32(xs []float32) bool {
-	for _, v := range xs {
-		if math.Float32bits(v)&0x7f800000 == 0x7f800000 {
+	w := f32Bits(xs)
+	i := 0
+	if len(w) >= 64 {
+		p := u32Base(w, len(w))
+		exp := archsimd.BroadcastUint32x16(0x7f800000)
+		for ; i+64 <= len(w); i += 64 {
+			a := loadUint32x16(p, 4*i).And(exp).Max(loadUint32x16(p, 4*i+64).And(exp))
+			b := loadUint32x16(p, 4*i+128).And(exp).Max(loadUint32x16(p, 4*i+192).And(exp))
+			if a.Max(b).Equal(exp).ToBits() != 0 {
+				archsimd.ClearAVXUpperBits()
+				return false
+			}
+		}
+		archsimd.ClearAVXUpperBits()
+	}
+	for _, v := range w[i:] {
+		if v&0x7f800000 == 0x7f800000 {
 			return false
 		}
 	}
