@@ -840,6 +840,14 @@ func unaryStep(op string, a, dst sreg) scalarStep {
 		case signOnly[op]:
 			return nil
 		}
+		if a.typ == dtype.F32 {
+			// One machine's run of the step runLanes takes on vector
+			// lanes: both are built here, so they cannot disagree.
+			if ls := laneStepFor(op, a, dst); ls != nil {
+				return ls.one()
+			}
+			return nil
+		}
 		if !unaryFloat[float32](op, nil, nil) || op == "cbrt" || throughF16(a.typ) {
 			return nil // cbrt's subnormal result is unary's (cbrtOfSubnormalF32)
 		}
@@ -856,10 +864,7 @@ func unaryStep(op string, a, dst sreg) scalarStep {
 			return func(m *scalarMachine) {
 				m.in[0] = dec(m.r[x])
 				kernel(m.in[:], m.out[:])
-				m.r[d] = uint64(math.Float32bits(m.out[0]))
-				if a.typ != dtype.F32 {
-					m.r[d] = dtype.FromF32(a.typ, m.out[0])
-				}
+				m.r[d] = dtype.FromF32(a.typ, m.out[0])
 			}
 		}
 		return func(m *scalarMachine) {
@@ -927,14 +932,34 @@ type laneStep struct {
 	keepSub  bool // keepsSubnormals: the operand and result unflushed
 }
 
-// laneStepFor returns the laneStep of unaryStep(op, a, dst), or nil when
-// that step is not an f32 kernel call.
+// laneStepFor returns the f32 kernel call unaryStep(op, a, dst) makes (its
+// step is that call's one() form), or nil when the step is another (a sign
+// bit op, is-finite, cbrt, whose subnormal result is unary's:
+// cbrtOfSubnormalF32) or not an f32 op.
 func laneStepFor(op string, a, dst sreg) *laneStep {
 	if a.typ != dtype.F32 || dst.typ != dtype.F32 || op == "is-finite" || op == "negate" || op == "abs" ||
 		signOnly[op] || op == "cbrt" || !unaryFloat[float32](op, nil, nil) {
 		return nil
 	}
 	return &laneStep{src: a.reg, dst: dst.reg, kernel: f32UnaryKernel(op), keepSub: keepsSubnormals(op)}
+}
+
+// one is the step running ls on one machine: the operand flushed unless
+// the op keeps subnormals, the kernel on one element, the result likewise.
+func (ls *laneStep) one() scalarStep {
+	x, d, kernel := ls.src, ls.dst, ls.kernel
+	if ls.keepSub {
+		return func(m *scalarMachine) {
+			m.in[0] = f32of(m.r[x])
+			kernel(m.in[:], m.out[:])
+			m.r[d] = uint64(math.Float32bits(m.out[0]))
+		}
+	}
+	return func(m *scalarMachine) {
+		m.in[0] = flush(f32of(m.r[x]))
+		kernel(m.in[:], m.out[:])
+		m.r[d] = uint64(math.Float32bits(flush(m.out[0])))
+	}
 }
 
 // runLanes runs the program once on each of ms (machines of p) in
