@@ -2,7 +2,10 @@
 
 package eval
 
-import "simd/archsimd"
+import (
+	"math"
+	"simd/archsimd"
+)
 
 // The YNNPACK kernels of ynn_math.go on 8 lanes (AVX2+FMA, which AVX-512
 // hosts run too): the same operations, a MulAdd where the scalar code calls
@@ -53,13 +56,78 @@ func ynnExpPartsV(v ynnF32x8) (p, s ynnF32x8) {
 	return p, s
 }
 
+// ynnLogNaN is the NaN ynnMant gives a negative operand's exponent,
+// computed as it computes it.
+var ynnLogNaN = float32(math.NaN())
+
+// ynnMantV is ynnMant lane by lane, VGETEXPPS spelled as the exponent
+// field minus the bias with its special lanes (zero, infinity, NaN) put
+// back: getexp's contract on v as it comes, whether or not it is flushed.
+func ynnMantV(v ynnF32x8) (m, e ynnF32x8) {
+	b := v.AsUint32x8()
+	sign := archsimd.BroadcastUint32x8(0x80000000)
+	m = b.And(archsimd.BroadcastUint32x8(ynnMantMask)).Or(archsimd.BroadcastUint32x8(0x3f800000)).AsFloat32x8()
+	mag := b.AndNot(sign)
+	e = mag.ShiftAllRight(23).AsInt32x8().Sub(archsimd.BroadcastInt32x8(127)).ConvertToFloat32()
+	e = ynnSplatBits(0x7f800000).Merge(e, mag.Equal(archsimd.BroadcastUint32x8(0x7f800000)))
+	e = v.Merge(e, v.IsNaN())
+	e = ynnSplatBits(0xff800000).Merge(e, mag.Equal(archsimd.BroadcastUint32x8(0)))
+	e = ynnSplat(ynnLogNaN).Merge(e, v.Less(ynnSplat(0)))
+	big := m.Greater(ynnSplat(ynnSqrt2))
+	e = e.Add(ynnSplat(1)).Merge(e, big)
+	m = m.Mul(ynnSplat(0.5)).Merge(m, big)
+	return m, e
+}
+
+// ynnLogTailV is ynnLogTail lane by lane.
+func ynnLogTailV(f, e, out ynnF32x8) ynnF32x8 {
+	f2 := f.Mul(f)
+	num := ynnSplat(ynnLogNum[2]).MulAdd(f, f2.MulAdd(ynnSplat(ynnLogNum[0]), ynnSplat(ynnLogNum[1])))
+	den := ynnSplat(ynnLogDen[1]).MulAdd(f, ynnSplat(ynnLogDen[0]).MulAdd(f2, ynnSplat(1)))
+	r := f2.MulAdd(num.Div(den), f)
+	r = ynnSplat(ynnLn2).MulAdd(e, r)
+	return ynnFlushV(r.Mul(out))
+}
+
+// ynnHorner7V is horner7 lane by lane.
+func ynnHorner7V(c *[7]float32, x ynnF32x8) ynnF32x8 {
+	p := ynnSplat(c[0])
+	for _, k := range c[1:] {
+		p = x.MulAdd(p, ynnSplat(k))
+	}
+	return p
+}
+
+// ynnErfV is ynnErf lane by lane, on v = flushed x times in: both
+// polynomials of the large branch and the small one are computed and the
+// lane's own picked, as the scalar code's comparisons pick.
+func ynnErfV(v, c0, c1 ynnF32x8) ynnF32x8 {
+	sign := archsimd.BroadcastUint32x8(0x80000000)
+	vb := v.AsUint32x8()
+	a := ynnMinV(ynnSplat(ynnErfClamp), vb.AndNot(sign).AsFloat32x8())
+	a2 := a.Mul(a)
+	// -a2 is a sign flip (a NaN's too), not 0 - a2
+	p, s := ynnExpPartsV(a2.AsUint32x8().Xor(sign).AsFloat32x8())
+	e := s.Merge(ynnFlushV(p.MulAdd(s, s)), ynnIsInfV(s))
+	q := ynnHorner7V(&ynnErfQ1, a).Merge(ynnHorner7V(&ynnErfQ2, a), a.Less(ynnSplat(ynnErfMid)))
+	r := ynnFlushV(ynnSplat(1).Sub(q.Mul(e)))
+	small := ynnFlushV(a.Mul(ynnHorner7V(&ynnErfP, a2)))
+	r = small.Merge(r, a.Less(ynnSplat(ynnErfSmall)))
+	r = r.AsUint32x8().AndNot(sign).Or(vb.And(sign)).AsFloat32x8()
+	return ynnFlushV(r.MulAdd(c1, c0))
+}
+
 // ynnVectorF32 runs op over the whole vectors at the front of x and
 // returns how many elements that was (0: no vector form).
-func ynnVectorF32(o YNNOp, x, out []float32) int {
+func ynnVectorF32(o YNNOp, x, out []float32) int { return ynnVectorF32Width(o, x, out, ynnVector16OK) }
+
+// ynnVectorF32Width is ynnVectorF32 on 16 lanes where wide (and the op has
+// a 16-lane form), else on 8: the tests run both on an AVX-512 host.
+func ynnVectorF32Width(o YNNOp, x, out []float32, wide bool) int {
 	if !ynnVectorOK {
 		return 0
 	}
-	if ynnVector16OK {
+	if wide && ynnVector16OK {
 		kind := -1
 		switch o.Op {
 		case "exp":
@@ -70,6 +138,10 @@ func ynnVectorF32(o YNNOp, x, out []float32) int {
 			kind = ynnKTanh
 		case "logistic":
 			kind = ynnKLogistic
+		case "log", "log1p":
+			return ynnLogX16(o.Op == "log1p", x, out, o.In, o.C1)
+		case "erf":
+			return ynnErfX16(x, out, o.In, o.C0, o.C1)
 		}
 		if kind >= 0 {
 			return ynnExpFamilyX16(kind, x, out, o.In, o.C0, o.C1)
@@ -124,6 +196,23 @@ func ynnVectorF32(o YNNOp, x, out []float32) int {
 		// subnormal, so it needs no flush.
 		zero := ynnSplat(0)
 		step = func(x ynnF32x8) ynnF32x8 { return zero.Sub(ynnFlushV(x)) }
+	case "log", "log1p":
+		log1p := o.Op == "log1p"
+		step = func(x ynnF32x8) ynnF32x8 {
+			v := ynnFlushV(x).Mul(in)
+			u := v
+			if log1p {
+				u = ynnFlushV(v.Add(one))
+			}
+			m, e := ynnMantV(u)
+			f := m.Sub(one)
+			if log1p {
+				f = v.Merge(f, e.Equal(ynnSplat(0)))
+			}
+			return ynnLogTailV(f, e, c1)
+		}
+	case "erf":
+		step = func(x ynnF32x8) ynnF32x8 { return ynnErfV(ynnFlushV(x).Mul(in), c0, c1) }
 	default:
 		return 0
 	}
@@ -260,6 +349,144 @@ func ynnExpFamilyX16(kind int, x, out []float32, in, c0, c1 float32) int {
 		}
 		eb = e.AsUint32x16()
 		storeFloat32x16(eb.And(sign).Merge(eb, eb.AndNot(sign).AsFloat32x16().Less(minNormal)).AsFloat32x16(), po, off)
+	}
+	archsimd.ClearAVXUpperBits()
+	return n
+}
+
+// ynnLogX16 runs log (log1p when log1p) over the whole 16-lane vectors at
+// the front of x, as ynnVectorF32's 8-lane step does (ynnMantV,
+// ynnLogTailV), and returns how many elements that was.
+func ynnLogX16(log1p bool, x, out []float32, in, c1 float32) int {
+	n := len(x) &^ 15
+	if n == 0 {
+		return 0
+	}
+	out = out[:len(x)]
+	px, po := f32Base(x, n), f32Base(out, n)
+	sign := archsimd.BroadcastUint32x16(0x80000000)
+	minNormal := archsimd.BroadcastUint32x16(0x00800000).AsFloat32x16()
+	infBits, zeroBits := archsimd.BroadcastUint32x16(0x7f800000), archsimd.BroadcastUint32x16(0)
+	mantMask, oneBits := archsimd.BroadcastUint32x16(ynnMantMask), archsimd.BroadcastUint32x16(0x3f800000)
+	bias := archsimd.BroadcastInt32x16(127)
+	posInf, negInf := infBits.AsFloat32x16(), archsimd.BroadcastUint32x16(0xff800000).AsFloat32x16()
+	nan, zero := archsimd.BroadcastFloat32x16(ynnLogNaN), archsimd.BroadcastFloat32x16(0)
+	one, half, sqrt2 := archsimd.BroadcastFloat32x16(1), archsimd.BroadcastFloat32x16(0.5), archsimd.BroadcastFloat32x16(ynnSqrt2)
+	n0, n1, n2 := archsimd.BroadcastFloat32x16(ynnLogNum[0]), archsimd.BroadcastFloat32x16(ynnLogNum[1]), archsimd.BroadcastFloat32x16(ynnLogNum[2])
+	d0, d1 := archsimd.BroadcastFloat32x16(ynnLogDen[0]), archsimd.BroadcastFloat32x16(ynnLogDen[1])
+	ln2 := archsimd.BroadcastFloat32x16(ynnLn2)
+	vin, vc1 := archsimd.BroadcastFloat32x16(in), archsimd.BroadcastFloat32x16(c1)
+	// x*1 is x on a flushed operand but for an sNaN, which every path
+	// below quiets anyway (e+1, the FMA with ln2), keeping its payload.
+	mulIn := in != 1
+	for off, end := 0, 4*n; off < end; off += 4 * 16 {
+		v := flushSubnormal16(loadFloat32x16(px, off), sign, minNormal)
+		if mulIn {
+			v = v.Mul(vin)
+		}
+		u := v
+		if log1p {
+			u = flushSubnormal16(v.Add(one), sign, minNormal)
+		}
+		// ynnMant(u)
+		ub := u.AsUint32x16()
+		m := ub.And(mantMask).Or(oneBits).AsFloat32x16()
+		mag := ub.AndNot(sign)
+		e := mag.ShiftAllRight(23).AsInt32x16().Sub(bias).ConvertToFloat32()
+		e = posInf.Merge(e, mag.Equal(infBits))
+		e = u.Merge(e, u.IsNaN())
+		e = negInf.Merge(e, mag.Equal(zeroBits))
+		e = nan.Merge(e, u.Less(zero))
+		big := m.Greater(sqrt2)
+		e = e.Add(one).Merge(e, big)
+		m = m.Mul(half).Merge(m, big)
+		f := m.Sub(one)
+		if log1p {
+			f = v.Merge(f, e.Equal(zero))
+		}
+		// ynnLogTail
+		f2 := f.Mul(f)
+		num := n2.MulAdd(f, f2.MulAdd(n0, n1))
+		den := d1.MulAdd(f, d0.MulAdd(f2, one))
+		r := f2.MulAdd(num.Div(den), f)
+		r = ln2.MulAdd(e, r)
+		storeFloat32x16(flushSubnormal16(r.Mul(vc1), sign, minNormal), po, off)
+	}
+	archsimd.ClearAVXUpperBits()
+	return n
+}
+
+// ynnErfX16 runs erf over the whole 16-lane vectors at the front of x, as
+// ynnErfV does on 8, and returns how many elements that was.
+func ynnErfX16(x, out []float32, in, c0, c1 float32) int {
+	n := len(x) &^ 15
+	if n == 0 {
+		return 0
+	}
+	out = out[:len(x)]
+	px, po := f32Base(x, n), f32Base(out, n)
+	sign := archsimd.BroadcastUint32x16(0x80000000)
+	minNormal := archsimd.BroadcastUint32x16(0x00800000).AsFloat32x16()
+	infBits := archsimd.BroadcastUint32x16(0x7f800000)
+	lo, hi := archsimd.BroadcastFloat32x16(ynnExpLo), archsimd.BroadcastFloat32x16(ynnExpHi)
+	log2e, round := archsimd.BroadcastFloat32x16(ynnLog2e), archsimd.BroadcastFloat32x16(ynnRound)
+	ln2Hi, ln2Lo := archsimd.BroadcastFloat32x16(ynnLn2Hi), archsimd.BroadcastFloat32x16(ynnLn2Lo)
+	o0, o1, o2 := archsimd.BroadcastFloat32x16(ynnExpOdd[0]), archsimd.BroadcastFloat32x16(ynnExpOdd[1]), archsimd.BroadcastFloat32x16(ynnExpOdd[2])
+	e0, e1 := archsimd.BroadcastFloat32x16(ynnExpEven[0]), archsimd.BroadcastFloat32x16(ynnExpEven[1])
+	e2, e3 := archsimd.BroadcastFloat32x16(ynnExpEven[2]), archsimd.BroadcastFloat32x16(ynnExpEven[3])
+	bias := archsimd.BroadcastFloat32x16(ynnExpBias)
+	one := archsimd.BroadcastFloat32x16(1)
+	clamp, mid, small := archsimd.BroadcastFloat32x16(ynnErfClamp), archsimd.BroadcastFloat32x16(ynnErfMid), archsimd.BroadcastFloat32x16(ynnErfSmall)
+	var cp, cq1, cq2 [7]archsimd.Float32x16
+	for i := range cp {
+		cp[i] = archsimd.BroadcastFloat32x16(ynnErfP[i])
+		cq1[i] = archsimd.BroadcastFloat32x16(ynnErfQ1[i])
+		cq2[i] = archsimd.BroadcastFloat32x16(ynnErfQ2[i])
+	}
+	vin, vc0, vc1 := archsimd.BroadcastFloat32x16(in), archsimd.BroadcastFloat32x16(c0), archsimd.BroadcastFloat32x16(c1)
+	// x*1 is x on a flushed operand but for an sNaN, which |v|'s
+	// arithmetic below quiets anyway, keeping its payload.
+	mulIn := in != 1
+	for off, end := 0, 4*n; off < end; off += 4 * 16 {
+		v := flushSubnormal16(loadFloat32x16(px, off), sign, minNormal)
+		if mulIn {
+			v = v.Mul(vin)
+		}
+		vb := v.AsUint32x16()
+		abs := vb.AndNot(sign).AsFloat32x16()
+		a := clamp.Merge(abs, clamp.Less(abs))
+		a2 := a.Mul(a)
+		// ynnExpParts(-a2), the negation a sign flip (a NaN's too)
+		w := a2.AsUint32x16().Xor(sign).AsFloat32x16()
+		t := lo.Merge(w, lo.Greater(w))
+		t = hi.Merge(t, hi.Less(t))
+		nn := t.Mul(log2e).Add(round).Sub(round)
+		r := nn.MulAdd(ln2Hi, t)
+		r = nn.MulAdd(ln2Lo, r)
+		r2 := r.Mul(r)
+		pa := o0.MulAdd(r2, o1).MulAdd(r2, o2)
+		pb := e0.MulAdd(r2, e1).MulAdd(r2, e2).MulAdd(r2, e3)
+		p := r.MulAdd(pa, pb)
+		p = r2.MulAdd(p, r)
+		s := nn.Add(bias).AsUint32x16().ShiftAllLeft(23).AsFloat32x16()
+		s = w.Merge(s, w.IsNaN())
+		sInf := s.AsUint32x16().AndNot(sign).Equal(infBits)
+		e := s.Merge(flushSubnormal16(p.MulAdd(s, s), sign, minNormal), sInf)
+		// the two Q polynomials in a, interleaved
+		q1, q2 := cq1[0], cq2[0]
+		for i := 1; i < 7; i++ {
+			q1, q2 = a.MulAdd(q1, cq1[i]), a.MulAdd(q2, cq2[i])
+		}
+		q := q1.Merge(q2, a.Less(mid))
+		res := flushSubnormal16(one.Sub(q.Mul(e)), sign, minNormal)
+		ps := cp[0]
+		for i := 1; i < 7; i++ {
+			ps = a2.MulAdd(ps, cp[i])
+		}
+		ps = flushSubnormal16(a.Mul(ps), sign, minNormal)
+		res = ps.Merge(res, a.Less(small))
+		res = res.AsUint32x16().AndNot(sign).Or(vb.And(sign)).AsFloat32x16()
+		storeFloat32x16(flushSubnormal16(res.MulAdd(vc1, vc0), sign, minNormal), po, off)
 	}
 	archsimd.ClearAVXUpperBits()
 	return n

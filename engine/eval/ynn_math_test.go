@@ -78,41 +78,73 @@ func readRawF32(t *testing.T, path string, n int) []float32 {
 	return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), n)
 }
 
-// TestYNNMathVectorMatchesScalar holds the vector kernels to the scalar
-// ones on every input class the sweep has (random bits of every exponent,
-// specials, the folded scalars of tanh and exp), so that the portable build
-// and the SIMD build compute the same.
+// TestYNNMathVectorMatchesScalar holds the vector kernels, 16 lanes and 8
+// (an AVX-512 host runs both), to the scalar ones bit for bit, NaN
+// payloads and signs included: random bits of every exponent, random values
+// in the ranges where each kernel switches branch, specials (signed zeros,
+// infinities, quiet and signalling NaNs of either sign, subnormals, the
+// branch thresholds and their neighbours) and the folded scalars (an input
+// multiplier that makes subnormal operands, c0 and c1).
 func TestYNNMathVectorMatchesScalar(t *testing.T) {
 	x := make([]float32, 1<<16+5)
 	for i := range x {
 		x[i] = math.Float32frombits(uint32(i) * 65521 * 2654435761)
 	}
-	copy(x, []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()),
-		1e-40, -1e-40, 88.5, -87.5, 80, 40, -40, 1, -1})
+	specials := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()),
+		1e-40, -1e-40, 88.5, -87.5, 80, 40, -40, 1, -1, 2, -2, 0.5, 1e-30, -1e-30, 1e30, 3e38, -3e38,
+		math.Float32frombits(0x7fc00abc), math.Float32frombits(0xffc00abc), math.Float32frombits(0x7f800001),
+		math.Float32frombits(0xff812345), math.Float32frombits(0x7fa00000), math.Float32frombits(1),
+		math.Float32frombits(0x807fffff), math.Float32frombits(0x00800000), math.Float32frombits(0x80800000),
+		ynnSqrt2, ynnSqrt2 / 2, ynnErfClamp, ynnErfSmall, ynnErfMid, -ynnErfClamp, -ynnErfSmall, -ynnErfMid,
+		ynnExpLo, ynnExpHi, float32(math.Sqrt(-float64(ynnExpLo))), 1 - 0x1p-24, 1 + 0x1p-23, -0.5, -1 + 0x1p-24}
+	for _, v := range specials[:len(specials):len(specials)] {
+		b := math.Float32bits(v)
+		specials = append(specials, math.Float32frombits(b+1), math.Float32frombits(b-1))
+	}
+	copy(x, specials)
+	rng := rand.New(rand.NewSource(5))
+	for _, r := range [][2]float32{{-5, 5}, {0, 4}, {-1, 3}, {0.6, 1.5}, {-1e-3, 1e-3}} {
+		for range 4096 {
+			x = append(x, r[0]+(r[1]-r[0])*rng.Float32())
+		}
+	}
+	x = append(x, 1, 2, 3) // a tail past the last whole vector
 	for _, o := range []YNNOp{
 		{Op: "exp", In: 1, C1: 1}, {Op: "exp", In: -0.37, C1: 3},
 		{Op: "expm1", In: 1, C1: 1}, {Op: "tanh", In: 1, C1: 1}, {Op: "tanh", In: 1, C0: 0.7, C1: 0.3},
 		{Op: "logistic", In: 1, C1: 1}, {Op: "rsqrt", In: 1, C1: 1}, {Op: "negate", In: 1, C1: 1},
+		{Op: "log", In: 1, C1: 1}, {Op: "log", In: 1e-30, C1: -0.5}, {Op: "log", In: -2, C1: 1},
+		{Op: "log1p", In: 1, C1: 1}, {Op: "log1p", In: 1e-30, C1: 3}, {Op: "log1p", In: -1, C1: 1},
+		{Op: "erf", In: 1, C1: 1}, {Op: "erf", In: 0.70710678, C0: 0.5, C1: 0.5}, {Op: "erf", In: -1e-35, C0: -1, C1: 2},
 	} {
 		f := o.unary()
-		vec := make([]float32, len(x))
-		k := ynnVectorF32(o, x, vec)
-		if k == 0 {
-			t.Logf("%s: no vector form in this build", o.Op)
-			continue
+		want := make([]float32, len(x))
+		for i := range x {
+			want[i] = f(x[i])
 		}
-		bad := 0
-		for i := range k {
-			if w := f(x[i]); !sameF32(vec[i], w) {
-				if bad < 5 {
-					t.Errorf("%+v(%g [%08x]): vector %g [%08x], scalar %g [%08x]", o, x[i], math.Float32bits(x[i]),
-						vec[i], math.Float32bits(vec[i]), w, math.Float32bits(w))
-				}
-				bad++
+		for _, wide := range []bool{true, false} {
+			vec := make([]float32, len(x))
+			k := ynnVectorF32Width(o, x, vec, wide)
+			if k == 0 {
+				t.Logf("%s (wide %v): no vector form in this build", o.Op, wide)
+				continue
 			}
-		}
-		if bad > 0 {
-			t.Errorf("%+v: %d of %d differ", o, bad, k)
+			if k > len(x) || len(x)-k >= 16 {
+				t.Fatalf("%+v (wide %v): vector form took %d of %d elements", o, wide, k, len(x))
+			}
+			bad := 0
+			for i := range k {
+				if math.Float32bits(vec[i]) != math.Float32bits(want[i]) {
+					if bad < 5 {
+						t.Errorf("%+v (wide %v) (%g [%08x]): vector %g [%08x], scalar %g [%08x]", o, wide, x[i], math.Float32bits(x[i]),
+							vec[i], math.Float32bits(vec[i]), want[i], math.Float32bits(want[i]))
+					}
+					bad++
+				}
+			}
+			if bad > 0 {
+				t.Errorf("%+v (wide %v): %d of %d differ", o, wide, bad, k)
+			}
 		}
 	}
 }
