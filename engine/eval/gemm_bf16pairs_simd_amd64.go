@@ -453,6 +453,18 @@ func packBF16B(dst []uint32, b *bf16Src, bi, j0, cols, pc, kb int) {
 			for j := range r0 {
 				d[j] = math.Float32bits(r0[j])&0xffff0000 | math.Float32bits(r1[j])>>16
 			}
+		} else if 2*q+1 < kb && b.l.rs == 1 && b.f32 != nil {
+			// A transposed B (read in place: `x @ w.T`, attention's K):
+			// each column's pair is adjacent.
+			for j := 0; j < cols; j++ {
+				o := base0 + j*b.l.cs
+				d[j] = math.Float32bits(b.f32[o])&0xffff0000 | math.Float32bits(b.f32[o+1])>>16
+			}
+		} else if 2*q+1 < kb && b.l.rs == 1 {
+			for j := 0; j < cols; j++ {
+				o := base0 + j*b.l.cs
+				d[j] = uint32(b.u16[o])<<16 | uint32(b.u16[o+1])
+			}
 		} else {
 			for j := 0; j < cols; j++ {
 				w := b.bits(base0+j*b.l.cs) << 16

@@ -60,6 +60,8 @@ func TestGemmBF16PairsMatchesF32Chains(t *testing.T) {
 					{"f32", bf16Src{f32: af, l: rowMajor(m, k)}, bf16Src{f32: bf, l: rowMajor(k, n)}},
 					{"transposed", bf16Src{u16: transposeBatch(au, nb, m, k), l: colMajor(m, k)},
 						bf16Src{f32: transposeBatch(bf, nb, k, n), l: colMajor(k, n)}},
+					{"transposed bf16", bf16Src{f32: transposeBatch(af, nb, m, k), l: colMajor(m, k)},
+						bf16Src{u16: transposeBatch(bu, nb, k, n), l: colMajor(k, n)}},
 				}
 				for _, c := range cases {
 					got := make([]float32, nb*m*n)

@@ -131,6 +131,7 @@ func xlaRewrites(m *hlo.Module) error {
 			return err
 		}
 		cseYNN(c)
+		foldDotTransposes(c)
 		forwardLocalTuples(c)
 		pruneDead(c, before)
 	}
