@@ -109,7 +109,13 @@ func ynnErfV(v, c0, c1 ynnF32x8) ynnF32x8 {
 	// -a2 is a sign flip (a NaN's too), not 0 - a2
 	p, s := ynnExpPartsV(a2.AsUint32x8().Xor(sign).AsFloat32x8())
 	e := s.Merge(ynnFlushV(p.MulAdd(s, s)), ynnIsInfV(s))
-	q := ynnHorner7V(&ynnErfQ1, a).Merge(ynnHorner7V(&ynnErfQ2, a), a.Less(ynnSplat(ynnErfMid)))
+	// the lane's own Q coefficients picked first: one Horner chain, the
+	// same FMAs lane by lane as the polynomial the scalar code picks
+	lt := a.Less(ynnSplat(ynnErfMid))
+	q := ynnSplat(ynnErfQ1[0]).Merge(ynnSplat(ynnErfQ2[0]), lt)
+	for i := 1; i < 7; i++ {
+		q = a.MulAdd(q, ynnSplat(ynnErfQ1[i]).Merge(ynnSplat(ynnErfQ2[i]), lt))
+	}
 	r := ynnFlushV(ynnSplat(1).Sub(q.Mul(e)))
 	small := ynnFlushV(a.Mul(ynnHorner7V(&ynnErfP, a2)))
 	r = small.Merge(r, a.Less(ynnSplat(ynnErfSmall)))
@@ -437,12 +443,10 @@ func ynnErfX16(x, out []float32, in, c0, c1 float32) int {
 	bias := archsimd.BroadcastFloat32x16(ynnExpBias)
 	one := archsimd.BroadcastFloat32x16(1)
 	clamp, mid, small := archsimd.BroadcastFloat32x16(ynnErfClamp), archsimd.BroadcastFloat32x16(ynnErfMid), archsimd.BroadcastFloat32x16(ynnErfSmall)
-	var cp, cq1, cq2 [7]archsimd.Float32x16
-	for i := range cp {
-		cp[i] = archsimd.BroadcastFloat32x16(ynnErfP[i])
-		cq1[i] = archsimd.BroadcastFloat32x16(ynnErfQ1[i])
-		cq2[i] = archsimd.BroadcastFloat32x16(ynnErfQ2[i])
-	}
+	bc := archsimd.BroadcastFloat32x16
+	p0, p1, p2, p3, p4, p5, p6 := bc(ynnErfP[0]), bc(ynnErfP[1]), bc(ynnErfP[2]), bc(ynnErfP[3]), bc(ynnErfP[4]), bc(ynnErfP[5]), bc(ynnErfP[6])
+	a0, a1, a2c, a3, a4, a5, a6 := bc(ynnErfQ1[0]), bc(ynnErfQ1[1]), bc(ynnErfQ1[2]), bc(ynnErfQ1[3]), bc(ynnErfQ1[4]), bc(ynnErfQ1[5]), bc(ynnErfQ1[6])
+	b0, b1, b2, b3, b4, b5, b6 := bc(ynnErfQ2[0]), bc(ynnErfQ2[1]), bc(ynnErfQ2[2]), bc(ynnErfQ2[3]), bc(ynnErfQ2[4]), bc(ynnErfQ2[5]), bc(ynnErfQ2[6])
 	vin, vc0, vc1 := archsimd.BroadcastFloat32x16(in), archsimd.BroadcastFloat32x16(c0), archsimd.BroadcastFloat32x16(c1)
 	// x*1 is x on a flushed operand but for an sNaN, which |v|'s
 	// arithmetic below quiets anyway, keeping its payload.
@@ -472,17 +476,18 @@ func ynnErfX16(x, out []float32, in, c0, c1 float32) int {
 		s = w.Merge(s, w.IsNaN())
 		sInf := s.AsUint32x16().AndNot(sign).Equal(infBits)
 		e := s.Merge(flushSubnormal16(p.MulAdd(s, s), sign, minNormal), sInf)
-		// the two Q polynomials in a, interleaved
-		q1, q2 := cq1[0], cq2[0]
-		for i := 1; i < 7; i++ {
-			q1, q2 = a.MulAdd(q1, cq1[i]), a.MulAdd(q2, cq2[i])
-		}
-		q := q1.Merge(q2, a.Less(mid))
+		// Q1 or Q2 in a: the lane's own coefficients picked first, one
+		// Horner chain (the same FMAs, lane by lane, as either polynomial's)
+		lt := a.Less(mid)
+		q := a.MulAdd(a0.Merge(b0, lt), a1.Merge(b1, lt))
+		q = a.MulAdd(q, a2c.Merge(b2, lt))
+		q = a.MulAdd(q, a3.Merge(b3, lt))
+		q = a.MulAdd(q, a4.Merge(b4, lt))
+		q = a.MulAdd(q, a5.Merge(b5, lt))
+		q = a.MulAdd(q, a6.Merge(b6, lt))
 		res := flushSubnormal16(one.Sub(q.Mul(e)), sign, minNormal)
-		ps := cp[0]
-		for i := 1; i < 7; i++ {
-			ps = a2.MulAdd(ps, cp[i])
-		}
+		ps := a2.MulAdd(p0, p1).MulAdd(a2, p2)
+		ps = ps.MulAdd(a2, p3).MulAdd(a2, p4).MulAdd(a2, p5).MulAdd(a2, p6)
 		ps = flushSubnormal16(a.Mul(ps), sign, minNormal)
 		res = ps.Merge(res, a.Less(small))
 		res = res.AsUint32x16().AndNot(sign).Or(vb.And(sign)).AsFloat32x16()
