@@ -117,3 +117,51 @@ def test_xla_optimized_text_matches_bit_for_bit(kind, ashape, bshape):
     got = np.asarray(goldtrace.golden(text, a, b)[0])
     bad = got.view(np.uint8) != want.view(np.uint8)
     assert not bad.any(), f"{kind} {ashape}x{bshape}: {int(bad.sum())} of {want.nbytes} bytes differ from jax"
+
+
+def _dg(lc, rc, lb, rb):
+    return lambda a, b: jax.lax.dot_general(a, b, ((lc, rc), (lb, rb)))
+
+
+# Dots XLA's DotDecomposer rewrites (batch dims not leading, several free or
+# contracting dims): it copies the operands into [batch, M, K] and
+# [batch, K, N], so YNNPACK reads a K x N rhs (left unpacked when A is small)
+# where the dot's own dims say N x K, and a transposed operand whose batch
+# dims move is a copy of its own, not folded into the dot.
+DECOMPOSED = [
+    # jax.nn.dot_product_attention's dots on [B, T, N, H]: scores, then
+    # dot(v, probs) with v as the lhs (M = H).
+    ("qk", _dg((3,), (3,), (0, 2), (0, 2)), (2, 96, 4, 700), (2, 80, 4, 700)),
+    ("pv", _dg((1,), (3,), (0, 2), (0, 1)), (2, 600, 4, 64), (2, 4, 96, 600)),
+    ("bsnh,bnts", lambda v, p: jnp.einsum("bsnh,bnts->btnh", v, p), (2, 600, 4, 64), (2, 4, 96, 600)),
+    ("rhs_two_free", lambda a, b: jnp.einsum("bmk,bnpk->bmnp", a, b), (3, 40, 700), (3, 8, 12, 700)),
+    ("two_contracting", lambda a, b: jnp.einsum("bmkl,bnkl->bmn", a, b), (2, 50, 30, 40), (2, 60, 30, 40)),
+    ("transposed_batch", lambda a, b: jax.lax.dot_general(
+        jnp.transpose(a, (1, 0, 2)), jnp.transpose(b, (1, 2, 0)), (((2,), (1,)), ((0,), (0,)))),
+     (96, 4, 600), (80, 4, 600)),
+]
+
+
+@pytest.mark.parametrize("name,fn,ashape,bshape", DECOMPOSED, ids=[c[0] for c in DECOMPOSED])
+def test_decomposed_dot_layout_matches_xla(name, fn, ashape, bshape):
+    rng = np.random.default_rng(21)
+    a = rng.standard_normal(ashape).astype(np.float32)
+    b = rng.standard_normal(bshape).astype(np.float32)
+    text = jax.jit(fn).lower(a, b).as_text(dialect="hlo")
+    want = np.asarray(jax.jit(fn)(a, b))
+    got = np.asarray(goldtrace.golden(text, a, b)[0])
+    bad = got.view(np.uint32) != want.view(np.uint32)
+    assert not bad.any(), f"{name}: {int(bad.sum())} of {want.size} elements differ from jax"
+
+
+@pytest.mark.parametrize("dt,causal", [("f32", False), ("bf16", True)])
+def test_dot_product_attention_matches_xla(dt, causal):
+    rng = np.random.default_rng(5)
+    dtype = {"f32": np.float32, "bf16": ml_dtypes.bfloat16}[dt]
+    q, k, v = (rng.standard_normal((2, 512, 4, 64)).astype(dtype) for _ in range(3))
+    fn = lambda q, k, v: jax.nn.dot_product_attention(q, k, v, is_causal=causal)
+    text = jax.jit(fn).lower(q, k, v).as_text(dialect="hlo")
+    want = np.asarray(jax.jit(fn)(q, k, v))
+    got = np.asarray(goldtrace.golden(text, q, k, v)[0])
+    bad = got.view(np.uint8) != want.view(np.uint8)
+    assert not bad.any(), f"{int(bad.sum())} of {want.nbytes} bytes differ from jax"

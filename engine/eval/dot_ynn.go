@@ -257,15 +257,14 @@ func ynnRoute(p *dotPlan, lt, rt, ot dtype.Type, lhsIn, rhsIn *hlo.Instruction) 
 	if p.m <= 1 || p.n <= 1 || max(p.m, p.k, p.n) < 8 {
 		return nil
 	}
-	// XLA folds a transposed operand into the dot's dimensions, so the
-	// layout YNNPACK sees is the transpose's source. The lhs must be
-	// [batch..., M..., K...]; the rhs [batch..., K..., N...], or
-	// [batch..., N..., K...], which YNNPACK transposes while packing B
-	// (so B is always packed).
-	if !isIdentity(throughTranspose(lhsIn, p.lhsPerm)) {
+	// The layout YNNPACK sees is the one XLA's pipeline gives the operands
+	// (xlaDotLayout). The lhs must be [batch..., M..., K...]; the rhs
+	// [batch..., K..., N...], or [batch..., N..., K...], which YNNPACK
+	// transposes while packing B (so B is always packed).
+	lp, rp, _, _ := xlaDotLayout(p, lhsIn, rhsIn)
+	if !isIdentity(lp) {
 		return nil
 	}
-	rp := throughTranspose(rhsIn, p.rhsPerm)
 	rhsKN := isIdentity(rp)
 	if !rhsKN && !rhsIsBatchNK(rp, p.nBatch, p.nContract) {
 		return nil
@@ -273,9 +272,60 @@ func ynnRoute(p *dotPlan, lt, rt, ot dtype.Type, lhsIn, rhsIn *hlo.Instruction) 
 	return &ynnDot{tasks: ynnPlanF32Kept(p.m, p.n, p.k, ynnISA == 512, !rhsKN), kn: kn}
 }
 
+// xlaDotLayout is the layout XLA:CPU's pipeline gives dot p's operands
+// (lhsIn and rhsIn, when known): for each, the permutation (dotPlan's
+// lhsPerm or rhsPerm form) of the dims of the memory the dot reads, and
+// whether that memory is a transposed copy XLA makes (outside any fusion).
+//
+//   - DotDecomposer (dot_decomposer.cc) rewrites a dot that is not canonical
+//     (batch dims not leading, in order, on either operand; more than one
+//     contracting or free dim) to transpose+reshape its operands to
+//     [batch, M, K] and [batch, K, N]; the simplifier merges a transpose
+//     feeding that transpose into it and drops it when it is the identity.
+//   - TransposeFolding then folds a transpose feeding the dot directly into
+//     its dims when it keeps the batch dims in place and the operand has
+//     one free and one contracting dim (IsRowColumnTransposeDotOperand), so
+//     the dot reads the transpose's source: [batch, K, M] lhs, [batch, N, K]
+//     rhs.
+//   - Any other transpose is a copy of its own: the dot reads it row-major.
+//
+// jax.nn.dot_product_attention's [B, T, N, H] dots (batch dims 0 and 2) so
+// read [B, N, T, H] and [B, N, H, S] copies: the rhs is K x N, not N x K.
+func xlaDotLayout(p *dotPlan, lhsIn, rhsIn *hlo.Instruction) (lp, rp []int, lCopy, rCopy bool) {
+	nb := p.nBatch
+	nRhsFree := len(p.rhsPerm) - nb - p.nContract
+	canonical := p.nContract == 1 && p.nLhsFree <= 1 && nRhsFree <= 1 &&
+		batchLeads(p.lhsPerm, nb) && batchLeads(p.rhsPerm, nb)
+	operand := func(in *hlo.Instruction, perm []int, nFree int) ([]int, bool) {
+		c := throughTranspose(in, perm)
+		folds := nFree == 1 && p.nContract == 1 && batchLeads(c, nb)
+		switch {
+		case canonical && isTranspose(in) && !folds:
+			return perm, true // the transpose's copy, read as the dot's dims say
+		case canonical:
+			return c, false
+		case isIdentity(c) || folds:
+			return c, false
+		}
+		return identityPerm(len(perm)), true // DotDecomposer's copy
+	}
+	lp, lCopy = operand(lhsIn, p.lhsPerm, p.nLhsFree)
+	rp, rCopy = operand(rhsIn, p.rhsPerm, nRhsFree)
+	return lp, rp, lCopy, rCopy
+}
+
+func isTranspose(in *hlo.Instruction) bool { return in != nil && in.Opcode == "transpose" }
+
+func identityPerm(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
+
 // throughTranspose maps an operand's dot permutation to its dims in the
-// source of in when in is a transpose (TransposeFolding's view), else
-// returns perm.
+// source of in when in is a transpose, else returns perm.
 func throughTranspose(in *hlo.Instruction, perm []int) []int {
 	if in == nil || in.Opcode != "transpose" || len(in.Dimensions) != len(perm) {
 		return perm

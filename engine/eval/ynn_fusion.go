@@ -493,10 +493,10 @@ func ynnLoneDot(in *hlo.Instruction) bool {
 	if err != nil || p.m <= 1 || p.n <= 1 || max(p.m, p.k, p.n) < 8 {
 		return false
 	}
-	if !isIdentity(throughTranspose(in.Operands[0], p.lhsPerm)) {
+	lp, rp, _, _ := xlaDotLayout(p, in.Operands[0], in.Operands[1])
+	if !isIdentity(lp) {
 		return false
 	}
-	rp := throughTranspose(in.Operands[1], p.rhsPerm)
 	return isIdentity(rp) || rhsIsBatchNK(rp, p.nBatch, p.nContract)
 }
 
