@@ -28,7 +28,7 @@ import (
 //   - A / C, with C a constant, or broadcasts and reshapes of constants,
 //     and A not constant, becomes A * (1/C), the reciprocal rounded to the
 //     element type (jnp.mean: sum * 0.005, and 1/sqrt(d) attention scaling).
-//   - A / broadcast(B), B used only there, becomes A * broadcast(1/B)
+//   - A / broadcast(B) becomes A * broadcast(1/B), whatever else reads B
 //     (softmax: e * (1/sum) per row). 1/B is itself simplified: 1/rsqrt(v)
 //     becomes sqrt(v), 1/sqrt(v) rsqrt(v) and 1/pow(v, p) pow(v, -p).
 //   - A / pow(B, C) becomes A * pow(B, -C); A / rsqrt(B) becomes A * sqrt(B)
@@ -635,8 +635,10 @@ func (r *xlaRewriter) simplifyDivide(a, b *hlo.Instruction, s hlo.Shape, depth i
 		}
 		return mul(a, r.cloneChain(chain, r.constant(inv)))
 	}
-	if chain, base := movementChain(b, r.oneUse); addsElements(chain, base) && r.oneUse(base) && !r.foldable(base) {
-		// A/broadcast(B) => A*broadcast(1/B); XLA:CPU only.
+	if chain, base := movementChain(b, r.oneUse); addsElements(chain, base) && !r.foldable(base) {
+		// A/broadcast(B) => A*broadcast(1/B); XLA:CPU only, whatever
+		// else reads B (measured: softmax's sum also squared in its
+		// gradient, or returned).
 		one := r.ones(base.Shape)
 		inv, err := r.simplifyDivide(one, base, base.Shape, depth+1)
 		if err != nil {
