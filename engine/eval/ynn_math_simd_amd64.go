@@ -148,6 +148,8 @@ func ynnVectorF32Width(o YNNOp, x, out []float32, wide bool) int {
 			return ynnLogX16(o.Op == "log1p", x, out, o.In, o.C1)
 		case "erf":
 			return ynnErfX16(x, out, o.In, o.C0, o.C1)
+		case "rsqrt", "negate":
+			return ynnSimpleX16(o.Op == "rsqrt", x, out)
 		}
 		if kind >= 0 {
 			return ynnExpFamilyX16(kind, x, out, o.In, o.C0, o.C1)
@@ -235,12 +237,21 @@ func ynnVectorF32Width(o YNNOp, x, out []float32, wide bool) int {
 // (operands flushed, MAXPS/MINPS), and returns how many elements that was
 // (0: no vector form).
 func ynnBinaryVectorF32(o YNNOp, a, b, out []float32) int {
+	return ynnBinaryVectorF32Width(o, a, b, out, ynnVector16OK)
+}
+
+// ynnBinaryVectorF32Width is ynnBinaryVectorF32 on 16 lanes where wide,
+// else on 8: the tests run both on an AVX-512 host.
+func ynnBinaryVectorF32Width(o YNNOp, a, b, out []float32, wide bool) int {
 	if !ynnVectorOK {
 		return 0
 	}
 	isMax := o.Op == "maximum"
 	if !isMax && o.Op != "minimum" {
 		return 0
+	}
+	if wide && ynnVector16OK {
+		return ynnMinMaxX16(isMax, a, b, out)
 	}
 	n := min(len(a), len(b), len(out)) &^ 7
 	if n == 0 {
@@ -492,6 +503,63 @@ func ynnErfX16(x, out []float32, in, c0, c1 float32) int {
 		res = ps.Merge(res, a.Less(small))
 		res = res.AsUint32x16().AndNot(sign).Or(vb.And(sign)).AsFloat32x16()
 		storeFloat32x16(flushSubnormal16(res.MulAdd(vc1, vc0), sign, minNormal), po, off)
+	}
+	archsimd.ClearAVXUpperBits()
+	return n
+}
+
+// ynnSimpleX16 runs rsqrt (1/sqrt of the flushed operand, flushed) or
+// negate (0 - the flushed operand: SUBPS keeps a NaN's sign, and the
+// result is never subnormal) over the whole 16-lane vectors at the front
+// of x, as ynnVectorF32's 8-lane steps do, and returns how many elements
+// that was.
+func ynnSimpleX16(rsqrt bool, x, out []float32) int {
+	n := len(x) &^ 15
+	if n == 0 {
+		return 0
+	}
+	out = out[:len(x)]
+	px, po := f32Base(x, n), f32Base(out, n)
+	sign := archsimd.BroadcastUint32x16(0x80000000)
+	minNormal := archsimd.BroadcastUint32x16(0x00800000).AsFloat32x16()
+	one, zero := archsimd.BroadcastFloat32x16(1), archsimd.BroadcastFloat32x16(0)
+	if rsqrt {
+		for off, end := 0, 4*n; off < end; off += 4 * 16 {
+			v := flushSubnormal16(loadFloat32x16(px, off), sign, minNormal)
+			storeFloat32x16(flushSubnormal16(one.Div(v.Sqrt()), sign, minNormal), po, off)
+		}
+	} else {
+		for off, end := 0, 4*n; off < end; off += 4 * 16 {
+			storeFloat32x16(zero.Sub(flushSubnormal16(loadFloat32x16(px, off), sign, minNormal)), po, off)
+		}
+	}
+	archsimd.ClearAVXUpperBits()
+	return n
+}
+
+// ynnMinMaxX16 is ynnBinaryVectorF32 on 16 lanes: maximum (isMax) or
+// minimum of the flushed operands, MAXPS/MINPS spelled as compare and
+// blend so that a NaN in either operand gives the second.
+func ynnMinMaxX16(isMax bool, a, b, out []float32) int {
+	n := min(len(a), len(b), len(out)) &^ 15
+	if n == 0 {
+		return 0
+	}
+	pa, pb, po := f32Base(a, n), f32Base(b, n), f32Base(out, n)
+	sign := archsimd.BroadcastUint32x16(0x80000000)
+	minNormal := archsimd.BroadcastUint32x16(0x00800000).AsFloat32x16()
+	if isMax {
+		for off, end := 0, 4*n; off < end; off += 4 * 16 {
+			x := flushSubnormal16(loadFloat32x16(pa, off), sign, minNormal)
+			y := flushSubnormal16(loadFloat32x16(pb, off), sign, minNormal)
+			storeFloat32x16(x.Merge(y, x.Greater(y)), po, off)
+		}
+	} else {
+		for off, end := 0, 4*n; off < end; off += 4 * 16 {
+			x := flushSubnormal16(loadFloat32x16(pa, off), sign, minNormal)
+			y := flushSubnormal16(loadFloat32x16(pb, off), sign, minNormal)
+			storeFloat32x16(x.Merge(y, x.Less(y)), po, off)
+		}
 	}
 	archsimd.ClearAVXUpperBits()
 	return n

@@ -149,8 +149,8 @@ func TestYNNMathVectorMatchesScalar(t *testing.T) {
 	}
 }
 
-// TestYNNBinaryVectorMatchesScalar holds the vector maximum and minimum to
-// YNNOp.binary bit for bit: NaNs (either operand, payloads), infinities,
+// TestYNNBinaryVectorMatchesScalar holds the vector maximum and minimum, 16
+// lanes and 8, to YNNOp.binary bit for bit: NaNs (either operand, payloads), infinities,
 // signed zeros and subnormals (read as zeros of their sign) among random
 // bits, odd lengths.
 func TestYNNBinaryVectorMatchesScalar(t *testing.T) {
@@ -169,17 +169,19 @@ func TestYNNBinaryVectorMatchesScalar(t *testing.T) {
 			}
 		}
 		for _, op := range []string{"maximum", "minimum"} {
-			o := YNNOp{Op: op, In: 1, C1: 1}
-			f := o.binary()
-			got := make([]float32, n)
-			k := ynnBinaryVectorF32(o, a, b, got)
-			if k%8 != 0 || k > n {
-				t.Fatalf("%s n=%d: vector form took %d elements", op, n, k)
-			}
-			for i := range k {
-				if w := f(a[i], b[i]); math.Float32bits(got[i]) != math.Float32bits(w) {
-					t.Fatalf("%s(%08x, %08x): vector %08x, scalar %08x", op, math.Float32bits(a[i]), math.Float32bits(b[i]),
-						math.Float32bits(got[i]), math.Float32bits(w))
+			for _, wide := range []bool{true, false} {
+				o := YNNOp{Op: op, In: 1, C1: 1}
+				f := o.binary()
+				got := make([]float32, n)
+				k := ynnBinaryVectorF32Width(o, a, b, got, wide)
+				if k%8 != 0 || k > n {
+					t.Fatalf("%s n=%d: vector form took %d elements", op, n, k)
+				}
+				for i := range k {
+					if w := f(a[i], b[i]); math.Float32bits(got[i]) != math.Float32bits(w) {
+						t.Fatalf("%s (wide %v)(%08x, %08x): vector %08x, scalar %08x", op, wide, math.Float32bits(a[i]), math.Float32bits(b[i]),
+							math.Float32bits(got[i]), math.Float32bits(w))
+					}
 				}
 			}
 		}
