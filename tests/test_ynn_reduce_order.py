@@ -45,6 +45,18 @@ CASES = {
     "bf16_rows_256x1000": (lambda x: jnp.sum(x.astype(jnp.float32), -1), (256, 1000), ml_dtypes.bfloat16),
     "f64_rows_64x1000": (lambda x: jnp.sum(x, -1), (64, 1000), np.float64),
     "f64_full_40000": (lambda x: jnp.sum(x), (40000,), np.float64),
+    # Any reduced set (reduce_ynn_general.go): YNNPACK's split factors, the
+    # partial reduce on few tasks, its zero partials on many, and the second
+    # reduce's own tiling.
+    "groupnorm_8x32x32x32x4": (lambda x: jnp.sum(x, (1, 2, 4)), (8, 32, 32, 32, 4), np.float32),
+    "k1_n_k2_64x128x64": (lambda x: jnp.sum(x, (0, 2)), (64, 128, 64), np.float32),
+    "rows_between_2x40x8x2000": (lambda x: jnp.sum(x, (1, 3)), (2, 40, 8, 2000), np.float32),
+    "serial_split_22x7x90x6x14": (lambda x: jnp.sum(x, (0, 1, 2, 3)), (22, 7, 90, 6, 14), np.float32),
+    "cols_wide_25x40000": (lambda x: jnp.sum(x, 0), (25, 40000), np.float32),
+    "cols_batched_2x3000x100": (lambda x: jnp.sum(x, 1), (2, 3000, 100), np.float32),
+    "rows_8x40000": (lambda x: jnp.sum(x, -1), (8, 40000), np.float32),
+    "full_300000": (lambda x: jnp.sum(x), (300000,), np.float32),
+    "mean_var_nchw_8x64x28x28": (lambda x: (jnp.mean(x, (0, 2, 3)), jnp.var(x, (0, 2, 3))), (8, 64, 28, 28), np.float32),
 }
 
 

@@ -83,14 +83,15 @@ func (k fuseKind) gathers() bool { return k == fuseBroadcast || k == fuseSlice }
 // one is the DAG's root. When reduce is set the group's value is the reduce
 // of the root, else the root's value.
 type fusedGroup struct {
-	elem    dtype.Type // f32, s32 or u32: every member's (a compare's operands') type
-	members []*hlo.Instruction
-	kinds   []fuseKind
-	pos     map[*hlo.Instruction]int
-	dims    []int64
-	reduce  *hlo.Instruction
-	op      string  // the reduce's fast reducer
-	ynn     ynnKind // the reduce sums in YNNPACK's order (reduce_ynn.go)
+	elem       dtype.Type // f32, s32 or u32: every member's (a compare's operands') type
+	members    []*hlo.Instruction
+	kinds      []fuseKind
+	pos        map[*hlo.Instruction]int
+	dims       []int64
+	reduce     *hlo.Instruction
+	op         string  // the reduce's fast reducer
+	ynn        ynnKind // the reduce sums in YNNPACK's order (reduce_ynn.go)
+	ynnChunked bool    // its rows past ynnChunk are summed in chunks (ynnRowChunking)
 	// narrowOut, when set, is a convert of an f32 group's root to bf16 or
 	// f16 (the root's only use): the group's value is the convert's,
 	// each block rounded and stored as convert stores it (encodeF32).
@@ -1020,7 +1021,15 @@ func planFusion(c *hlo.Computation) *fusionPlan {
 						}
 						return n
 					})
-					if kind != ynnF64 { // (f64 YNNPACK rows run unfused, reduce_ynn.go)
+					reduced := make([]bool, len(in.Shape.Dims))
+					for _, d := range r.Dimensions {
+						reduced[d] = true
+					}
+					chunked, rows := ynnRowChunking(in.Shape.Dims, reduced)
+					// (f64 YNNPACK rows run unfused, reduce_ynn.go, as do
+					// rows YNNPACK splits otherwise, reduce_ynn_general.go)
+					if kind != ynnF64 && (kind == ynnNone || rows) {
+						g.ynnChunked = chunked
 						g.reduce, g.op, g.ynn = r, fastReducer(r.ToApply()), kind
 						extra = extraReduce != nil
 					}
@@ -1483,7 +1492,7 @@ func (g *fusedGroup) eval(ev *Evaluator, vals func(*hlo.Instruction) (Value, boo
 					b := fold(dst)
 					sseAfterAVX() // scalar lanes after the block's vector code
 					for q := r; q < re; q++ {
-						o[q] = ynnSumRow(g.ynn, i0, b[(q-r)*runLen:(q-r+1)*runLen])
+						o[q] = ynnSumRow(g.ynn, i0, b[(q-r)*runLen:(q-r+1)*runLen], g.ynnChunked)
 					}
 					continue
 				}
@@ -1501,7 +1510,7 @@ func (g *fusedGroup) eval(ev *Evaluator, vals func(*hlo.Instruction) (Value, boo
 					copy(row[s-r*runLen:], fold(buf[:e-s]))
 				}
 				sseAfterAVX()
-				o[r] = ynnSumRow(g.ynn, i0, row)
+				o[r] = ynnSumRow(g.ynn, i0, row, g.ynnChunked)
 			}
 			return
 		}

@@ -22,36 +22,30 @@ package eval
 // zero, is reduced by halving (lane i + lane i+8, then +4, +2, +1) and added
 // to the output, which starts as the init value.
 //
-// Rows of more than 32768 elements are cut into chunks of 32768, each
-// summed as above; chunk j is added into partial j%2 and the result is
-// init + (partial0 + partial1) (measured on this 2-core machine: XLA's
-// thread pool splits the chunks over its threads, so the grouping follows
-// the core count; a 1-core process gets other bits). Fitted up to 131072
-// elements; 1-D sums of 200000 and more differ in some inputs.
+// Rows of more than 32768 elements beside fewer than 2·threads others are
+// cut into chunks of 32768, each summed into a partial of its own, and the
+// row kernel sums the partials (for up to four: (p0+p2)+(p1+p3)); beside
+// more rows each is one kernel call (reduce_ynn_general.go: YNNPACK's
+// schedule, which follows XLA's thread count).
 //
 // Columns (a block of reduced dimensions with n contiguous kept elements
-// after it, k reduced rows): each column on its own. Rows are cut into
-// chunks of floor(32768/n) (one kernel call each, added into the output in
-// order); that split is what jax.jit does for blocks up to about 10^5
-// elements (f32[22,1500], [64,1000], [300,300], [1000,100] ...). Larger
-// blocks are split otherwise, by rules not fitted ([256,2048] and [100,8192]
-// take chunks of 64 rows; [64,4096], [500,1024], [2000,1000] no one chunk
-// size): they keep this order, as exact in structure but not in bits. Within a call of k rows: k < 4 adds ((r0+0)+r1)+r2 (missing rows
-// zero); k == 4 adds (((0+r0)+r1)+r2)+r3; otherwise groups of four rows
+// after it, k reduced rows): each column on its own, in kernel calls
+// reduce_ynn_general.go lays out (YNNPACK's split factors, partial sums
+// and their second reduce). Within a call of k rows: k < 4 adds
+// ((r0+0)+r1)+r2 (missing rows zero); k == 4 adds (((0+r0)+r1)+r2)+r3;
+// otherwise groups of four rows
 // (((0+r0)+r1)+r2)+r3 go into acc0, acc0 into acc1 every 16 rows, acc1 into
 // acc2 by Kahan summation every 256 rows, a last group of 1-3 rows as
 // ((r0+0)+r1)+r2, then acc1 += acc0, Kahan into acc2, and the output adds
 // acc2.
 //
-// Not covered (the reduce keeps the evaluator's own order): column blocks
-// of several outer batches that would be chunked (jax.jit splits them in
-// ways no one chunk size fits: f32[2,3000,100] over axis 1; f32[4,1000,64]
-// is not split at all), reduced
-// dimensions that are not one contiguous block, f64 columns and f64 rows
+// f32 sums over any reduced dimensions take those calls
+// (reduce_ynn_general.go). Not covered (the reduce keeps the evaluator's
+// own order): f64 columns and f64 rows
 // past 65536 (f64 rows run sum_k1_fp64's 8-lane order, ynnRowKernel64), rows of bf16 converted to f32 inside the fusion longer than
 // 32768 (shorter ones run sum_k1_bf16_fp32's order: 32-element vectors give
 // lane l elements 2l+1 then 2l, partials of 128, blocks of 512, Kahan every
-// 2048) and bf16 columns, and columns more than 32768 wide. The elementwise
+// 2048) and bf16 columns. The elementwise
 // ops XLA fuses into the YNNPACK reduce take YNNPACK's own numerics
 // (ynn_math.go, ynn_fusion.go); the golden driver's prediction of the fusion
 // also tells a bf16 widening inside it apart (YNNSumAttr).
@@ -110,9 +104,11 @@ func ynnSumOrder(r *hlo.Instruction, uses func(*hlo.Instruction) int) ynnKind {
 		}
 		reduced[d] = true
 	}
+	// f32 sums of any reduced set take ynnSumGeneral; the bf16 and f64
+	// kernels are fitted on rows only.
 	_, red, inner, ok := reducedBlock(x.Shape.Dims, reduced)
-	if !ok || inner > ynnChunk {
-		return ynnNone
+	if !ok {
+		inner, red = 0, 0
 	}
 	if x.Shape.Elem == dtype.F64 {
 		// Rows only, up to four chunks (measured; columns and longer rows
@@ -189,54 +185,73 @@ func reduceAddYNN(ev *Evaluator, in *hlo.Instruction, x, init *tensor.Tensor, re
 	if x.Type != dtype.F32 || init.Type != dtype.F32 || kind == ynnNone || kind == ynnF64 {
 		return nil
 	}
-	outer, red, inner, ok := reducedBlock(x.Dims, reduced)
-	if !ok || outer*red*inner == 0 || inner > 1 && outer > 1 && red > ynnChunk/inner {
-		return nil // chunked column blocks of several batches: not fitted
-	}
 	xs, i0 := x.F32(), init.F32()[0]
 	out := tensor.New(dtype.F32, outDims)
 	o := out.F32()
-	if inner == 1 {
+	outer, red, inner, ok := reducedBlock(x.Dims, reduced)
+	if chunked, rows := ynnRowChunking(x.Dims, reduced); ok && inner == 1 && rows {
 		parallelForWork(int(outer), int(outer*red), func(lo, hi int) {
 			sseAfterAVX()
 			for g := lo; g < hi; g++ {
-				o[g] = ynnSumRow(kind, i0, xs[int64(g)*red:int64(g+1)*red])
+				o[g] = ynnSumRow(kind, i0, xs[int64(g)*red:int64(g+1)*red], chunked)
 			}
 		})
 		return out
 	}
-	const tile = 1024
-	tiles := (inner + tile - 1) / tile
-	parallelForWork(int(outer*tiles), int(outer*red*inner), func(lo, hi int) {
-		var s ynnColScratch
-		sseAfterAVX()
-		for t := int64(lo); t < int64(hi); t++ {
-			b, c0 := t/tiles, (t%tiles)*tile
-			c1 := min(c0+tile, inner)
-			acc := o[b*inner+c0 : b*inner+c1]
-			for c := range acc {
-				acc[c] = i0
-			}
-			ynnSumColumns(xs[b*red*inner:(b+1)*red*inner], int(red), int(inner), int(c0), acc, &s)
-		}
-	})
+	if kind != ynnF32 {
+		return nil
+	}
+	ynnSumGeneral(xs, x.Dims, reduced, i0, o)
 	return out
 }
 
-// ynnSumRow is init plus the sum of xs in YNNPACK's row order, chunked as
-// XLA:CPU runs rows longer than ynnChunk.
-func ynnSumRow(kind ynnKind, init float32, xs []float32) float32 {
+// ynnRowChunking says how YNNPACK sums the rows of a reduce over trailing
+// dimensions (reduce_ynn_general.go): ok when each row is the row kernel
+// over the whole row (chunked false) or over chunks of ynnChunk summed again
+// (chunked true), not ok when the reduced block's split is another (several
+// dimensions of more than ynnChunk elements together), or the reduced
+// dimensions are not trailing.
+func ynnRowChunking(dims []int64, reduced []bool) (chunked, ok bool) {
+	rows, k, nred := int64(1), int64(1), 0
+	for d, e := range dims {
+		switch {
+		case !reduced[d] && nred > 0 && e != 1:
+			return false, false
+		case !reduced[d]:
+			rows *= e
+		case e != 1:
+			k *= e
+			nred++
+		}
+	}
+	if k <= ynnChunk {
+		return false, true
+	}
+	return ynnRowsParallel(rows, k), nred == 1
+}
+
+// ynnSumRow is init plus the sum of xs in YNNPACK's row order. A row
+// longer than ynnChunk is one kernel call, unless chunked
+// (ynnRowsParallel: few rows), when each chunk of ynnChunk is summed into a
+// partial of its own and the row kernel sums the partials
+// (reduce_ynn_general.go).
+func ynnSumRow(kind ynnKind, init float32, xs []float32, chunked bool) float32 {
 	if kind == ynnBF16 {
 		return init + ynnRowKernelBF16(xs) // at most one chunk (ynnSumOrder)
 	}
 	if len(xs) <= ynnChunk {
 		return init + ynnRowKernel(xs)
 	}
-	var p [2]float32
-	for j, s := 0, 0; s < len(xs); j, s = j+1, s+ynnChunk {
-		p[j%2] += ynnRowKernel(xs[s:min(s+ynnChunk, len(xs))])
+	p := make([]float32, (len(xs)+ynnChunk-1)/ynnChunk)
+	if !chunked {
+		// The serial schedule's partials: the whole row in the first.
+		p[0] = ynnRowKernel(xs)
+		return init + ynnRowKernel(p)
 	}
-	return init + (p[0] + p[1])
+	for j := range p {
+		p[j] = ynnRowKernel(xs[j*ynnChunk : min((j+1)*ynnChunk, len(xs))])
+	}
+	return init + ynnRowKernel(p)
 }
 
 // ynnPartial adds the 64 elements of xs (zero-padded) into dst as
@@ -288,6 +303,9 @@ func ynnKahan(acc0, acc1, err *[ynnLanes]float32) {
 // ynnRowKernel is what one call of YNNPACK's row-sum kernel adds to its
 // output for the row xs.
 func ynnRowKernel(xs []float32) float32 {
+	if len(xs) <= 4*ynnLanes {
+		return ynnRowShort(xs)
+	}
 	var acc0, acc1, err [ynnLanes]float32
 	k, i := len(xs), 0
 	for k-i >= 256 {
@@ -314,6 +332,25 @@ func ynnRowKernel(xs []float32) float32 {
 		}
 	}
 	return ynnFinish(&acc0, &acc1, &err)
+}
+
+// ynnRowShort is ynnRowKernel of at most 64 elements (one zero-padded
+// partial, no Kahan step): groupnorm's rows of 4 are called a million times.
+// A lane starts as 0 + x, which is never -0, so the kernel's additions of
+// zero padding and of its empty accumulators change nothing and are left out.
+func ynnRowShort(xs []float32) float32 {
+	var t [ynnLanes]float32
+	n := min(len(xs), ynnLanes)
+	for l, x := range xs[:n] {
+		t[l] = 0 + x
+	}
+	for i := ynnLanes; i < len(xs); i++ {
+		t[i%ynnLanes] += xs[i]
+	}
+	a0, a1, a2, a3 := t[0]+t[8], t[1]+t[9], t[2]+t[10], t[3]+t[11]
+	a4, a5, a6, a7 := t[4]+t[12], t[5]+t[13], t[6]+t[14], t[7]+t[15]
+	b0, b1, b2, b3 := a0+a4, a1+a5, a2+a6, a3+a7
+	return (b0 + b2) + (b1 + b3)
 }
 
 // ynnPartialBF16 is the bf16 kernel's partial of 128 elements (zero-padded):

@@ -1,8 +1,11 @@
 package eval
 
 import (
+	"math"
 	"math/rand"
 	"testing"
+
+	"goldtrace/engine/tensor"
 )
 
 // TestYNNOrderAgainstJax compares the f32 sums XLA:CPU hands to YNNPACK bit
@@ -59,11 +62,11 @@ func TestYNNOrderMatchesPlainSumWhenExact(t *testing.T) {
 			xs[i] = float32(r.Intn(200) - 100)
 			want += xs[i]
 		}
-		if got := ynnSumRow(ynnF32, 1, xs); got != want {
+		if got := ynnSumRow(ynnF32, 1, xs, n%2 == 1); got != want {
 			t.Errorf("row of %d: got %v, want %v", n, got, want)
 		}
 		if n <= ynnChunk {
-			if got := ynnSumRow(ynnBF16, 1, xs); got != want {
+			if got := ynnSumRow(ynnBF16, 1, xs, false); got != want {
 				t.Errorf("bf16 row of %d: got %v, want %v", n, got, want)
 			}
 		}
@@ -82,6 +85,95 @@ func TestYNNOrderMatchesPlainSumWhenExact(t *testing.T) {
 		for c := range o {
 			if float64(o[c]) != want[c] {
 				t.Fatalf("columns %dx%d: column %d got %v, want %v", k, n, c, o[c], want[c])
+			}
+		}
+	}
+}
+
+// TestYNNRowShortMatchesKernel: the short-row path is the general kernel's
+// arithmetic for rows of up to 64 (signed zeros, NaN and infinities too).
+func TestYNNRowShortMatchesKernel(t *testing.T) {
+	long := func(xs []float32) float32 { // ynnRowKernel's steps for k <= 64
+		var acc0, acc1, err [ynnLanes]float32
+		p := ynnPartial(xs)
+		for l := range acc0 {
+			acc0[l] += p[l]
+		}
+		return ynnFinish(&acc0, &acc1, &err)
+	}
+	r := rand.New(rand.NewSource(2))
+	specials := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 1e30, -1e30}
+	for n := 0; n <= 64; n++ {
+		for trial := 0; trial < 50; trial++ {
+			xs := make([]float32, n)
+			for i := range xs {
+				if r.Intn(5) == 0 {
+					xs[i] = specials[r.Intn(len(specials))]
+				} else {
+					xs[i] = float32(r.NormFloat64() * math.Pow(10, float64(r.Intn(7)-3)))
+				}
+			}
+			got, want := ynnRowShort(xs), long(xs)
+			if math.Float32bits(got) != math.Float32bits(want) && !(got != got && want != want) {
+				t.Fatalf("row of %d %v: got %x, want %x", n, xs, math.Float32bits(got), math.Float32bits(want))
+			}
+		}
+	}
+}
+
+// TestYNNSumGeneralExact: on small integers every order gives the exact
+// sum, so the general reduce must too, whatever its splits, partials and
+// tiles (catches an element dropped or counted twice).
+func TestYNNSumGeneralExact(t *testing.T) {
+	r := rand.New(rand.NewSource(3))
+	shapes := []struct {
+		dims    []int64
+		reduced []bool
+	}{
+		{[]int64{8, 32, 32, 32, 4}, []bool{false, true, true, false, true}},
+		{[]int64{64, 128, 64}, []bool{true, false, true}},
+		{[]int64{2, 40, 8, 2000}, []bool{false, true, false, true}},
+		{[]int64{22, 7, 90, 6, 14}, []bool{true, true, true, true, false}},
+		{[]int64{25, 40000}, []bool{true, false}},
+		{[]int64{4, 8, 40000}, []bool{true, true, false}},
+		{[]int64{3, 1, 70000}, []bool{false, true, true}},
+		{[]int64{100000}, []bool{true}},
+		{[]int64{5, 1, 7, 3000}, []bool{true, false, true, false}},
+	}
+	for _, sh := range shapes {
+		n := tensor.NumElements(sh.dims)
+		xs := make([]float32, n)
+		for i := range xs {
+			xs[i] = float32(r.Intn(200) - 100)
+		}
+		var outDims []int64
+		for d, e := range sh.dims {
+			if !sh.reduced[d] {
+				outDims = append(outDims, e)
+			}
+		}
+		want := make([]float64, tensor.NumElements(outDims))
+		idx := make([]int64, len(sh.dims))
+		for i := range xs {
+			o := int64(0)
+			for d, e := range sh.dims {
+				if !sh.reduced[d] {
+					o = o*e + idx[d]
+				}
+			}
+			want[o] += float64(xs[i])
+			for d := len(idx) - 1; d >= 0; d-- {
+				if idx[d]++; idx[d] < sh.dims[d] {
+					break
+				}
+				idx[d] = 0
+			}
+		}
+		got := make([]float32, len(want))
+		ynnSumGeneral(xs, sh.dims, sh.reduced, 1, got)
+		for i := range got {
+			if float64(got[i]) != want[i]+1 {
+				t.Fatalf("%v over %v: output %d got %v, want %v", sh.dims, sh.reduced, i, got[i], want[i]+1)
 			}
 		}
 	}
