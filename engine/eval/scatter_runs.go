@@ -160,6 +160,25 @@ func arithRun[T float32 | float64 | int32 | uint32 | int64 | uint64](kind string
 }
 
 func floatRun[T float32 | float64](kind string) func(dst, src []T) {
+	switch kind {
+	case "add":
+		// Of two NaNs the update's payload wins, as in jax and in the
+		// other scatter paths (updateNaNOr), not whichever operand the
+		// compiler puts first in the add.
+		return func(dst, src []T) {
+			src = src[:len(dst)]
+			for i := range dst {
+				dst[i] = updateNaNOr(src[i], dst[i]+src[i])
+			}
+		}
+	case "multiply":
+		return func(dst, src []T) {
+			src = src[:len(dst)]
+			for i := range dst {
+				dst[i] = updateNaNOr(src[i], dst[i]*src[i])
+			}
+		}
+	}
 	if f := arithRun[T](kind); f != nil {
 		return f
 	}
