@@ -312,10 +312,8 @@ func (r *xlaRewriter) emitSliced(m *hlo.Module, c *hlo.Computation, reg *slicedR
 			// A dot's plan looks through a transpose feeding it (XLA folds
 			// it into the dot): one outside the region would be a
 			// parameter in its computation, seen otherwise.
-			for _, o := range x.Operands {
-				if o.Opcode == "transpose" && !reg.members[o] {
-					return false
-				}
+			if !plansWithoutOutsideTransposes(x, reg) {
+				return false
 			}
 		case "reduce":
 			// Without the fusion prediction's hint, the use counts of a
@@ -511,6 +509,24 @@ func (r *xlaRewriter) emitSliced(m *hlo.Module, c *hlo.Computation, reg *slicedR
 	at := slices.Index(m.Computations, c)
 	m.Computations = slices.Insert(m.Computations, max(at, 0), sub)
 	return true
+}
+
+// plansWithoutOutsideTransposes reports whether dot x, its operands that
+// are transposes outside the region read as plain parameters (as in the
+// region's computation), keeps its plan: no such operand, or an f32 dot
+// whose YNNPACK plan is the same either way (XLA copies a transpose that
+// moves batch dims rather than folding it).
+func plansWithoutOutsideTransposes(x *hlo.Instruction, reg *slicedRegion) bool {
+	seen := *x
+	seen.Operands = slices.Clone(x.Operands)
+	outside := false
+	for k, o := range x.Operands {
+		if o.Opcode == "transpose" && !reg.members[o] {
+			seen.Operands[k] = &hlo.Instruction{Name: o.Name, Opcode: "parameter", Shape: o.Shape}
+			outside = true
+		}
+	}
+	return !outside || eval.SameYNNDot(x, &seen)
 }
 
 func mapDims(ds []int64, f func(int64) int64) []int64 {
