@@ -2,10 +2,8 @@ package golden
 
 import (
 	"bytes"
-	"math/rand"
 	"testing"
 
-	"goldtrace/engine/dtype"
 	"goldtrace/engine/eval"
 	"goldtrace/engine/hlo"
 	"goldtrace/engine/tensor"
@@ -82,15 +80,7 @@ ENTRY main {
 			if folded := transposes == 0; folded != tc.folded {
 				t.Fatalf("folded %v, want %v: %v", folded, tc.folded, opcodes(lm.Entry))
 			}
-			r := rand.New(rand.NewSource(7))
-			var args []*tensor.Tensor
-			for _, p := range m.Entry.Params {
-				x := tensor.New(dtype.F32, p.Shape.Dims)
-				for i := range x.F32() {
-					x.F32()[i] = float32(r.NormFloat64())
-				}
-				args = append(args, x)
-			}
+			args := normalF32Args(m, 7)
 			run := func(off bool) []*tensor.Tensor {
 				defer func(v bool) { dotFoldOff = v }(dotFoldOff)
 				dotFoldOff = off

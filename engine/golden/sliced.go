@@ -504,7 +504,7 @@ func (r *xlaRewriter) emitSliced(m *hlo.Module, c *hlo.Computation, reg *slicedR
 	if v := replace[c.Root]; v != nil {
 		c.Root = v
 	}
-	c.Instructions = stableTopoOrder(rest)
+	c.Instructions = topoOrder(rest)
 	// Callees before callers: the region's computation goes right before c.
 	at := slices.Index(m.Computations, c)
 	m.Computations = slices.Insert(m.Computations, max(at, 0), sub)
@@ -533,35 +533,6 @@ func mapDims(ds []int64, f func(int64) int64) []int64 {
 	out := make([]int64, len(ds))
 	for i, d := range ds {
 		out[i] = f(d)
-	}
-	return out
-}
-
-// stableTopoOrder orders xs so that each comes after its operands (and
-// control predecessors) in xs, otherwise keeping their order.
-func stableTopoOrder(xs []*hlo.Instruction) []*hlo.Instruction {
-	in := map[*hlo.Instruction]bool{}
-	for _, x := range xs {
-		in[x] = true
-	}
-	done := map[*hlo.Instruction]bool{}
-	out := make([]*hlo.Instruction, 0, len(xs))
-	var visit func(x *hlo.Instruction)
-	visit = func(x *hlo.Instruction) {
-		if done[x] || !in[x] {
-			return
-		}
-		done[x] = true
-		for _, o := range x.Operands {
-			visit(o)
-		}
-		for _, o := range x.ControlPredecessors {
-			visit(o)
-		}
-		out = append(out, x)
-	}
-	for _, x := range xs {
-		visit(x)
 	}
 	return out
 }

@@ -92,15 +92,7 @@ func TestSlicedRegionsKeepBits(t *testing.T) {
 	if !strings.Contains(sliced.BackendConfig, `"lead":2`) {
 		t.Errorf("config %s: want the two batch dims leading", sliced.BackendConfig)
 	}
-	r := rand.New(rand.NewSource(5))
-	var args []*tensor.Tensor
-	for _, p := range m.Entry.Params {
-		x := tensor.New(dtype.F32, p.Shape.Dims)
-		for i := range x.F32() {
-			x.F32()[i] = float32(r.NormFloat64())
-		}
-		args = append(args, x)
-	}
+	args := normalF32Args(m, 5)
 	specials := []float32{float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 1e-41, -3e-39, 0}
 	for i, v := range specials {
 		args[i%3].F32()[1000*i+7] = v
@@ -123,4 +115,19 @@ func TestSlicedRegionsKeepBits(t *testing.T) {
 			t.Errorf("output %d: bits differ sliced", i)
 		}
 	}
+}
+
+// normalF32Args draws an f32 argument of normal values for each of m's
+// entry parameters.
+func normalF32Args(m *hlo.Module, seed int64) []*tensor.Tensor {
+	r := rand.New(rand.NewSource(seed))
+	var args []*tensor.Tensor
+	for _, p := range m.Entry.Params {
+		x := tensor.New(dtype.F32, p.Shape.Dims)
+		for i := range x.F32() {
+			x.F32()[i] = float32(r.NormFloat64())
+		}
+		args = append(args, x)
+	}
+	return args
 }
