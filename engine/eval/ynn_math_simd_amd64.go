@@ -60,69 +60,6 @@ func ynnExpPartsV(v ynnF32x8) (p, s ynnF32x8) {
 // computed as it computes it.
 var ynnLogNaN = float32(math.NaN())
 
-// ynnMantV is ynnMant lane by lane, VGETEXPPS spelled as the exponent
-// field minus the bias with its special lanes (zero, infinity, NaN) put
-// back: getexp's contract on v as it comes, whether or not it is flushed.
-func ynnMantV(v ynnF32x8) (m, e ynnF32x8) {
-	b := v.AsUint32x8()
-	sign := archsimd.BroadcastUint32x8(0x80000000)
-	m = b.And(archsimd.BroadcastUint32x8(ynnMantMask)).Or(archsimd.BroadcastUint32x8(0x3f800000)).AsFloat32x8()
-	mag := b.AndNot(sign)
-	e = mag.ShiftAllRight(23).AsInt32x8().Sub(archsimd.BroadcastInt32x8(127)).ConvertToFloat32()
-	e = ynnSplatBits(0x7f800000).Merge(e, mag.Equal(archsimd.BroadcastUint32x8(0x7f800000)))
-	e = v.Merge(e, v.IsNaN())
-	e = ynnSplatBits(0xff800000).Merge(e, mag.Equal(archsimd.BroadcastUint32x8(0)))
-	e = ynnSplat(ynnLogNaN).Merge(e, v.Less(ynnSplat(0)))
-	big := m.Greater(ynnSplat(ynnSqrt2))
-	e = e.Add(ynnSplat(1)).Merge(e, big)
-	m = m.Mul(ynnSplat(0.5)).Merge(m, big)
-	return m, e
-}
-
-// ynnLogTailV is ynnLogTail lane by lane.
-func ynnLogTailV(f, e, out ynnF32x8) ynnF32x8 {
-	f2 := f.Mul(f)
-	num := ynnSplat(ynnLogNum[2]).MulAdd(f, f2.MulAdd(ynnSplat(ynnLogNum[0]), ynnSplat(ynnLogNum[1])))
-	den := ynnSplat(ynnLogDen[1]).MulAdd(f, ynnSplat(ynnLogDen[0]).MulAdd(f2, ynnSplat(1)))
-	r := f2.MulAdd(num.Div(den), f)
-	r = ynnSplat(ynnLn2).MulAdd(e, r)
-	return ynnFlushV(r.Mul(out))
-}
-
-// ynnHorner7V is horner7 lane by lane.
-func ynnHorner7V(c *[7]float32, x ynnF32x8) ynnF32x8 {
-	p := ynnSplat(c[0])
-	for _, k := range c[1:] {
-		p = x.MulAdd(p, ynnSplat(k))
-	}
-	return p
-}
-
-// ynnErfV is ynnErf lane by lane, on v = flushed x times in: both
-// polynomials of the large branch and the small one are computed and the
-// lane's own picked, as the scalar code's comparisons pick.
-func ynnErfV(v, c0, c1 ynnF32x8) ynnF32x8 {
-	sign := archsimd.BroadcastUint32x8(0x80000000)
-	vb := v.AsUint32x8()
-	a := ynnMinV(ynnSplat(ynnErfClamp), vb.AndNot(sign).AsFloat32x8())
-	a2 := a.Mul(a)
-	// -a2 is a sign flip (a NaN's too), not 0 - a2
-	p, s := ynnExpPartsV(a2.AsUint32x8().Xor(sign).AsFloat32x8())
-	e := s.Merge(ynnFlushV(p.MulAdd(s, s)), ynnIsInfV(s))
-	// the lane's own Q coefficients picked first: one Horner chain, the
-	// same FMAs lane by lane as the polynomial the scalar code picks
-	lt := a.Less(ynnSplat(ynnErfMid))
-	q := ynnSplat(ynnErfQ1[0]).Merge(ynnSplat(ynnErfQ2[0]), lt)
-	for i := 1; i < 7; i++ {
-		q = a.MulAdd(q, ynnSplat(ynnErfQ1[i]).Merge(ynnSplat(ynnErfQ2[i]), lt))
-	}
-	r := ynnFlushV(ynnSplat(1).Sub(q.Mul(e)))
-	small := ynnFlushV(a.Mul(ynnHorner7V(&ynnErfP, a2)))
-	r = small.Merge(r, a.Less(ynnSplat(ynnErfSmall)))
-	r = r.AsUint32x8().AndNot(sign).Or(vb.And(sign)).AsFloat32x8()
-	return ynnFlushV(r.MulAdd(c1, c0))
-}
-
 // ynnVectorF32 runs op over the whole vectors at the front of x and
 // returns how many elements that was (0: no vector form).
 func ynnVectorF32(o YNNOp, x, out []float32) int { return ynnVectorF32Width(o, x, out, ynnVector16OK) }
@@ -154,6 +91,12 @@ func ynnVectorF32Width(o YNNOp, x, out []float32, wide bool) int {
 		if kind >= 0 {
 			return ynnExpFamilyX16(kind, x, out, o.In, o.C0, o.C1)
 		}
+	}
+	switch o.Op {
+	case "log", "log1p":
+		return ynnLogX8(o.Op == "log1p", x, out, o.In, o.C1)
+	case "erf":
+		return ynnErfX8(x, out, o.In, o.C0, o.C1)
 	}
 	n := len(x) &^ 7
 	if n == 0 {
@@ -204,23 +147,6 @@ func ynnVectorF32Width(o YNNOp, x, out []float32, wide bool) int {
 		// subnormal, so it needs no flush.
 		zero := ynnSplat(0)
 		step = func(x ynnF32x8) ynnF32x8 { return zero.Sub(ynnFlushV(x)) }
-	case "log", "log1p":
-		log1p := o.Op == "log1p"
-		step = func(x ynnF32x8) ynnF32x8 {
-			v := ynnFlushV(x).Mul(in)
-			u := v
-			if log1p {
-				u = ynnFlushV(v.Add(one))
-			}
-			m, e := ynnMantV(u)
-			f := m.Sub(one)
-			if log1p {
-				f = v.Merge(f, e.Equal(ynnSplat(0)))
-			}
-			return ynnLogTailV(f, e, c1)
-		}
-	case "erf":
-		step = func(x ynnF32x8) ynnF32x8 { return ynnErfV(ynnFlushV(x).Mul(in), c0, c1) }
 	default:
 		return 0
 	}
@@ -371,9 +297,11 @@ func ynnExpFamilyX16(kind int, x, out []float32, in, c0, c1 float32) int {
 	return n
 }
 
-// ynnLogX16 runs log (log1p when log1p) over the whole 16-lane vectors at
-// the front of x, as ynnVectorF32's 8-lane step does (ynnMantV,
-// ynnLogTailV), and returns how many elements that was.
+// ynnLogX16 runs ynnLog (ynnLog1p when log1p) over the whole 16-lane
+// vectors at the front of x and returns how many elements that was.
+// VGETEXPPS is spelled as the exponent field minus the bias with getexp's
+// special lanes (zero, infinity, NaN) put back, on the operand as it
+// comes, flushed or not.
 func ynnLogX16(log1p bool, x, out []float32, in, c1 float32) int {
 	n := len(x) &^ 15
 	if n == 0 {
@@ -433,8 +361,9 @@ func ynnLogX16(log1p bool, x, out []float32, in, c1 float32) int {
 	return n
 }
 
-// ynnErfX16 runs erf over the whole 16-lane vectors at the front of x, as
-// ynnErfV does on 8, and returns how many elements that was.
+// ynnErfX16 runs ynnErf over the whole 16-lane vectors at the front of x
+// and returns how many elements that was: both branches are computed and
+// each lane's picked, as the scalar code's comparisons pick.
 func ynnErfX16(x, out []float32, in, c0, c1 float32) int {
 	n := len(x) &^ 15
 	if n == 0 {
@@ -560,6 +489,149 @@ func ynnMinMaxX16(isMax bool, a, b, out []float32) int {
 			y := flushSubnormal16(loadFloat32x16(pb, off), sign, minNormal)
 			storeFloat32x16(x.Merge(y, x.Less(y)), po, off)
 		}
+	}
+	archsimd.ClearAVXUpperBits()
+	return n
+}
+
+// ynnFlush8 is flush32 on 8 lanes, with sign (0x80000000) and minNormal
+// (0x00800000) splatted by the caller.
+func ynnFlush8(v archsimd.Float32x8, sign archsimd.Uint32x8, minNormal archsimd.Float32x8) archsimd.Float32x8 {
+	b := v.AsUint32x8()
+	return b.And(sign).Merge(b, b.AndNot(sign).AsFloat32x8().Less(minNormal)).AsFloat32x8()
+}
+
+// ynnLogX8 is ynnLogX16 on 8 lanes (AVX2 hosts), with its constants
+// splatted once per call.
+func ynnLogX8(log1p bool, x, out []float32, in, c1 float32) int {
+	n := len(x) &^ 7
+	if n == 0 {
+		return 0
+	}
+	out = out[:len(x)]
+	px, po := f32Base(x, n), f32Base(out, n)
+	sign := archsimd.BroadcastUint32x8(0x80000000)
+	minNormal := archsimd.BroadcastUint32x8(0x00800000).AsFloat32x8()
+	infBits, zeroBits := archsimd.BroadcastUint32x8(0x7f800000), archsimd.BroadcastUint32x8(0)
+	mantMask, oneBits := archsimd.BroadcastUint32x8(ynnMantMask), archsimd.BroadcastUint32x8(0x3f800000)
+	bias := archsimd.BroadcastInt32x8(127)
+	posInf, negInf := infBits.AsFloat32x8(), archsimd.BroadcastUint32x8(0xff800000).AsFloat32x8()
+	nan, zero := archsimd.BroadcastFloat32x8(ynnLogNaN), archsimd.BroadcastFloat32x8(0)
+	one, half, sqrt2 := archsimd.BroadcastFloat32x8(1), archsimd.BroadcastFloat32x8(0.5), archsimd.BroadcastFloat32x8(ynnSqrt2)
+	n0, n1, n2 := archsimd.BroadcastFloat32x8(ynnLogNum[0]), archsimd.BroadcastFloat32x8(ynnLogNum[1]), archsimd.BroadcastFloat32x8(ynnLogNum[2])
+	d0, d1 := archsimd.BroadcastFloat32x8(ynnLogDen[0]), archsimd.BroadcastFloat32x8(ynnLogDen[1])
+	ln2 := archsimd.BroadcastFloat32x8(ynnLn2)
+	vin, vc1 := archsimd.BroadcastFloat32x8(in), archsimd.BroadcastFloat32x8(c1)
+	// x*1 is x on a flushed operand but for an sNaN, which every path
+	// below quiets anyway (e+1, the FMA with ln2), keeping its payload.
+	mulIn := in != 1
+	for off, end := 0, 4*n; off < end; off += 4 * 8 {
+		v := ynnFlush8(loadFloat32x8(px, off), sign, minNormal)
+		if mulIn {
+			v = v.Mul(vin)
+		}
+		u := v
+		if log1p {
+			u = ynnFlush8(v.Add(one), sign, minNormal)
+		}
+		// ynnMant(u)
+		ub := u.AsUint32x8()
+		m := ub.And(mantMask).Or(oneBits).AsFloat32x8()
+		mag := ub.AndNot(sign)
+		e := mag.ShiftAllRight(23).AsInt32x8().Sub(bias).ConvertToFloat32()
+		e = posInf.Merge(e, mag.Equal(infBits))
+		e = u.Merge(e, u.IsNaN())
+		e = negInf.Merge(e, mag.Equal(zeroBits))
+		e = nan.Merge(e, u.Less(zero))
+		big := m.Greater(sqrt2)
+		e = e.Add(one).Merge(e, big)
+		m = m.Mul(half).Merge(m, big)
+		f := m.Sub(one)
+		if log1p {
+			f = v.Merge(f, e.Equal(zero))
+		}
+		// ynnLogTail
+		f2 := f.Mul(f)
+		num := n2.MulAdd(f, f2.MulAdd(n0, n1))
+		den := d1.MulAdd(f, d0.MulAdd(f2, one))
+		r := f2.MulAdd(num.Div(den), f)
+		r = ln2.MulAdd(e, r)
+		storeFloat32x8(ynnFlush8(r.Mul(vc1), sign, minNormal), po, off)
+	}
+	archsimd.ClearAVXUpperBits()
+	return n
+}
+
+// ynnErfX8 is ynnErfX16 on 8 lanes (AVX2 hosts), with its constants
+// splatted once per call.
+func ynnErfX8(x, out []float32, in, c0, c1 float32) int {
+	n := len(x) &^ 7
+	if n == 0 {
+		return 0
+	}
+	out = out[:len(x)]
+	px, po := f32Base(x, n), f32Base(out, n)
+	sign := archsimd.BroadcastUint32x8(0x80000000)
+	minNormal := archsimd.BroadcastUint32x8(0x00800000).AsFloat32x8()
+	infBits := archsimd.BroadcastUint32x8(0x7f800000)
+	lo, hi := archsimd.BroadcastFloat32x8(ynnExpLo), archsimd.BroadcastFloat32x8(ynnExpHi)
+	log2e, round := archsimd.BroadcastFloat32x8(ynnLog2e), archsimd.BroadcastFloat32x8(ynnRound)
+	ln2Hi, ln2Lo := archsimd.BroadcastFloat32x8(ynnLn2Hi), archsimd.BroadcastFloat32x8(ynnLn2Lo)
+	o0, o1, o2 := archsimd.BroadcastFloat32x8(ynnExpOdd[0]), archsimd.BroadcastFloat32x8(ynnExpOdd[1]), archsimd.BroadcastFloat32x8(ynnExpOdd[2])
+	e0, e1 := archsimd.BroadcastFloat32x8(ynnExpEven[0]), archsimd.BroadcastFloat32x8(ynnExpEven[1])
+	e2, e3 := archsimd.BroadcastFloat32x8(ynnExpEven[2]), archsimd.BroadcastFloat32x8(ynnExpEven[3])
+	bias := archsimd.BroadcastFloat32x8(ynnExpBias)
+	one := archsimd.BroadcastFloat32x8(1)
+	clamp, mid, small := archsimd.BroadcastFloat32x8(ynnErfClamp), archsimd.BroadcastFloat32x8(ynnErfMid), archsimd.BroadcastFloat32x8(ynnErfSmall)
+	bc := archsimd.BroadcastFloat32x8
+	p0, p1, p2, p3, p4, p5, p6 := bc(ynnErfP[0]), bc(ynnErfP[1]), bc(ynnErfP[2]), bc(ynnErfP[3]), bc(ynnErfP[4]), bc(ynnErfP[5]), bc(ynnErfP[6])
+	a0, a1, a2c, a3, a4, a5, a6 := bc(ynnErfQ1[0]), bc(ynnErfQ1[1]), bc(ynnErfQ1[2]), bc(ynnErfQ1[3]), bc(ynnErfQ1[4]), bc(ynnErfQ1[5]), bc(ynnErfQ1[6])
+	b0, b1, b2, b3, b4, b5, b6 := bc(ynnErfQ2[0]), bc(ynnErfQ2[1]), bc(ynnErfQ2[2]), bc(ynnErfQ2[3]), bc(ynnErfQ2[4]), bc(ynnErfQ2[5]), bc(ynnErfQ2[6])
+	vin, vc0, vc1 := archsimd.BroadcastFloat32x8(in), archsimd.BroadcastFloat32x8(c0), archsimd.BroadcastFloat32x8(c1)
+	// x*1 is x on a flushed operand but for an sNaN, which |v|'s
+	// arithmetic below quiets anyway, keeping its payload.
+	mulIn := in != 1
+	for off, end := 0, 4*n; off < end; off += 4 * 8 {
+		v := ynnFlush8(loadFloat32x8(px, off), sign, minNormal)
+		if mulIn {
+			v = v.Mul(vin)
+		}
+		vb := v.AsUint32x8()
+		abs := vb.AndNot(sign).AsFloat32x8()
+		a := clamp.Merge(abs, clamp.Less(abs))
+		a2 := a.Mul(a)
+		// ynnExpParts(-a2), the negation a sign flip (a NaN's too)
+		w := a2.AsUint32x8().Xor(sign).AsFloat32x8()
+		t := lo.Merge(w, lo.Greater(w))
+		t = hi.Merge(t, hi.Less(t))
+		nn := t.Mul(log2e).Add(round).Sub(round)
+		r := nn.MulAdd(ln2Hi, t)
+		r = nn.MulAdd(ln2Lo, r)
+		r2 := r.Mul(r)
+		pa := o0.MulAdd(r2, o1).MulAdd(r2, o2)
+		pb := e0.MulAdd(r2, e1).MulAdd(r2, e2).MulAdd(r2, e3)
+		p := r.MulAdd(pa, pb)
+		p = r2.MulAdd(p, r)
+		s := nn.Add(bias).AsUint32x8().ShiftAllLeft(23).AsFloat32x8()
+		s = w.Merge(s, w.IsNaN())
+		sInf := s.AsUint32x8().AndNot(sign).Equal(infBits)
+		e := s.Merge(ynnFlush8(p.MulAdd(s, s), sign, minNormal), sInf)
+		// Q1 or Q2 in a: the lane's own coefficients picked first, one
+		// Horner chain (the same FMAs, lane by lane, as either polynomial's)
+		lt := a.Less(mid)
+		q := a.MulAdd(a0.Merge(b0, lt), a1.Merge(b1, lt))
+		q = a.MulAdd(q, a2c.Merge(b2, lt))
+		q = a.MulAdd(q, a3.Merge(b3, lt))
+		q = a.MulAdd(q, a4.Merge(b4, lt))
+		q = a.MulAdd(q, a5.Merge(b5, lt))
+		q = a.MulAdd(q, a6.Merge(b6, lt))
+		res := ynnFlush8(one.Sub(q.Mul(e)), sign, minNormal)
+		ps := a2.MulAdd(p0, p1).MulAdd(a2, p2)
+		ps = ps.MulAdd(a2, p3).MulAdd(a2, p4).MulAdd(a2, p5).MulAdd(a2, p6)
+		ps = ynnFlush8(a.Mul(ps), sign, minNormal)
+		res = ps.Merge(res, a.Less(small))
+		res = res.AsUint32x8().AndNot(sign).Or(vb.And(sign)).AsFloat32x8()
+		storeFloat32x8(ynnFlush8(res.MulAdd(vc1, vc0), sign, minNormal), po, off)
 	}
 	archsimd.ClearAVXUpperBits()
 	return n
