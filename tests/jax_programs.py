@@ -1123,6 +1123,17 @@ prog("fma-adam-update", lambda p, g, m, v: (p - 1e-3 * (0.9 * m + 0.1 * g) / (jn
                                             0.9 * m + 0.1 * g, 0.999 * v + 0.001 * g * g),
      lambda rng: (normal(rng, (64, 64)), normal(rng, (64, 64)), normal(rng, (64, 64)), jnp.abs(normal(rng, (64, 64)))))
 
+# A GRU's update (1 - z) * h + z * hh, z a sigmoid jax traces twice (CSE merges the copies,
+# so the second's loads rank as the first's) and hh a tanh: LLVM ranks z * tanh(.) lower (the
+# tanh's inlined chain is shorter than the exp's under z), and that product is the one fused.
+prog("fma-gru-update-repeated-sigmoid",
+     lambda x, w, h, u, hh: (1 - jax.nn.sigmoid(x @ w + h @ u)) * h + jax.nn.sigmoid(x @ w + h @ u) * hh,
+     lambda rng: (normal(rng, (32, 128)), normal(rng, (128, 256), scale=0.1), normal(rng, (32, 256)),
+                  normal(rng, (256, 256), scale=0.1), normal(rng, (32, 256))))
+prog("fma-gru-update-tanh",
+     lambda a, b, c, d, h: (1 - jax.nn.sigmoid(a + b)) * h + jax.nn.sigmoid(a + b) * jnp.tanh(c + d),
+     lambda rng: tuple(normal(rng, (32, 256)) for _ in range(5)))
+
 # ---------------------------------------------------------------- compares converted to numbers
 # A compare whose only use converts it to a number (one_hot, relu masks) ends a fused group;
 # shapes span several fusion blocks.

@@ -980,44 +980,93 @@ func (r *xlaRewriter) product(x *hlo.Instruction) bool {
 	return x.Opcode == "multiply" && r.oneUse(x)
 }
 
+// The walk ranks values as XLA's CSE leaves them (rankKey): jax traces a
+// repeated Python expression (the GRU's z in (1-z)*h + z*hh) as two copies,
+// which CSE merges before fusion, so the second copy's loads were already
+// emitted and rank as the first's.
 func contractRanks(add *hlo.Instruction) (int, int) {
-	loads := map[*hlo.Instruction]int{}
-	memo := map[*hlo.Instruction]int{}
+	loads := map[string]int{}
+	memo := map[string]int{}
+	keys := map[*hlo.Instruction]string{}
 	var rank func(x *hlo.Instruction) int
 	rank = func(x *hlo.Instruction) int {
-		if v, ok := memo[x]; ok {
+		k := rankKey(x, keys)
+		if v, ok := memo[k]; ok {
 			return v
 		}
 		v := 0
 		switch {
 		case x.Opcode == "constant" || (x.Opcode == "broadcast" && len(x.Operands) == 1 && isConstantTree(x.Operands[0])):
 		case !rankedElementwise[x.Opcode] && !contractOps[x.Opcode] && x.Opcode != "negate":
-			if _, ok := loads[x]; !ok {
-				loads[x] = len(loads) + 1
+			if _, ok := loads[k]; !ok {
+				loads[k] = len(loads) + 1
 			}
-			v = loads[x]
+			v = loads[k]
 		default:
 			for _, o := range x.Operands {
 				v = max(v, rank(o))
 			}
 			if rankedElementwise[x.Opcode] {
-				v++
+				v += max(1, inlinedDepth[x.Opcode])
 			}
 		}
-		memo[x] = v
+		memo[k] = v
 		return v
 	}
 	r0 := rank(add.Operands[0])
 	return r0, rank(add.Operands[1])
 }
 
+// rankKeyOps are the opcodes rankKey looks through: side-effect free, their
+// value fixed by the opcode, the shape, the attributes rankKey spells out
+// and the operands' values.
+var rankKeyOps = map[string]bool{
+	"broadcast": true, "dot": true, "negate": true, "reshape": true, "bitcast": true, "copy": true,
+	"transpose": true, "slice": true, "exponential-minus-one": true, "log-plus-one": true, "erf": true,
+}
+
+// rankKey names what x computes as far as XLA's CSE would merge two
+// instructions; anything else is itself alone.
+func rankKey(x *hlo.Instruction, memo map[*hlo.Instruction]string) string {
+	if v, ok := memo[x]; ok {
+		return v
+	}
+	v := "#" + x.Name
+	if (rankKeyOps[x.Opcode] || rankedElementwise[x.Opcode] || cseValueOps[x.Opcode]) && len(x.Called) == 0 && x.Shape.IsArray() {
+		var b strings.Builder
+		fmt.Fprintf(&b, "%s:%v%v%v%v%v%s%s%v(", x.Opcode, x.Shape.Elem, x.Shape.Dims, x.Dimensions, x.Slice,
+			x.DotDims, x.ComparisonDirection, x.ComparisonType, x.ExtraAttrs)
+		for _, o := range x.Operands {
+			b.WriteString(rankKey(o, memo))
+			b.WriteByte(',')
+		}
+		b.WriteByte(')')
+		v = b.String()
+	}
+	memo[x] = v
+	return v
+}
+
+// inlinedDepth is how much an op XLA:CPU expands inline adds to the rank of
+// its result: the longest chain of LLVM instructions from its operand to
+// its value in the fused loop (counted in jaxlib 0.10.2's optimized IR of
+// the op alone). A GRU's (1-z)*h + z*tanh(·) fuses z*tanh(·), whose tanh
+// chain (21) is shorter than the exp chain under z (28); counting each as
+// one instruction had tied the two products.
+var inlinedDepth = map[string]int{
+	"exponential": 28, "tanh": 21, "logistic": 30, "log": 28, "log-plus-one": 28,
+	"exponential-minus-one": 32, "erf": 9, "rsqrt": 18,
+}
+
 // rankedElementwise are the elementwise opcodes fused into XLA:CPU's loop
-// body, each counted as one LLVM instruction for contractRanks.
+// body, each counted as one LLVM instruction for contractRanks (or
+// inlinedDepth).
 var rankedElementwise = map[string]bool{
 	"add": true, "subtract": true, "multiply": true, "divide": true, "abs": true, "sqrt": true,
 	"rsqrt": true, "maximum": true, "minimum": true, "exponential": true, "log": true,
 	"tanh": true, "logistic": true, "power": true, "select": true, "compare": true,
 	"convert": true, "floor": true, "ceil": true, "sign": true, "clamp": true,
+	"log-plus-one": true, "exponential-minus-one": true, "erf": true,
 }
 
 func isConstantTree(x *hlo.Instruction) bool {
