@@ -426,6 +426,9 @@ func (r *xlaRewriter) ynnRewrites(c *hlo.Computation, whole bool, before map[*hl
 	if len(r.ynn.member) == 0 {
 		return nil
 	}
+	if err := r.rewrite(c, r.ynnReduceWindow); err != nil {
+		return err
+	}
 	if err := r.rewrite(c, r.ynnWiden); err != nil {
 		return err
 	}
