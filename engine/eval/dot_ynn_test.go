@@ -225,3 +225,58 @@ func TestGemmChainMatchesOneSlice(t *testing.T) {
 		t.Fatal("no chain kernel ran")
 	}
 }
+
+// TestXLADotLayout checks the operand layouts XLA's DotDecomposer and
+// TransposeFolding leave a dot with, which pick YNNPACK's order (the bits
+// are held to jax by tests/test_dot_ynn_order.py).
+func TestXLADotLayout(t *testing.T) {
+	param := func(dims ...int64) *hlo.Instruction {
+		return &hlo.Instruction{Opcode: "parameter", Shape: hlo.Shape{Elem: dtype.F32, Dims: dims}}
+	}
+	transpose := func(x *hlo.Instruction, perm ...int64) *hlo.Instruction {
+		dims := make([]int64, len(perm))
+		for i, p := range perm {
+			dims[i] = x.Shape.Dims[p]
+		}
+		return &hlo.Instruction{Opcode: "transpose", Shape: hlo.Shape{Elem: dtype.F32, Dims: dims}, Dimensions: perm, Operands: []*hlo.Instruction{x}}
+	}
+	dn := func(lb, lc, rb, rc []int64) *hlo.DotDimensionNumbers {
+		return &hlo.DotDimensionNumbers{LhsBatch: lb, LhsContracting: lc, RhsBatch: rb, RhsContracting: rc}
+	}
+	cases := []struct {
+		name         string
+		lhs, rhs     *hlo.Instruction
+		d            *hlo.DotDimensionNumbers
+		lp, rp       []int
+		lCopy, rCopy bool
+	}{
+		{"canonical", param(4, 8, 16), param(4, 16, 32), dn([]int64{0}, []int64{2}, []int64{0}, []int64{1}),
+			[]int{0, 1, 2}, []int{0, 1, 2}, false, false},
+		{"x @ w.T", param(8, 16), param(32, 16), dn(nil, []int64{1}, nil, []int64{1}),
+			[]int{0, 1}, []int{1, 0}, false, false},
+		{"folded transpose", param(8, 16), transpose(param(32, 16), 1, 0), dn(nil, []int64{1}, nil, []int64{0}),
+			[]int{0, 1}, []int{1, 0}, false, false},
+		// dot_product_attention's scores: [B,T,N,H] x [B,S,N,H], batch
+		// dims 0 and 2, copied into [B,N,T,H] and [B,N,H,S].
+		{"attention scores", param(2, 96, 4, 64), param(2, 80, 4, 64), dn([]int64{0, 2}, []int64{3}, []int64{0, 2}, []int64{3}),
+			[]int{0, 1, 2, 3}, []int{0, 1, 2, 3}, true, true},
+		// A canonical dot of a transpose that moves a batch dim: the
+		// transpose is a copy, read as the dot's own dims say.
+		{"unfoldable transpose", transpose(param(96, 4, 64), 1, 0, 2), transpose(param(80, 4, 64), 1, 2, 0),
+			dn([]int64{0}, []int64{2}, []int64{0}, []int64{1}), []int{0, 1, 2}, []int{0, 1, 2}, true, true},
+		// rhs [B, N1, N2, K]: two free dims, so DotDecomposer copies it to
+		// [B, K, N1*N2]; the lhs needs no transpose.
+		{"two free rhs dims", param(3, 40, 70), param(3, 8, 12, 70), dn([]int64{0}, []int64{2}, []int64{0}, []int64{3}),
+			[]int{0, 1, 2}, []int{0, 1, 2, 3}, false, true},
+	}
+	for _, c := range cases {
+		p, err := planDot(c.lhs.Shape.Dims, c.rhs.Shape.Dims, c.d)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		lp, rp, lc, rc := xlaDotLayout(p, c.lhs, c.rhs)
+		if fmt.Sprint(lp, rp, lc, rc) != fmt.Sprint(c.lp, c.rp, c.lCopy, c.rCopy) {
+			t.Errorf("%s: layout %v %v copies %v %v, want %v %v %v %v", c.name, lp, rp, lc, rc, c.lp, c.rp, c.lCopy, c.rCopy)
+		}
+	}
+}

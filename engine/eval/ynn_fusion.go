@@ -65,6 +65,10 @@ func IsYNNFusion(in *hlo.Instruction) bool {
 type YNNFusion struct {
 	Members map[*hlo.Instruction]bool
 	Root    *hlo.Instruction
+	// WideDotOperands are the dots outside the fusion that read an operand
+	// (by index) as the fusion's f32 value, unrounded: XLA's widening of a
+	// bf16 dot operand it copies joined the fusion (ynnGraph.copiedOperands).
+	WideDotOperands map[*hlo.Instruction][2]bool
 }
 
 // YNNMinElements is the size from which YNNPACK "prefers" an op.
@@ -107,6 +111,21 @@ func PredictYNNFusions(c *hlo.Computation) map[*hlo.Instruction]*YNNFusion {
 		yf.Members[in] = true
 		out[in] = yf
 	}
+	for n, uses := range g.dotWiden {
+		f := n.groupOf()
+		if f == nil || byID[f] == nil {
+			continue
+		}
+		yf := byID[f]
+		if yf.WideDotOperands == nil {
+			yf.WideDotOperands = map[*hlo.Instruction][2]bool{}
+		}
+		for _, u := range uses {
+			w := yf.WideDotOperands[u.dot]
+			w[u.i] = true
+			yf.WideDotOperands[u.dot] = w
+		}
+	}
 	for f, yf := range byID {
 		for _, in := range c.Instructions {
 			if g.node[in] == f.root || g.fnode[in] == f.root {
@@ -144,6 +163,49 @@ type ynnGraph struct {
 	fnode map[*hlo.Instruction]*ynnNode // a bf16 op's f32 computation
 	nodes []*ynnNode                    // distinct, in computation order
 	root  *ynnNode
+	// dotWiden are the f32 widenings of bf16 dot operands that XLA copies
+	// (copiedOperands): which dot and operand each is.
+	dotWiden map[*ynnNode][]ynnDotOperand
+}
+
+type ynnDotOperand struct {
+	dot *hlo.Instruction
+	i   int
+}
+
+// copiedOperands puts XLA's copy between a YNNPACK dot and each operand it
+// reads through a transposed copy of its own (xlaDotLayout: jax's
+// dot_product_attention layouts): a transpose, which no fusion takes, so a
+// fusion producing the operand stops there and one reaching the dot does
+// not grow through it into the operand. A bf16 dot is an f32 dot between
+// converts (float normalization), and the operand's widening comes before
+// the copy: it joins the producer's fusion like any convert, and YNNPACK
+// then drops the f32 -> bf16 -> f32 pair (the dot reads the unrounded f32
+// value, measured: dot_product_attention on bf16).
+func (g *ynnGraph) copiedOperands(dot *hlo.Instruction, ops []*ynnNode, add func(*hlo.Instruction, []*ynnNode) *ynnNode) {
+	p, err := planDot(dot.Operands[0].Shape.Dims, dot.Operands[1].Shape.Dims, dot.DotDims)
+	if err != nil {
+		return
+	}
+	_, _, lCopy, rCopy := xlaDotLayout(p, dot.Operands[0], dot.Operands[1])
+	for i, copied := range []bool{lCopy, rCopy} {
+		o := dot.Operands[i]
+		if !copied || ops[i] == nil || !o.Shape.IsArray() {
+			continue
+		}
+		x, xn := o, ops[i]
+		if o.Shape.Elem != dtype.F32 {
+			x = &hlo.Instruction{Name: o.Name + ".ynn.dotf32", Opcode: "convert",
+				Shape: hlo.Shape{Elem: dtype.F32, Dims: o.Shape.Dims}, Operands: []*hlo.Instruction{o}}
+			xn = add(x, []*ynnNode{xn})
+			if g.dotWiden == nil {
+				g.dotWiden = map[*ynnNode][]ynnDotOperand{}
+			}
+			g.dotWiden[xn] = append(g.dotWiden[xn], ynnDotOperand{dot, i})
+		}
+		t := &hlo.Instruction{Name: o.Name + ".ynn.copy", Opcode: "transpose", Shape: x.Shape, Operands: []*hlo.Instruction{x}}
+		ops[i] = add(t, []*ynnNode{xn})
+	}
 }
 
 func newYNNGraph(c *hlo.Computation) *ynnGraph {
@@ -225,6 +287,9 @@ func newYNNGraph(c *hlo.Computation) *ynnGraph {
 			g.fnode[in] = fn
 			g.node[in] = add(ni, []*ynnNode{fn})
 			continue
+		}
+		if in.Opcode == "dot" && ynnLoneDot(in) {
+			g.copiedOperands(in, ops, add)
 		}
 		g.node[in] = add(in, ops)
 	}

@@ -298,15 +298,30 @@ func (r *xlaRewriter) ynnCall(s hlo.Shape, op eval.YNNOp, operands ...*hlo.Instr
 // widened member the unrounded f32: marked for eval (YNNSumAttr).
 func (r *xlaRewriter) ynnWiden(in *hlo.Instruction) (*hlo.Instruction, error) {
 	p := r.ynn
-	f := p.member[in]
-	if f == nil || !in.Shape.IsArray() {
-		return nil, nil
-	}
 	wideOf := func(o *hlo.Instruction) *hlo.Instruction {
 		if w, ok := p.wide[o]; ok {
 			return w
 		}
 		return nil
+	}
+	f := p.member[in]
+	if f == nil && in.Opcode == "dot" && len(in.Operands) == 2 && in.Shape.IsArray() && in.Shape.Elem == dtype.BF16 {
+		// A dot XLA keeps out of the fusion (its operand copied) still
+		// reads the fusion's unrounded f32 value where its widening joined
+		// the fusion (eval.YNNFusion.WideDotOperands).
+		var wide [2]*hlo.Instruction
+		for i, o := range in.Operands {
+			if of := p.member[o]; of != nil && of.WideDotOperands[in][i] {
+				wide[i] = wideOf(o)
+			}
+		}
+		if wide[0] == nil && wide[1] == nil {
+			return nil, nil
+		}
+		return r.wideDot(in, wide, nil), nil
+	}
+	if f == nil || !in.Shape.IsArray() {
+		return nil, nil
 	}
 	f32 := hlo.Shape{Elem: dtype.F32, Dims: in.Shape.Dims}
 	if x := eval.YNNSelected(in); x != nil {
@@ -363,25 +378,10 @@ func (r *xlaRewriter) ynnWiden(in *hlo.Instruction) (*hlo.Instruction, error) {
 		if len(in.Operands) != 2 || in.Operands[0].Shape.Elem != dtype.BF16 || in.Operands[1].Shape.Elem != dtype.BF16 {
 			return nil, nil
 		}
-		if wideOf(in.Operands[0]) == nil && wideOf(in.Operands[1]) == nil {
-			return nil, nil // nothing unrounded to read: the dot as it is
-		}
-		wide := *in
-		wide.Name, wide.Shape, wide.Parent = r.newName("dot"), f32, r.c
-		wide.Operands = make([]*hlo.Instruction, 2)
-		for i, o := range in.Operands {
-			if w := wideOf(o); w != nil {
-				wide.Operands[i] = w
-			} else {
-				wide.Operands[i] = r.widen(o)
-			}
-		}
-		r.out = append(r.out, &wide)
-		p.member[&wide] = f
-		nv := r.emit("convert", in.Shape, &wide)
-		p.member[nv] = f
-		p.wide[in], p.wide[nv] = &wide, &wide
-		return nv, nil
+		// Its own result is f32 inside the fusion too: the members reading
+		// it see it unrounded (the pair XLA puts after the f32 dot goes).
+		wide := [2]*hlo.Instruction{wideOf(in.Operands[0]), wideOf(in.Operands[1])}
+		return r.wideDot(in, wide, f), nil
 	case "broadcast", "reshape", "bitcast":
 		if w := wideOf(in.Operands[0]); w != nil {
 			t := r.emit(in.Opcode, f32, w)
@@ -417,6 +417,30 @@ func (r *xlaRewriter) ynnWiden(in *hlo.Instruction) (*hlo.Instruction, error) {
 	p.member[nv] = f
 	p.wide[in], p.wide[nv] = t, t
 	return nv, nil
+}
+
+// wideDot replaces bf16 dot in by its f32 form rounded to bf16, reading
+// the f32 values given (an operand without one widened exactly); f is the
+// fusion the dot is in, nil for none.
+func (r *xlaRewriter) wideDot(in *hlo.Instruction, wide [2]*hlo.Instruction, f *eval.YNNFusion) *hlo.Instruction {
+	p := r.ynn
+	w := *in
+	w.Name, w.Shape, w.Parent = r.newName("dot"), hlo.Shape{Elem: dtype.F32, Dims: in.Shape.Dims}, r.c
+	w.Operands = make([]*hlo.Instruction, 2)
+	for i, o := range in.Operands {
+		if wide[i] != nil {
+			w.Operands[i] = wide[i]
+		} else {
+			w.Operands[i] = r.widen(o)
+		}
+	}
+	r.out = append(r.out, &w)
+	nv := r.emit("convert", in.Shape, &w)
+	if f != nil {
+		p.member[&w], p.member[nv] = f, f
+		p.wide[in], p.wide[nv] = &w, &w
+	}
+	return nv
 }
 
 // ynnRewrites rewrites c's YNNPACK fusions (the whole of c when whole is
