@@ -66,14 +66,23 @@ func (y *ynnDot) runTiny(par, nb, m, n, k int, a []float32, la gemmLayout, b []f
 		if ynnTinyVectors && !ynnTinyScalar {
 			var a32 [ynnTinyMax * ynnTinyMax]float32
 			var bp [ynnTinyMax * ynnTinyW]float32
+			// Row-major operands whose B rows are whole vectors are read
+			// in place (vmap'd 8x8 products had spent more time copying
+			// them than multiplying).
+			inPlace := la.cs == 1 && lb.cs == 1 && n%8 == 0
 			for bi := b0; bi < b1; bi++ {
 				cb := c[bi*m*n : (bi+1)*m*n]
-				if !ynnTinyLoad32(a32[:], bp[:], m, n, k, a[bi*la.bs:], la, b[bi*lb.bs:], lb) {
-					y.runGeneral(1, 1, m, n, k, a[bi*la.bs:], la, b[bi*lb.bs:], lb, cb)
+				ab, bb := a[bi*la.bs:], b[bi*lb.bs:]
+				av, lda, bv, ldb := a32[:], k, bp[:], ynnTinyW
+				switch {
+				case inPlace && !rowsHoldNaN(ab, m, k, la.rs) && !rowsHoldNaN(bb, k, n, lb.rs):
+					av, lda, bv, ldb = ab, la.rs, bb, lb.rs
+				case inPlace || !ynnTinyLoad32(a32[:], bp[:], m, n, k, ab, la, bb, lb):
+					y.runGeneral(1, 1, m, n, k, ab, la, bb, lb, cb)
 					continue
 				}
 				for _, t := range y.tasks {
-					ynnTinyTaskVec(t, n, k, a32[:], bp[:], cb)
+					ynnTinyTaskVec(t, n, k, av, lda, bv, ldb, cb)
 				}
 			}
 			sseAfterAVX()
@@ -92,6 +101,19 @@ func (y *ynnDot) runTiny(par, nb, m, n, k int, a []float32, la gemmLayout, b []f
 		}
 	})
 	return true
+}
+
+// rowsHoldNaN reports whether any of the rows×cols elements of x, rows rs
+// apart and contiguous, is a NaN.
+func rowsHoldNaN(x []float32, rows, cols, rs int) bool {
+	for i := 0; i < rows; i++ {
+		for _, v := range x[i*rs : i*rs+cols] {
+			if v != v {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // ynnTinyW is the row stride of B in ynnTinyLoad32's copy: room for an

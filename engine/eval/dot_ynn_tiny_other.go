@@ -5,4 +5,4 @@ package eval
 // ynnTinyVectors: no vector kernel in this build (ynnTinyTask runs).
 const ynnTinyVectors = false
 
-func ynnTinyTaskVec(t ynnTask, n, k int, a, bp, c []float32) {}
+func ynnTinyTaskVec(t ynnTask, n, k int, a []float32, lda int, bp []float32, ldb int, c []float32) {}
