@@ -333,8 +333,8 @@ func (r *xlaRewriter) emitSliced(m *hlo.Module, c *hlo.Computation, reg *slicedR
 		perElem += tensor.NumElements(x.Shape.Dims) / total * int64(x.Shape.Elem.Size())
 	}
 	chunk := int64(0)
-	for d := total / 2; d >= 1; d-- {
-		if total%d != 0 || d*perElem > slicedChunkBytes && d > 1 {
+	for d := min(total/2, max(1, slicedChunkBytes/max(perElem, 1))); d >= 1; d-- {
+		if total%d != 0 {
 			continue
 		}
 		ok := true
