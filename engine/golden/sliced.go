@@ -34,8 +34,8 @@ import (
 var slicedOff = os.Getenv("GOLDTRACE_NO_SLICED") == "1"
 
 const (
-	// slicedMinBytes: a region whose largest value is smaller gains
-	// nothing (its values fit in cache whole).
+	// slicedMinBytes: a region whose largest inner value (one read only
+	// inside it) is smaller gains nothing (its values fit in cache whole).
 	slicedMinBytes = 4 << 20
 	// slicedChunkBytes bounds the values of one chunk together: about
 	// an L2 cache.
@@ -163,14 +163,12 @@ func growRegion(c *hlo.Computation, seed *hlo.Instruction, nb int, taken map[*hl
 			}
 		}
 	}
-	largest := int64(0)
 	for x := range reg.members {
 		if len(x.ControlPredecessors) > 0 {
 			return nil
 		}
-		largest = max(largest, tensor.NumElements(x.Shape.Dims)*int64(x.Shape.Elem.Size()))
 	}
-	if largest < slicedMinBytes || tensor.NumElements(reg.lead) < 2 {
+	if tensor.NumElements(reg.lead) < 2 {
 		return nil
 	}
 	return reg
@@ -446,6 +444,17 @@ func (r *xlaRewriter) emitSliced(m *hlo.Module, c *hlo.Computation, reg *slicedR
 		}
 	}
 	if len(outs) == 0 {
+		return false
+	}
+	// Only values the region keeps to itself stop going to memory and
+	// back: without a large one (a lone dot) slicing gains nothing.
+	largest := int64(0)
+	for _, x := range members {
+		if !slices.Contains(outs, x) {
+			largest = max(largest, tensor.NumElements(x.Shape.Dims)*int64(x.Shape.Elem.Size()))
+		}
+	}
+	if largest < slicedMinBytes {
 		return false
 	}
 	cfg, err := json.Marshal(eval.SlicedConfig{Lead: nb, Chunk: int(chunk), Sliced: slicedFlags})
