@@ -73,9 +73,17 @@ func evalSliced(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error)
 	var workers atomic.Int32
 	dynamicFor(par, chunks, func(next func() int) {
 		w := int(workers.Add(1)) - 1
+		if par > 1 {
+			coreWorkers.Add(1)
+			defer coreWorkers.Add(-1)
+		}
 		child := New(ev.Module, Options{ReplicaID: ev.Options.ReplicaID, PartitionID: ev.Options.PartitionID,
 			ReplicaCount: ev.Options.ReplicaCount, NumPartitions: ev.Options.NumPartitions, Parallelism: 1})
 		child.Ctx = ev.Ctx
+		// Chunks are a loop's steps: each allocates what the last freed,
+		// so the child recycles storage (recycle.go) rather than leave
+		// the collector a chunk's worth of garbage per chunk.
+		defer child.enterLoop()()
 		sargs := make([]Value, len(args))
 		for ci := next(); ci < chunks; ci = next() {
 			for i, a := range args {
