@@ -60,7 +60,9 @@ func set(vals ...string) map[string]bool {
 // defaultDotAlgorithms are the dot algorithm= values that XLA:CPU computes
 // as the plain dot of the operand types listed: the algorithm names what the
 // plain dot does (f32, f64), or the CPU backend does not act on it (jaxlib
-// 0.10.2 gives dot_bf16_bf16_f32 on f32 or bf16 operands, the x3 and x6
+// 0.10.2 gives dot_bf16_bf16_f32 on f32 or bf16 operands, either one of
+// each (jax.grad of bf16 dot_product_attention multiplies an f32 cotangent
+// by a bf16 operand: the f32 dot of the widened operands), the x3 and x6
 // forms on f32 ones and dot_f16_f16_f16 on f16 ones the plain dot's bits;
 // tests/test_dot_algorithms.py holds every pair to jax). Other algorithms,
 // and these on other operand types, are refused.
@@ -131,8 +133,8 @@ func CheckAttributes(in *hlo.Instruction) error {
 	}
 	if in.Algorithm != "" {
 		types, ok := defaultDotAlgorithms[in.Algorithm]
-		if !ok || len(in.Operands) != 2 || in.Operands[0].Shape.Elem != in.Operands[1].Shape.Elem ||
-			!slices.Contains(types, in.Operands[0].Shape.Elem.String()) {
+		if !ok || len(in.Operands) != 2 || !slices.Contains(types, in.Operands[0].Shape.Elem.String()) ||
+			!slices.Contains(types, in.Operands[1].Shape.Elem.String()) {
 			return bad("algorithm", in.Algorithm, "a dot algorithm other than the default computation")
 		}
 	}

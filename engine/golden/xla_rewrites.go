@@ -108,6 +108,9 @@ func xlaRewrites(m *hlo.Module) error {
 		if err := r.rewrite(c, r.scanWindows); err != nil {
 			return err
 		}
+		if err := r.rewrite(c, r.upcastMixedDot); err != nil {
+			return err
+		}
 		r.narrowed = map[narrowKey]*hlo.Instruction{}
 		if err := r.rewrite(c, r.narrowIndexConvert); err != nil {
 			return err
