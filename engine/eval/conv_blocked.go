@@ -23,7 +23,7 @@ import (
 func dynamicFor(par, n int, body func(next func() int)) {
 	var ctr atomic.Int64
 	next := func() int { return int(ctr.Add(1) - 1) }
-	par = min(par, n, max(1, freeCores()))
+	par = min(par, n)
 	if par <= 1 {
 		body(next)
 		return

@@ -193,22 +193,13 @@ func parallelFor(n int, body func(lo, hi int)) { parallelForWork(n, n, body) }
 
 // parallelForWork is parallelFor for items that cost more than an element
 // each: work estimates the whole loop's cost in elementwise-op units.
-// coreWorkers counts the goroutines that each keep a core busy with work
-// of their own (a sliced region's chunk workers, sliced.go): loops started
-// inside them run on the cores left, serially when none are, instead of
-// splitting every op of a chunk across cores already taken.
-var coreWorkers atomic.Int32
-
-// freeCores is how many goroutines a loop may spread over.
-func freeCores() int { return runtime.GOMAXPROCS(0) - int(coreWorkers.Load()) }
-
 func parallelForWork(n, work int, body func(lo, hi int)) {
 	sseAfterAVX()
 	if work < parallelThreshold {
 		body(0, n) // (GOMAXPROCS takes the scheduler's lock: not asked for small loops)
 		return
 	}
-	workers := min(freeCores(), n)
+	workers := min(runtime.GOMAXPROCS(0), n)
 	if workers < 2 {
 		body(0, n)
 		return
@@ -250,7 +241,7 @@ func parallelPull(n, work int, body func(lo, hi int)) {
 		body(0, n)
 		return
 	}
-	workers := min(freeCores(), n)
+	workers := min(runtime.GOMAXPROCS(0), n)
 	if workers < 2 {
 		body(0, n)
 		return

@@ -2,8 +2,10 @@ package golden
 
 import (
 	"bytes"
+	"math/rand"
 	"testing"
 
+	"goldtrace/engine/dtype"
 	"goldtrace/engine/eval"
 	"goldtrace/engine/hlo"
 	"goldtrace/engine/tensor"
@@ -102,4 +104,19 @@ ENTRY main {
 			}
 		})
 	}
+}
+
+// normalF32Args draws an f32 argument of normal values for each of m's
+// entry parameters.
+func normalF32Args(m *hlo.Module, seed int64) []*tensor.Tensor {
+	r := rand.New(rand.NewSource(seed))
+	var args []*tensor.Tensor
+	for _, p := range m.Entry.Params {
+		x := tensor.New(dtype.F32, p.Shape.Dims)
+		for i := range x.F32() {
+			x.F32()[i] = float32(r.NormFloat64())
+		}
+		args = append(args, x)
+	}
+	return args
 }

@@ -65,13 +65,6 @@ func legalize(m *hlo.Module, opts Options) (*hlo.Module, error) {
 	if err := eval.ApplyXLACompat(m, opts.XLACompat); err != nil {
 		return nil, fmt.Errorf("applying --xla-compat=%s: %w", opts.XLACompat, err)
 	}
-	if !opts.SaveIntermediates && !opts.SPMD {
-		// Batched products with the work between them, a few batch
-		// elements at a time (sliced.go); intermediates asked for must
-		// stay instructions of the entry, and -S finds its manual regions
-		// among the entry's instructions.
-		sliceEntry(m)
-	}
 	if err := hlo.Verify(m); err != nil {
 		return nil, fmt.Errorf("after XLA:CPU's rewrites: %w", err)
 	}

@@ -1,9 +1,8 @@
 """Real-sized attention through the whole golden path, bit for bit against
-jax.jit. At these sizes the golden driver runs each attention as a sliced
-region (engine/golden/sliced.go: a few batch elements at a time, each
-core's chunk in its cache), so these check that slicing keeps XLA:CPU's
-bits: its YNNPACK dot orders, the softmax's fused numerics, masks built from
-iotas, a region result also returned, and work after the region."""
+jax.jit: XLA:CPU's YNNPACK dot orders at these sizes, the softmax's fused
+numerics, masks built from iotas, K transposed by swapaxes (folded into the
+dot, engine/golden/dot_fold.go), the raw scores also returned, and work
+after the attention."""
 
 import functools
 
@@ -66,7 +65,7 @@ CASES = {
 
 
 @pytest.mark.parametrize("name", list(CASES))
-def test_sliced_attention_matches_jax(name):
+def test_attention_matches_jax(name):
     fn, make = CASES[name]
     args = make()
     text = jax.jit(fn).lower(*args).as_text(dialect="hlo")
