@@ -57,6 +57,15 @@ CASES = {
     "rows_8x40000": (lambda x: jnp.sum(x, -1), (8, 40000), np.float32),
     "full_300000": (lambda x: jnp.sum(x), (300000,), np.float32),
     "mean_var_nchw_8x64x28x28": (lambda x: (jnp.mean(x, (0, 2, 3)), jnp.var(x, (0, 2, 3))), (8, 64, 28, 28), np.float32),
+    # A producer in the fusion (|x|, x - m) makes every split reduced dimension
+    # parallel; a centered value XLA's CSE shares with an output is computed
+    # outside (YNNPACK's sum_squared then reads it).
+    "producer_var_nhwc_8x28x28x128": (lambda x: jnp.var(x, (0, 1, 2)), (8, 28, 28, 128), np.float32),
+    "producer_abs_cols_8x784x128": (lambda x: jnp.sum(jnp.abs(x), (0, 1)), (8, 784, 128), np.float32),
+    "producer_abs_rows_4x70000": (lambda x: jnp.sum(jnp.abs(x), -1), (4, 70000), np.float32),
+    "shared_centered_var_8x28x28x128": (lambda x: (jnp.var(x, (0, 1, 2)), x - jnp.mean(x, (0, 1, 2))), (8, 28, 28, 128), np.float32),
+    "groupnorm_norm_8x32x32x128": (lambda x: (x.reshape(8, 32, 32, 32, 4) - x.reshape(8, 32, 32, 32, 4).mean((1, 2, 4), keepdims=True))
+                                   / jnp.sqrt(x.reshape(8, 32, 32, 32, 4).var((1, 2, 4), keepdims=True) + 1e-5), (8, 32, 32, 128), np.float32),
 }
 
 

@@ -175,6 +175,8 @@ type Evaluator struct {
 	// ynnUses is the operand-use count of each widening of bf16 and of its
 	// operand, as framePlanFor counts them (reduce_ynn.go).
 	ynnUses sync.Map
+	// ynnProducer caches ynnFusedProducer for each YNNPACK-sized reduce.
+	ynnProducer sync.Map
 
 	// dotEpi, while Call evaluates a dot whose blocked-group consumer is to
 	// run on its tiles, is that run (dot_epilogue.go); dotInF32 takes it.

@@ -189,7 +189,8 @@ func reduceAddYNN(ev *Evaluator, in *hlo.Instruction, x, init *tensor.Tensor, re
 	out := tensor.New(dtype.F32, outDims)
 	o := out.F32()
 	outer, red, inner, ok := reducedBlock(x.Dims, reduced)
-	if chunked, rows := ynnRowChunking(x.Dims, reduced); ok && inner == 1 && rows {
+	producer := ev.ynnProducerOf(in)
+	if chunked, rows := ynnRowChunking(x.Dims, reduced, producer); ok && inner == 1 && rows {
 		parallelForWork(int(outer), int(outer*red), func(lo, hi int) {
 			sseAfterAVX()
 			for g := lo; g < hi; g++ {
@@ -201,7 +202,7 @@ func reduceAddYNN(ev *Evaluator, in *hlo.Instruction, x, init *tensor.Tensor, re
 	if kind != ynnF32 {
 		return nil
 	}
-	ynnSumGeneral(xs, x.Dims, reduced, i0, o)
+	ynnSumGeneral(xs, x.Dims, reduced, i0, o, producer)
 	return out
 }
 
@@ -211,7 +212,7 @@ func reduceAddYNN(ev *Evaluator, in *hlo.Instruction, x, init *tensor.Tensor, re
 // (chunked true), not ok when the reduced block's split is another (several
 // dimensions of more than ynnChunk elements together), or the reduced
 // dimensions are not trailing.
-func ynnRowChunking(dims []int64, reduced []bool) (chunked, ok bool) {
+func ynnRowChunking(dims []int64, reduced []bool, producer bool) (chunked, ok bool) {
 	rows, k, nred := int64(1), int64(1), 0
 	for d, e := range dims {
 		switch {
@@ -227,7 +228,7 @@ func ynnRowChunking(dims []int64, reduced []bool) (chunked, ok bool) {
 	if k <= ynnChunk {
 		return false, true
 	}
-	return ynnRowsParallel(rows, k), nred == 1
+	return ynnRowsParallel(rows, k, producer), nred == 1
 }
 
 // ynnSumRow is init plus the sum of xs in YNNPACK's row order. A row

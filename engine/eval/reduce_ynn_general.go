@@ -22,6 +22,14 @@ package eval
 //     is summed from zero into its own partial. A split reduced dimension met
 //     later is serial: it is not tiled at all, the whole extent is summed
 //     into partial 0 and its other partials stay zero (and are added anyway).
+//     When the reduce's operand is computed in the fusion (a producer slinky
+//     schedules inside the reduction's loops: abs(x), y - m, not x*x, which
+//     YNNPACK sums as sum_squared of x), every split reduced dimension with
+//     no split kept dimension inside it is parallel (batch norm's var over
+//     f32[8,28,28,128]; rows of |x| in f32[4,70000]; not |x| in
+//     f32[4,8,40000] over axis 1). XLA's CSE decides the uses first:
+//     groupnorm's x - m, traced twice, is one value with two users, computed
+//     outside.
 //  3. The second reduce is a plain one over the partials, from the reduce's
 //     init. Its own split factors tile a reduced dimension (one kernel call
 //     per tile, in order) only when a kept dimension inner to it is split too
@@ -38,6 +46,14 @@ package eval
 //
 // Rows of up to 32768 elements and column blocks of at most 4 chunks are
 // the old model's cases, which this reproduces.
+
+import (
+	"fmt"
+	"strings"
+
+	"goldtrace/engine/dtype"
+	"goldtrace/engine/hlo"
+)
 
 const ynnTileArea = 32768 // elements of f32: YNNPACK's 128 KiB tile
 
@@ -71,13 +87,176 @@ func ynnSumSplits(ext []int64) []int64 {
 // ynnRowsParallel reports whether YNNPACK sums rows of k elements, beside
 // rows others, as chunks of 32768 in partials of their own (step 2) rather
 // than in one kernel call.
-func ynnRowsParallel(rows, k int64) bool {
-	return k > ynnTileArea && rows < ynnTasks()
+func ynnRowsParallel(rows, k int64, producer bool) bool {
+	return k > ynnTileArea && (producer || rows < ynnTasks())
+}
+
+// ynnProducerOps are the elementwise ops XLA puts in a YNNPACK fusion.
+var ynnProducerOps = map[string]bool{
+	"add": true, "subtract": true, "multiply": true, "divide": true, "maximum": true, "minimum": true,
+	"power": true, "exponential": true, "exponential-minus-one": true, "log": true, "log-plus-one": true,
+	"tanh": true, "erf": true, "logistic": true, "sqrt": true, "rsqrt": true, "negate": true, "abs": true,
+	"sign": true, "floor": true, "ceil": true, "round-nearest-even": true,
+}
+
+// ynnFusedProducer reports whether the operand of the YNNPACK-sized reduce
+// r is computed inside r's fusion (step 2): an elementwise op YNNPACK runs
+// whose only use is the reduce (through bitcast reshapes), where a*a counts
+// as a itself (YNNPACK's sum_squared reads a).
+func ynnFusedProducer(r *hlo.Instruction, uses func(*hlo.Instruction) int) bool {
+	x := r.Operands[0]
+	through := func() {
+		for (x.Opcode == "reshape" || x.Opcode == "bitcast") && len(x.Operands) == 1 && uses(x) == 1 {
+			x = x.Operands[0]
+		}
+	}
+	through()
+	want := 1
+	if x.Opcode == "multiply" && len(x.Operands) == 2 && x.Operands[0] == x.Operands[1] && uses(x) == 1 {
+		x, want = x.Operands[0], 2 // read twice by the square
+	}
+	if uses(x) != want || !x.Shape.IsArray() || x.Shape.Elem != dtype.F32 {
+		return false
+	}
+	return ynnProducerOps[x.Opcode] || x.Opcode == "custom-call" && x.CustomCallTarget == YNNTarget
+}
+
+// computationUses counts each instruction's operand uses in c (the root's
+// value counting as one more) after XLA's CSE: instructions computing the
+// same value (cseKey) share their uses.
+func computationUses(c *hlo.Computation) func(*hlo.Instruction) int {
+	n := map[string]int{}
+	keys := map[*hlo.Instruction]string{}
+	if c != nil {
+		for _, in := range c.Instructions {
+			for _, o := range in.Operands {
+				n[cseKey(o, keys)]++
+			}
+		}
+		if c.Root != nil {
+			n[cseKey(c.Root, keys)]++
+		}
+	}
+	return func(x *hlo.Instruction) int { return n[cseKey(x, keys)] }
+}
+
+// cseKey names what x computes as far as XLA's simplifier and CSE merge
+// instructions (elementwise ops, broadcasts, reshapes, fast reduces of the
+// same operands; extent-1 dimensions ignored, so jnp.var's keepdims mean is
+// its caller's mean); anything else is itself alone.
+func cseKey(x *hlo.Instruction, memo map[*hlo.Instruction]string) string {
+	if v, ok := memo[x]; ok {
+		return v
+	}
+	v := fmt.Sprintf("#%p", x)
+	red := ""
+	if x.Opcode == "reduce" {
+		red = fastReducer(x.ToApply())
+	}
+	// Same elements in the same order: reshapes and broadcasts that only
+	// add or drop extent-1 dimensions.
+	sameElems := len(x.Operands) == 1 && x.Shape.IsArray() && x.Operands[0].Shape.IsArray() &&
+		equalDims(nonUnit(x.Shape.Dims), nonUnit(x.Operands[0].Shape.Dims)) &&
+		(x.Opcode == "reshape" || x.Opcode == "bitcast" || x.Opcode == "broadcast" && sortedDims(x.Dimensions))
+	switch {
+	case sameElems:
+		v = cseKey(x.Operands[0], memo)
+	case x.Opcode == "constant" && x.Literal != nil && x.Literal.Tensor != nil && len(x.Literal.Tensor.Data) <= 64:
+		v = fmt.Sprintf("const:%v%v%x", x.Shape.Elem, nonUnit(x.Shape.Dims), x.Literal.Tensor.Data)
+	case (ynnProducerOps[x.Opcode] || x.Opcode == "broadcast" || x.Opcode == "convert" || x.Opcode == "reshape" ||
+		x.Opcode == "bitcast" || x.Opcode == "transpose" || red != "") &&
+		(len(x.Called) == 0 || red != "") && x.Shape.IsArray():
+		var b strings.Builder
+		dims := x.Dimensions
+		if x.Opcode == "broadcast" && len(x.Operands) == 1 {
+			dims = unitFreeBroadcast(x.Operands[0].Shape.Dims, x.Shape.Dims, x.Dimensions)
+		}
+		if red != "" && len(x.Operands) > 0 {
+			dims = unitFreeReduced(x.Operands[0].Shape.Dims, x.Dimensions)
+		}
+		fmt.Fprintf(&b, "%s%s:%v%v%v(", x.Opcode, red, x.Shape.Elem, nonUnit(x.Shape.Dims), dims)
+		for _, o := range x.Operands {
+			b.WriteString(cseKey(o, memo))
+			b.WriteByte(',')
+		}
+		b.WriteByte(')')
+		v = b.String()
+	}
+	memo[x] = v
+	return v
+}
+
+func nonUnit(dims []int64) []int64 {
+	var out []int64
+	for _, d := range dims {
+		if d != 1 {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func sortedDims(d []int64) bool {
+	for i := 1; i < len(d); i++ {
+		if d[i] <= d[i-1] {
+			return false
+		}
+	}
+	return true
+}
+
+// unitFreeBroadcast is a broadcast's dimension map with extent-1
+// dimensions of operand and result left out (result dims renumbered).
+func unitFreeBroadcast(opDims, outDims, dims []int64) []int64 {
+	renum := make([]int64, len(outDims))
+	n := int64(0)
+	for i, e := range outDims {
+		renum[i] = n
+		if e != 1 {
+			n++
+		}
+	}
+	var out []int64
+	for i, d := range dims {
+		if i < len(opDims) && opDims[i] != 1 && int(d) < len(outDims) {
+			out = append(out, renum[d])
+		}
+	}
+	return out
+}
+
+// unitFreeReduced is a reduce's reduced dimensions with the operand's
+// extent-1 dimensions left out (renumbered).
+func unitFreeReduced(opDims, dims []int64) []int64 {
+	var out []int64
+	for _, d := range dims {
+		if int(d) >= len(opDims) || opDims[d] == 1 {
+			continue
+		}
+		n := int64(0)
+		for i := int64(0); i < d; i++ {
+			if opDims[i] != 1 {
+				n++
+			}
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// ynnProducerOf is ynnFusedProducer of r, cached per evaluator.
+func (ev *Evaluator) ynnProducerOf(r *hlo.Instruction) bool {
+	if v, ok := ev.ynnProducer.Load(r); ok {
+		return v.(bool)
+	}
+	p := ynnFusedProducer(r, computationUses(r.Parent))
+	ev.ynnProducer.Store(r, p)
+	return p
 }
 
 // ynnSumGeneral is init plus the sum of x (row-major dims) over the reduced
 // dimensions in YNNPACK's order, into out (the kept dimensions, row-major).
-func ynnSumGeneral(xs []float32, dims []int64, reduced []bool, init float32, out []float32) {
+func ynnSumGeneral(xs []float32, dims []int64, reduced []bool, init float32, out []float32, producer bool) {
 	// YNNPACK's order, extent-1 dimensions dropped.
 	var ext, strd []int64
 	var red []bool
@@ -99,10 +278,14 @@ func ynnSumGeneral(xs []float32, dims []int64, reduced []bool, init float32, out
 	part := make([]bool, len(ext))
 	var anySplit bool
 	tasks := int64(1)
+	keptSplitInside := make([]bool, len(ext)) // a kept dimension inner to i is split
+	for i := 1; i < len(ext); i++ {
+		keptSplitInside[i] = keptSplitInside[i-1] || !red[i-1] && split[i-1] < ext[i-1]
+	}
 	for i := len(ext) - 1; i >= 0; i-- {
 		if red[i] && split[i] < ext[i] {
 			anySplit = true
-			part[i] = tasks < ynnTasks()
+			part[i] = producer && !keptSplitInside[i] || tasks < ynnTasks()
 		}
 		tasks *= (ext[i] + split[i] - 1) / split[i]
 	}
