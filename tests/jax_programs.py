@@ -1134,6 +1134,10 @@ prog("fma-gru-update-tanh",
      lambda a, b, c, d, h: (1 - jax.nn.sigmoid(a + b)) * h + jax.nn.sigmoid(a + b) * jnp.tanh(c + d),
      lambda rng: tuple(normal(rng, (32, 256)) for _ in range(5)))
 
+# jnp.var divides in a select on n > ddof, a constant predicate XLA folds away: var + eps then
+# contracts the 1/n product into an FMA (batch norm's rsqrt(var + eps)).
+prog("fma-var-plus-eps", lambda x: jnp.var(x, 0) + 1e-5, lambda rng: (normal(rng, (96, 256)),))
+
 # ---------------------------------------------------------------- compares converted to numbers
 # A compare whose only use converts it to a number (one_hot, relu masks) ends a fused group;
 # shapes span several fusion blocks.

@@ -837,9 +837,19 @@ func (r *xlaRewriter) contract(in *hlo.Instruction) (*hlo.Instruction, error) {
 	for _, slot := range slots {
 		x := in.Operands[slot]
 		var chain []*hlo.Instruction
-		for contractOps[x.Opcode] && len(x.Operands) == 1 && r.oneUse(x) {
-			chain = append(chain, x)
-			x = x.Operands[0]
+		for {
+			if contractOps[x.Opcode] && len(x.Operands) == 1 && r.oneUse(x) {
+				chain = append(chain, x)
+				x = x.Operands[0]
+				continue
+			}
+			// XLA folds a select on a constant predicate away before fusing
+			// (jnp.var's n > ddof: var + eps contracts its 1/n product).
+			if s := eval.YNNSelected(x); s != nil && r.oneUse(x) && s.Shape.Elem == t && equalShapeDims(s, x) {
+				x = s
+				continue
+			}
+			break
 		}
 		if x.Opcode != "multiply" || x.Shape.Elem != t || !r.oneUse(x) || len(x.Operands) != 2 || r.ynn.isMember(x) ||
 			r.products[productKey(x)] > 1 && !r.mergedOneUse[productKey(x)] || foldsIntoSelect64(x, r.oneLiveUse) {
@@ -863,6 +873,18 @@ func (r *xlaRewriter) contract(in *hlo.Instruction) (*hlo.Instruction, error) {
 		return f, nil
 	}
 	return nil, nil
+}
+
+func equalShapeDims(a, b *hlo.Instruction) bool {
+	if len(a.Shape.Dims) != len(b.Shape.Dims) {
+		return false
+	}
+	for i := range a.Shape.Dims {
+		if a.Shape.Dims[i] != b.Shape.Dims[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // productKey names a multiply by its operands (in either order) and shape.
