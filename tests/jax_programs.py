@@ -1138,6 +1138,13 @@ prog("fma-gru-update-tanh",
 # contracts the 1/n product into an FMA (batch norm's rsqrt(var + eps)).
 prog("fma-var-plus-eps", lambda x: jnp.var(x, 0) + 1e-5, lambda rng: (normal(rng, (96, 256)),))
 
+# YNNPACK's sum(a*b) -> dot rewrite (golden/ynn_sum_dot.go): top-2 routing's weighted sum of
+# the selected experts is one FMA chain over k per element.
+prog("ynn-sum-dot-moe-k2", lambda o, w: jnp.sum(o * w[:, :, None], 1),
+     lambda rng: (normal(rng, (512, 2, 64)), normal(rng, (512, 2))))
+prog("ynn-sum-dot-k16", lambda o, w: jnp.sum(o * w[:, :, None], 1),
+     lambda rng: (normal(rng, (64, 16, 128)), normal(rng, (64, 16))))
+
 # ---------------------------------------------------------------- compares converted to numbers
 # A compare whose only use converts it to a number (one_hot, relu masks) ends a fused group;
 # shapes span several fusion blocks.

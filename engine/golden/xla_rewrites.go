@@ -127,6 +127,11 @@ func xlaRewrites(m *hlo.Module) error {
 				return err
 			}
 		}
+		if r.ynn != nil {
+			if err := r.rewrite(c, r.ynnSumDot); err != nil {
+				return err
+			}
+		}
 		log1pPairs(c)
 		r.products = productCounts(c)
 		r.mergedOneUse = productsMergedOneUse(c)
