@@ -20,6 +20,11 @@ import (
 // (GOLDTRACE_NO_PREFIX_SCAN=1), to compare.
 var windowFastDisabled = os.Getenv("GOLDTRACE_NO_PREFIX_SCAN") == "1"
 
+// windowOrderDisabled folds every window in row-major order
+// (GOLDTRACE_ROW_MAJOR_WINDOWS=1) instead of XLA:CPU's
+// (reduce_window_xla_order.go), to compare.
+var windowOrderDisabled = os.Getenv("GOLDTRACE_ROW_MAJOR_WINDOWS") == "1"
+
 // windowScratch is one goroutine's reusable state for windowGeom.walk.
 type windowScratch struct {
 	strides []int64
@@ -37,7 +42,12 @@ func (g *windowGeom) scratch() *windowScratch {
 // indices of result element o's window over dimensions [0, q) (q <= rank;
 // dimensions from q on are taken at offset 0), in row-major window order.
 func (g *windowGeom) walk(o int64, q int, buf []int64, sc *windowScratch) []int64 {
-	buf = buf[:0]
+	return g.walkBox(o, q, buf[:0], sc, nil)
+}
+
+// walkBox is walk appending to buf, over window offsets [b.lo[d], b.hi[d]]
+// in each dimension d (all of them for a nil b).
+func (g *windowGeom) walkBox(o int64, q int, buf []int64, sc *windowScratch, b *windowBox) []int64 {
 	for d := len(g.in) - 1; d >= 0; d-- {
 		if g.out[d] > 0 {
 			sc.oi[d] = o % g.out[d]
@@ -48,7 +58,11 @@ func (g *windowGeom) walk(o int64, q int, buf []int64, sc *windowScratch) []int6
 		w := g.win[d]
 		l := sc.lists[d][:0]
 		base := sc.oi[d]*w.Stride - w.PadLow
-		for wi := int64(0); wi < g.size[d]; wi++ {
+		lo, hi := int64(0), g.size[d]-1
+		if b != nil {
+			lo, hi = b.lo[d], b.hi[d]
+		}
+		for wi := lo; wi <= hi; wi++ {
 			p := base + wi*w.WindowDilation
 			if p < 0 || p%w.BaseDilation != 0 || p/w.BaseDilation >= g.in[d] {
 				continue
@@ -114,6 +128,11 @@ func reduceWindowFloat[F float](op string, i0 F, xs []F, g *windowGeom, o []F) {
 	}
 	if g.lastDimWindow() && !windowFastDisabled {
 		reduceWindowLine(op, i0, xs, g, o)
+		return
+	}
+	_, f32 := any(i0).(float32)
+	if boxes := g.xlaBoxes(op, f32); boxes != nil {
+		reduceWindowBoxes(i0, xs, g, q, run, boxes, o)
 		return
 	}
 	outer := int(n / run)

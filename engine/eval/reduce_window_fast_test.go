@@ -11,7 +11,8 @@ import (
 )
 
 // The blocked reduce-window loop must visit the same positions in the same
-// order as the per-window enumeration, and fold to the same bits.
+// order as the per-window enumeration (for sums, XLA:CPU's order:
+// xlaOrderFold), and fold to the same bits.
 func TestReduceWindowBlockedMatchesPerWindow(t *testing.T) {
 	rng := rand.New(rand.NewSource(12))
 	for trial := 0; trial < 300; trial++ {
@@ -59,6 +60,9 @@ func TestReduceWindowBlockedMatchesPerWindow(t *testing.T) {
 				reduceWindowFloat(op, i0, xs, g, o)
 				for k := int64(0); k < n; k++ {
 					w := foldFloatAt(op, i0, xs, g.positions(k, nil))
+					if op == "add" {
+						w = xlaOrderFold(g, i0, xs, k)
+					}
 					// Where two NaNs meet in an add or multiply, which payload
 					// survives is the compiler's operand order (in XLA's code
 					// and here alike; the race detector's build differs):
@@ -252,4 +256,76 @@ func TestReduceWindowLineMatchesPerWindow(t *testing.T) {
 			}
 		}
 	}
+}
+
+// xlaOrderFold is result k of an f32 sum reduce-window folded one window
+// offset at a time in XLA:CPU's loop nests (reduce_window_xla_order.go): each
+// box's offsets in row-major order, or for a lanes box one partial sum per
+// offset of the lane dimension, added by halving after each pass over the
+// dims outside it.
+func xlaOrderFold(g *windowGeom, i0 float32, xs []float32, k int64) float32 {
+	boxes := g.xlaBoxes("add", true)
+	if boxes == nil {
+		return foldFloatAt("add", i0, xs, g.positions(k, nil))
+	}
+	r := len(g.in)
+	oi := make([]int64, r)
+	for d, o := r-1, k; d >= 0; d-- {
+		oi[d] = o % g.out[d]
+		o /= g.out[d]
+	}
+	strides := tensor.Strides(g.in)
+	// at returns the operand index of window offset wi, or -1 in padding.
+	at := func(wi []int64) int64 {
+		lin := int64(0)
+		for d, w := range g.win {
+			p := oi[d]*w.Stride + wi[d] - w.PadLow
+			if p < 0 || p >= g.in[d] {
+				return -1
+			}
+			lin += p * strides[d]
+		}
+		return lin
+	}
+	acc := i0
+	for _, b := range boxes {
+		wi := slices.Clone(b.lo)
+		var lanes []float32
+		for {
+			if p := at(wi); p >= 0 {
+				switch {
+				case !b.lanes:
+					acc += xs[p]
+				case wi[b.lane] == b.lo[b.lane] && lanes == nil:
+					lanes = []float32{acc + xs[p]}
+				default:
+					l := int(wi[b.lane] - b.lo[b.lane])
+					if l == len(lanes) {
+						lanes = append(lanes, xs[p])
+					} else {
+						lanes[l] += xs[p]
+					}
+				}
+			}
+			d := r - 1
+			for ; d >= 0; d-- {
+				if wi[d]++; wi[d] <= b.hi[d] {
+					break
+				}
+				wi[d] = b.lo[d]
+				if b.lanes && d == b.lane && lanes != nil {
+					for h := len(lanes) / 2; h >= 1; h /= 2 {
+						for i := 0; i < h; i++ {
+							lanes[i] += lanes[i+h]
+						}
+					}
+					acc, lanes = lanes[0], nil
+				}
+			}
+			if d < 0 {
+				break
+			}
+		}
+	}
+	return acc
 }
