@@ -17,11 +17,13 @@ package eval
 //     make 17% of f32[2,8,8,4]'s results differ). A 3x3 stride-2 SAME pool
 //     (padding (0,1)) adds columns 0 and 1 of every row, then column 2 of
 //     every row.
-//   - LLVM: a nest with no bounds checks whose innermost window dimension
-//     has 2 offsets is unrolled and vectorized over the next one when that
-//     has 2, 4 or 8 offsets (2 or 4 for f64) and a power-of-two operand stride:
-//     one lane per offset (lane 0 starting from the running value, the
-//     others from -0), the lanes then summed by halving. A 2x2 pool on
+//   - LLVM: when the innermost window dimension has 2 offsets, it is
+//     unrolled and the loop over the next one vectorized if that has 2, 4
+//     or 8 offsets (2 or 4 for f64), a power-of-two operand stride and no
+//     offset checks on itself or inside it (an outer dimension's check
+//     wraps the loop): one lane per offset (lane 0 starting from the
+//     running value, the others from -0), the lanes then summed by halving
+//     for each iteration of the outer window loops. A 2x2 pool on
 //     f32[2,8,8,4] adds (a00+a01)+(a10+a11); on f32[2,9,9,4] (row stride 36)
 //     it folds row-major. Likewise when the window covers the whole last
 //     operand dimension (each lane reads one contiguous row).
@@ -58,9 +60,10 @@ func (g *windowGeom) constrained(d int, lo, hi int64) bool {
 }
 
 // checkFree reports whether b's loop nest keeps no bounds check on a window
-// offset (checks on the result index alone are hoisted out of it).
-func (g *windowGeom) checkFree(b *windowBox) bool {
-	for d := range g.win {
+// offset of dimension from or inside it (checks on the result index alone
+// are hoisted out; an outer dimension's check wraps the inner loops).
+func (g *windowGeom) checkFree(b *windowBox, from int) bool {
+	for d := from; d < len(g.win); d++ {
 		if g.constrained(d, b.lo[d], b.hi[d]) {
 			return false
 		}
@@ -89,7 +92,12 @@ func (g *windowGeom) laneDim(b *windowBox, f32 bool) (int, bool) {
 	for _, n := range g.in[lane+1:] {
 		stride *= n
 	}
-	lastDim := last == len(g.in)-1
+	// The window's last dim is the operand's innermost one (extent-1 dims
+	// after it aside).
+	lastDim := true
+	for _, n := range g.in[last+1:] {
+		lastDim = lastDim && n == 1
+	}
 	unit := g.win[lane].Stride == 1
 	// 2 lanes stay scalar when the loop over the lane dimension's results
 	// is outermost (f32[16,8] and f32[1,16,8] 2x2 stride 1, f32[6,5] 2x5).
@@ -100,10 +108,11 @@ func (g *windowGeom) laneDim(b *windowBox, f32 bool) (int, bool) {
 	pair := r == 2 && unit && lastDim
 	if lastDim && k == g.in[last] && stride == k {
 		// Whole rows: also scalar for 2 rows of 2, 4 or 8 at stride 1
-		// unless an outer window dimension loops around them
-		// (f32[4,9,9,4] window 2x4 and f32[2,7,3,2] 2x2 scalar, f32[5,16,6,4]
-		// 2x2x4 vectorized), and for rows of more than 8 (f32[4,6,16] 4x16).
-		inside := len(dims) > 2
+		// unless an outer window dimension loops around them or the rows
+		// give one result (f32[4,9,9,4] window 2x4 and f32[2,7,3,2] 2x2
+		// scalar; f32[5,16,6,4] 2x2x4 and f32[9,2,2] 2x2 vectorized), and
+		// for rows of more than 8 (f32[4,6,16] 4x16).
+		inside := len(dims) > 2 || g.out[lane] == 1
 		return lane, k <= 8 && !(pair && (outermost || (k&(k-1) == 0 && !inside)))
 	}
 	if k == 2 && stride > 0 && stride&(stride-1) == 0 {
@@ -159,9 +168,9 @@ func (g *windowGeom) xlaBoxes(op string, f32 bool) []windowBox {
 	plain := len(maps) == 1
 	for i := len(maps) - 1; i >= 0; i-- {
 		b := maps[i]
-		if g.checkFree(&b) {
-			b.lane, b.lanes = g.laneDim(&b, f32)
-			plain = plain && !b.lanes
+		if lane, ok := g.laneDim(&b, f32); ok && g.checkFree(&b, lane) {
+			b.lane, b.lanes = lane, true
+			plain = false
 		}
 		boxes = append(boxes, b)
 	}
@@ -191,10 +200,11 @@ func reduceWindowBoxes[F float](i0 F, xs []F, g *windowGeom, q int, run int64, b
 				b := &boxes[bi]
 				buf = g.walkBox(base, q, buf[:0], sc, b)
 				if b.lanes {
-					// A check-free nest's offsets are all inside the
+					// The vectorized loop's offsets are all inside the
 					// operand for a result or (its check on the result
-					// hoisted out) none are.
-					if sh := g.laneShape(b, q); len(buf) == sh[0]*sh[1]*sh[2] {
+					// hoisted out) none are, for each outer offset.
+					if sh := g.laneShape(b, q); len(buf)%(sh[1]*sh[2]) == 0 {
+						sh[0] = len(buf) / (sh[1] * sh[2])
 						foldLanes(acc, xs, buf, sh, lv)
 						continue
 					}
