@@ -87,10 +87,26 @@ func planDotEpilogues(c *hlo.Computation, fp *framePlan) []int32 {
 			}
 			if out[p] < 0 {
 				out[p] = int32(gi)
+				g.forgetClean(d)
 			}
 		}
 	}
 	return out
+}
+
+// forgetClean makes g scan outside operand x for subnormals again: a dot's
+// tiles reach its epilogue before the dot's result is flushed.
+func (g *fusedGroup) forgetClean(x *hlo.Instruction) {
+	if g.estate0 == nil {
+		return
+	}
+	for j, m := range g.members {
+		for k, o := range m.Operands {
+			if id := g.extID[j][k]; o == x && id >= 0 {
+				g.estate0[id] = 0
+			}
+		}
+	}
 }
 
 // dotWithEpilogue evaluates the dot at idx (op f on args) with its group

@@ -1626,6 +1626,11 @@ func resultFlushed(in *hlo.Instruction) bool {
 		return len(in.Operands) == 2 && in.Operands[0].Shape.Elem == dtype.F32 && in.Operands[1].Shape.Elem == dtype.F32
 	case "custom-call":
 		return in.CustomCallTarget == YNNTarget
+	case "dot", "convolution":
+		// flushingArithmetic flushes their results (flushAlways). A group
+		// run as a dot's epilogue sees the GEMM's tiles before that:
+		// planDotEpilogues forgets this for it.
+		return true
 	}
 	return false
 }
