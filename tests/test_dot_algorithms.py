@@ -32,9 +32,13 @@ def test_dot_algorithm_matches_xla(preset, dtype, shapes):
     rng = np.random.default_rng(3)
     a = rng.standard_normal(shapes[0]).astype(DTYPES[dtype])
     b = rng.standard_normal(shapes[1]).astype(DTYPES[dtype])
-    f = lambda a, b: jnp.matmul(a, b, precision=getattr(P, preset))
+    _assert_same_bits(lambda a, b: jnp.matmul(a, b, precision=getattr(P, preset)), a, b, "algorithm=")
+
+
+def _assert_same_bits(f, a, b, marker):
+    """f's lowered module carries marker, and goldtrace gives jax.jit's bits."""
     text = jax.jit(f).lower(a, b).as_text(dialect="hlo")
-    assert "algorithm=" in text
+    assert marker in text
     want = np.asarray(jax.jit(f)(a, b))
     got = np.asarray(goldtrace.golden(text, a, b)[0])
     assert got.dtype == want.dtype and got.shape == want.shape
@@ -53,12 +57,7 @@ def test_mixed_operands_are_the_f32_dot(order, shapes):
     nb = len(shapes[0]) - 2
     dims = (((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb))))
     f = lambda a, b: jax.lax.dot_general(a, b, dims, precision=P.BF16_BF16_F32, preferred_element_type=jnp.float32)
-    text = jax.jit(f).lower(a, b).as_text(dialect="hlo")
-    assert "algorithm=dot_bf16_bf16_f32" in text
-    want = np.asarray(jax.jit(f)(a, b))
-    got = np.asarray(goldtrace.golden(text, a, b)[0])
-    assert got.dtype == want.dtype and got.shape == want.shape
-    assert np.array_equal(got.view(np.uint8), want.view(np.uint8))
+    _assert_same_bits(f, a, b, "algorithm=dot_bf16_bf16_f32")
 
 
 def test_bf16_attention_gradient_runs():
