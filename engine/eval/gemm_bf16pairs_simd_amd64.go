@@ -294,11 +294,8 @@ func gemmBF16PairsOrder(oddFirst bool, par, nb, m, n, k, kc int, a, b bf16Src, c
 	// f32 kernels would give otherwise: those products go back to them.
 	var nonFinite atomic.Bool
 	parallelFor(len(c[:nb*m*n]), func(lo, hi int) {
-		for _, v := range c[lo:hi] {
-			if math.Float32bits(v)&0x7f800000 == 0x7f800000 {
-				nonFinite.Store(true)
-				return
-			}
+		if !allFiniteF32(c[lo:hi]) {
+			nonFinite.Store(true)
 		}
 	})
 	sseAfterAVX()
