@@ -187,6 +187,8 @@ def x64_programs():
     f64 = lambda *s: rng.standard_normal(s)
     return [
         ("matmul_f64", lambda a, b: a @ b, lambda: (f64(1024, 1024), f64(1024, 1024))),
+        ("matmul_f64_2048", lambda a, b: a @ b, lambda: (f64(2048, 2048), f64(2048, 2048))),
+        ("matmul_f64_wT", lambda x, w: x @ w.T, lambda: (f64(2048, 1024), f64(1024, 1024))),
         ("elementwise_f64",
          lambda x: jnp.exp(-x * x) * jnp.log1p(jnp.abs(x)) + jnp.sqrt(jnp.abs(x)) / (1 + x * x),
          lambda: (f64(2048, 2048),)),

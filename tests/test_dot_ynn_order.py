@@ -183,3 +183,60 @@ def test_dot_product_attention_matches_xla(name, fn):
     got = np.asarray(goldtrace.golden(text, q, k, v)[0])
     bad = got.view(np.uint8) != want.view(np.uint8)
     assert not bad.any(), f"{int(bad.sum())} of {want.nbytes} bytes differ from jax"
+
+
+@pytest.fixture
+def x64():
+    # Restores the previous setting: tests/jax_programs.py turns x64 on for
+    # the whole session when imported.
+    with jax.enable_x64(True):
+        yield
+
+
+# f64 dots go to YNNPACK too, on its f64 kernels (every one a tile_k 1 FMA
+# chain): K blocks of 131072 / (8 · packed B block) elements, or of the
+# task's column count where B is left unpacked (few row blocks of A). Before
+# dot_ynn_f64.go ~91% of a 1024³ product's elements differed.
+F64_CASES = [
+    ("f64", (256, 2048), (2048, 256)),
+    ("f64", (64, 1000), (1000, 300)),
+    ("f64", (33, 777), (777, 129)),  # unpacked B, one column task on another block
+    ("f64", (8, 3000), (3000, 40)),  # unpacked B: blocks of 131072 / (8 * 40)
+    ("f64", (512, 1500), (1500, 70)),
+    ("f64", (30, 50), (50, 3)),
+    ("f64", (2, 300), (300, 2)),
+    ("f64", (100, 5000), (5000, 16)),
+    ("bT", (40, 3000), (64, 3000)),
+    ("bT", (300, 1025), (100, 1025)),
+    ("batch", (3, 20, 1030), (3, 1030, 20)),
+    ("batch", (2, 64, 2500), (2, 2500, 48)),
+    ("3d", (4, 32, 1100), (1100, 96)),
+]
+
+
+@pytest.mark.parametrize("kind,ashape,bshape", F64_CASES, ids=lambda v: "x".join(map(str, v)) if isinstance(v, tuple) else v)
+@pytest.mark.parametrize("optimized", [False, True], ids=["hlo", "optimized"])
+def test_f64_dot_matches_xla_bit_for_bit(x64, kind, ashape, bshape, optimized):
+    rng = np.random.default_rng(hash(("f64", ashape, bshape)) % 2**32)
+    a = rng.standard_normal(ashape)
+    b = rng.standard_normal(bshape)
+    fn = FNS.get(kind, FNS["f32"])
+    lowered = jax.jit(fn).lower(a, b)
+    text = lowered.compile().as_text() if optimized else lowered.as_text(dialect="hlo")
+    want = np.asarray(jax.jit(fn)(a, b))
+    got = np.asarray(goldtrace.golden(text, a, b)[0])
+    assert got.dtype == want.dtype == np.float64 and got.shape == want.shape
+    bad = got.view(np.uint64) != want.view(np.uint64)
+    assert not bad.any(), f"{kind} {ashape}x{bshape}: {int(bad.sum())} of {want.size} elements differ from jax"
+
+
+@pytest.mark.parametrize("name,fn,ashape,bshape", DECOMPOSED[:3], ids=[c[0] for c in DECOMPOSED[:3]])
+def test_f64_decomposed_dot_matches_xla(x64, name, fn, ashape, bshape):
+    rng = np.random.default_rng(22)
+    a = rng.standard_normal(ashape)
+    b = rng.standard_normal(bshape)
+    text = jax.jit(fn).lower(a, b).as_text(dialect="hlo")
+    want = np.asarray(jax.jit(fn)(a, b))
+    got = np.asarray(goldtrace.golden(text, a, b)[0])
+    bad = got.view(np.uint64) != want.view(np.uint64)
+    assert not bad.any(), f"{name}: {int(bad.sum())} of {want.size} elements differ from jax"

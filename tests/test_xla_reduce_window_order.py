@@ -109,13 +109,10 @@ def test_f32_sum_window_order(case):
 
 @pytest.mark.parametrize("case", [c for c in CASES if c[0] != (8, 56, 56, 64)], ids=_id)
 def test_f64_sum_window_order(case):
-    jax.config.update("jax_enable_x64", True)
-    try:
+    with jax.enable_x64(True):  # restores the setting other modules rely on
         shape, w, s, p = case
         x = np.random.default_rng(sum(shape)).standard_normal(shape)
         _check(rw(w, s, p, np.float64), x)
-    finally:
-        jax.config.update("jax_enable_x64", False)
 
 
 def test_avg_pool_special_values():

@@ -130,11 +130,11 @@ func evalDot(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
 	par := ev.parallelism()
 	class := contractionClass(out.Elem, lhs.Type, rhs.Type)
 	var ynn *ynnDot
+	var lhsIn, rhsIn *hlo.Instruction
+	if len(in.Operands) == 2 {
+		lhsIn, rhsIn = in.Operands[0], in.Operands[1]
+	}
 	if class == classF32 {
-		var lhsIn, rhsIn *hlo.Instruction
-		if len(in.Operands) == 2 {
-			lhsIn, rhsIn = in.Operands[0], in.Operands[1]
-		}
 		if c, ok := dotBF16F32(ev, par, p, lhs, rhs, out.Elem, lhsIn, rhsIn); ok {
 			return ArrayValue(adoptF32(out.Elem, out.Dims, c)), nil
 		}
@@ -170,8 +170,13 @@ func evalDot(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
 		}
 	}
 	c := contractAs(class, lhs, rhs, out.Elem, out.Dims, kernels{
-		f32:  func(a, b []float32) []float32 { return dotInF32(ev, par, p, lhs.Dims, rhs.Dims, a, b, ynn) },
-		f64:  func(a, b []float64) []float64 { return dotIn(par, p, lhs.Dims, rhs.Dims, a, b) },
+		f32: func(a, b []float32) []float32 { return dotInF32(ev, par, p, lhs.Dims, rhs.Dims, a, b, ynn) },
+		f64: func(a, b []float64) []float64 {
+			if tasks := ynnRouteF64(p, lhs.Type, rhs.Type, out.Elem, lhsIn, rhsIn); tasks != nil {
+				return dotInF64(par, p, lhs.Dims, rhs.Dims, a, b, tasks)
+			}
+			return dotIn(par, p, lhs.Dims, rhs.Dims, a, b)
+		},
 		c128: func(a, b []complex128) []complex128 { return dotIn(par, p, lhs.Dims, rhs.Dims, a, b) },
 		i64:  func(a, b []int64) []int64 { return dotIn(par, p, lhs.Dims, rhs.Dims, a, b) },
 		f32Slices: func(a, b []float32, kc int) []int64 {
@@ -383,11 +388,21 @@ func contractAs(class computeClass, lhs, rhs *tensor.Tensor, typ dtype.Type, dim
 	case classF32:
 		return adoptF32(typ, dims, k.f32(operandF32(lhs), operandF32(rhs)))
 	case classF64:
-		return fromF64s(typ, dims, k.f64(toF64s(lhs), toF64s(rhs)))
+		return adoptF64(typ, dims, k.f64(toF64s(lhs), toF64s(rhs)))
 	case classC64, classC128:
 		return fromC128s(typ, dims, k.c128(toC128s(lhs), toC128s(rhs)))
 	}
 	return newFromI64(typ, dims, k.i64(toI64s(lhs), toI64s(rhs)))
+}
+
+// adoptF64 is fromF64s for a kernel's freshly allocated result: an f64
+// result becomes the tensor's storage without a copy.
+func adoptF64(typ dtype.Type, dims []int64, vals []float64) *tensor.Tensor {
+	if typ == dtype.F64 && len(vals) > 0 && int64(len(vals)) == tensor.NumElements(dims) &&
+		uintptr(unsafe.Pointer(&vals[0]))%16 == 0 {
+		return &tensor.Tensor{Type: typ, Dims: slices.Clone(dims), Data: unsafe.Slice((*byte)(unsafe.Pointer(&vals[0])), 8*len(vals))}
+	}
+	return fromF64s(typ, dims, vals)
 }
 
 // adoptF32 is newFromF32 for a kernel's freshly allocated result: an f32
@@ -732,14 +747,15 @@ func intsToF32[T int8 | uint8 | int16 | uint16 | int32](src []T) []float32 {
 }
 
 func toF64s(t *tensor.Tensor) []float64 {
+	if classOf(t.Type) == classF64 {
+		return t.F64()
+	}
 	out := make([]float64, t.NumElements())
 	switch classOf(t.Type) {
 	case classF32:
 		for i, v := range asF32(t) {
 			out[i] = float64(v)
 		}
-	case classF64:
-		return t.F64()
 	case classUnsigned, classPred:
 		for i, v := range asU64(t) {
 			out[i] = float64(v)

@@ -7,27 +7,31 @@ import (
 	"goldtrace/engine/hlo"
 )
 
-// SameYNNDot reports whether a and b are f32 dots of equal extents that
-// XLA:CPU hands to YNNPACK with one plan (ynnRoute, which plans on the
-// layout XLA's pipeline gives the operands, transposes folded or not):
-// goldtrace sums every element of both in the plan's order, whatever the
-// memory layout it reads, so b (reading a transpose's source in place) may
-// replace a (reading the transpose's copy).
+// SameYNNDot reports whether a and b are f32 (or f64) dots of equal
+// extents and type that XLA:CPU hands to YNNPACK with one plan (ynnRoute or
+// ynnRouteF64, which plan on the layout XLA's pipeline gives the operands,
+// transposes folded or not): goldtrace sums every element of both in the
+// plan's order, whatever the memory layout it reads, so b (reading a
+// transpose's source in place) may replace a (reading the transpose's copy).
 func SameYNNDot(a, b *hlo.Instruction) bool {
-	pa, ya := ynnDotPlan(a)
-	pb, yb := ynnDotPlan(b)
-	return ya != nil && yb != nil && pa.b == pb.b && pa.m == pb.m && pa.k == pb.k && pa.n == pb.n &&
-		reflect.DeepEqual(ya.tasks, yb.tasks)
+	pa, ta := ynnDotPlan(a)
+	pb, tb := ynnDotPlan(b)
+	return ta != nil && tb != nil && a.Shape.Elem == b.Shape.Elem &&
+		pa.b == pb.b && pa.m == pb.m && pa.k == pb.k && pa.n == pb.n && reflect.DeepEqual(ta, tb)
 }
 
-// ynnDotPlan is d's plan and its YNNPACK route when d is an f32 dot that
-// ynnRoute takes, else a nil route.
-func ynnDotPlan(d *hlo.Instruction) (*dotPlan, *ynnDot) {
-	if d.Opcode != "dot" || len(d.Operands) != 2 || !d.Shape.IsArray() || d.Shape.Elem != dtype.F32 {
+// ynnDotPlan is d's plan and its YNNPACK tasks when d is an f32 or f64 dot
+// (operands of its type) that ynnRoute or ynnRouteF64 takes, else nil tasks.
+func ynnDotPlan(d *hlo.Instruction) (*dotPlan, []ynnTask) {
+	if d.Opcode != "dot" || len(d.Operands) != 2 || !d.Shape.IsArray() {
+		return nil, nil
+	}
+	typ := d.Shape.Elem
+	if typ != dtype.F32 && typ != dtype.F64 {
 		return nil, nil
 	}
 	for _, o := range d.Operands {
-		if !o.Shape.IsArray() || o.Shape.Elem != dtype.F32 {
+		if !o.Shape.IsArray() || o.Shape.Elem != typ {
 			return nil, nil
 		}
 	}
@@ -35,5 +39,11 @@ func ynnDotPlan(d *hlo.Instruction) (*dotPlan, *ynnDot) {
 	if err != nil {
 		return nil, nil
 	}
-	return p, ynnRoute(p, dtype.F32, dtype.F32, dtype.F32, d.Operands[0], d.Operands[1])
+	if typ == dtype.F64 {
+		return p, ynnRouteF64(p, typ, typ, typ, d.Operands[0], d.Operands[1])
+	}
+	if y := ynnRoute(p, typ, typ, typ, d.Operands[0], d.Operands[1]); y != nil {
+		return p, y.tasks
+	}
+	return p, nil
 }

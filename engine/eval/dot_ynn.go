@@ -7,7 +7,7 @@ import (
 	"goldtrace/engine/hlo"
 )
 
-// XLA:CPU (jaxlib 0.10.2) hands every f32 matrix-matrix dot it can to
+// XLA:CPU (jaxlib 0.10.2) hands every f32 (and f64, ynnPlanF64) matrix-matrix dot it can to
 // YNNPACK (a __ynn_fusion): f32 x f32 -> f32 with m > 1, n > 1 and
 // max(m, k, n) >= 8, the lhs [batch..., M, K] and the rhs [batch..., K, N]
 // or [batch..., N, K] (bf16 and f16 dots with a narrow result are converted
@@ -119,6 +119,54 @@ func ynnTable(avx512 bool) []ynnKernel {
 	return ynnCommonF32
 }
 
+// YNNPACK's f64 kernels in jaxlib 0.10.2 (all tile_k 1), in the order the
+// selection sees them: the AVX-512 list, then FMA3, then AVX (multiply
+// then add; never the cheapest where an FMA3 kernel of the same block
+// exists, and XLA asks for consistent arithmetic). The portable
+// dot_fp64_1x128x1_1x1x1 kernel is never the cheapest and is left out.
+var ynnAVX512F64 = []ynnKernel{
+	{1, 16, 1, 8, 1, true}, // dot_fp64_1x16x1_1x8x1_avx512
+	{1, 32, 1, 8, 1, true}, // dot_fp64_1x32x1_1x8x1_avx512
+	{2, 16, 1, 8, 1, true}, // dot_fp64_2x16x1_1x8x1_avx512
+	{2, 32, 1, 8, 1, true}, // dot_fp64_2x32x1_1x8x1_avx512
+	{3, 16, 1, 8, 1, true}, // dot_fp64_3x16x1_1x8x1_avx512
+	{3, 32, 1, 8, 1, true}, // dot_fp64_3x32x1_1x8x1_avx512
+	{4, 16, 1, 8, 1, true}, // dot_fp64_4x16x1_1x8x1_avx512
+	{4, 32, 1, 8, 1, true}, // dot_fp64_4x32x1_1x8x1_avx512
+	{5, 8, 1, 8, 1, true},  // dot_fp64_5x8x1_1x8x1_avx512
+	{5, 16, 1, 8, 1, true}, // dot_fp64_5x16x1_1x8x1_avx512
+	{5, 32, 1, 8, 1, true}, // dot_fp64_5x32x1_1x8x1_avx512
+}
+
+var ynnCommonF64 = []ynnKernel{
+	{1, 8, 1, 4, 1, true},   // dot_fp64_1x8x1_1x4x1_fma3
+	{1, 16, 1, 4, 1, true},  // dot_fp64_1x16x1_1x4x1_fma3
+	{2, 8, 1, 4, 1, true},   // dot_fp64_2x8x1_1x4x1_fma3
+	{2, 16, 1, 4, 1, true},  // dot_fp64_2x16x1_1x4x1_fma3
+	{3, 8, 1, 4, 1, true},   // dot_fp64_3x8x1_1x4x1_fma3
+	{4, 8, 1, 4, 1, true},   // dot_fp64_4x8x1_1x4x1_fma3
+	{5, 8, 1, 4, 1, true},   // dot_fp64_5x8x1_1x4x1_fma3
+	{6, 8, 1, 4, 1, true},   // dot_fp64_6x8x1_1x4x1_fma3
+	{8, 4, 1, 4, 1, true},   // dot_fp64_8x4x1_1x4x1_fma3
+	{1, 8, 1, 4, 1, false},  // dot_fp64_1x8x1_1x4x1_avx
+	{1, 16, 1, 4, 1, false}, // dot_fp64_1x16x1_1x4x1_avx
+	{2, 8, 1, 4, 1, false},  // dot_fp64_2x8x1_1x4x1_avx
+	{2, 16, 1, 4, 1, false}, // dot_fp64_2x16x1_1x4x1_avx
+	{3, 8, 1, 4, 1, false},  // dot_fp64_3x8x1_1x4x1_avx
+	{4, 4, 1, 4, 1, false},  // dot_fp64_4x4x1_1x4x1_avx
+	{4, 8, 1, 4, 1, false},  // dot_fp64_4x8x1_1x4x1_avx
+	{6, 4, 1, 4, 1, false},  // dot_fp64_6x4x1_1x4x1_avx
+	{8, 4, 1, 4, 1, false},  // dot_fp64_8x4x1_1x4x1_avx
+}
+
+// ynnTableF64 is the f64 kernel list of an AVX-512 or an AVX2+FMA host.
+func ynnTableF64(avx512 bool) []ynnKernel {
+	if avx512 {
+		return append(append([]ynnKernel(nil), ynnAVX512F64...), ynnCommonF64...)
+	}
+	return ynnCommonF64
+}
+
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
 // ynnCost is YNNPACK's estimate_dot_cost (in float32, as it computes it).
@@ -181,8 +229,18 @@ type ynnTask struct {
 // AVX-512 or AVX2 host; packB says B must be packed (it is transposed or
 // constant).
 func ynnPlanF32(m, n, k int, avx512, packB bool) []ynnTask {
-	const elem = 4
-	tab := ynnTable(avx512)
+	return ynnPlan(ynnTable(avx512), 4, m, n, k, packB)
+}
+
+// ynnPlanF64 is ynnPlanF32 for f64 dots, on YNNPACK's f64 kernels (all
+// tile_k 1 FMA chains, so every task sums over K blocks only).
+func ynnPlanF64(m, n, k int, avx512, packB bool) []ynnTask {
+	return ynnPlan(ynnTableF64(avx512), 8, m, n, k, packB)
+}
+
+// ynnPlan is YNNPACK's plan over the kernel list tab for elements of elem
+// bytes.
+func ynnPlan(tab []ynnKernel, elem, m, n, k int, packB bool) []ynnTask {
 	kern, cost := ynnSelect(tab, 2048, n, k, 0, 0, false)
 	pack := true
 	if !packB {
@@ -244,9 +302,6 @@ type ynnDot struct {
 // the assembly FMA kernels can run YNNPACK's chains.
 func ynnRoute(p *dotPlan, lt, rt, ot dtype.Type, lhsIn, rhsIn *hlo.Instruction) *ynnDot {
 	kn := kernelFor[float32]()
-	if ynnISA == 0 {
-		return nil
-	}
 	switch {
 	case lt == dtype.F32 && rt == dtype.F32 && ot == dtype.F32:
 	case lt == rt && (lt == dtype.BF16 || lt == dtype.F16) && ot == lt:
@@ -254,8 +309,35 @@ func ynnRoute(p *dotPlan, lt, rt, ot dtype.Type, lhsIn, rhsIn *hlo.Instruction) 
 	default:
 		return nil
 	}
-	if p.m <= 1 || p.n <= 1 || max(p.m, p.k, p.n) < 8 {
+	packB, ok := ynnTakes(p, lhsIn, rhsIn)
+	if !ok {
 		return nil
+	}
+	return &ynnDot{tasks: ynnPlanF32Kept(p.m, p.n, p.k, ynnISA == 512, packB), kn: kn}
+}
+
+// ynnRouteF64 is ynnRoute for an f64 x f64 -> f64 dot: its YNNPACK plan, or
+// nil.
+func ynnRouteF64(p *dotPlan, lt, rt, ot dtype.Type, lhsIn, rhsIn *hlo.Instruction) []ynnTask {
+	if ynnOrderDisabled || lt != dtype.F64 || rt != dtype.F64 || ot != dtype.F64 {
+		return nil
+	}
+	packB, ok := ynnTakes(p, lhsIn, rhsIn)
+	if !ok {
+		return nil
+	}
+	return ynnPlanF64Kept(p.m, p.n, p.k, ynnISA == 512, packB)
+}
+
+// ynnTakes reports whether XLA:CPU hands dot p (of a type YNNPACK takes) to
+// YNNPACK, and whether YNNPACK packs B then. Only the assembly FMA kernels
+// can run YNNPACK's chains.
+func ynnTakes(p *dotPlan, lhsIn, rhsIn *hlo.Instruction) (packB, ok bool) {
+	if ynnISA == 0 {
+		return false, false
+	}
+	if p.m <= 1 || p.n <= 1 || max(p.m, p.k, p.n) < 8 {
+		return false, false
 	}
 	// The layout YNNPACK sees is the one XLA's pipeline gives the operands
 	// (xlaDotLayout). The lhs must be [batch..., M..., K...]; the rhs
@@ -263,13 +345,13 @@ func ynnRoute(p *dotPlan, lt, rt, ot dtype.Type, lhsIn, rhsIn *hlo.Instruction) 
 	// transposes while packing B (so B is always packed).
 	lp, rp, _, _ := xlaDotLayout(p, lhsIn, rhsIn)
 	if !isIdentity(lp) {
-		return nil
+		return false, false
 	}
 	rhsKN := isIdentity(rp)
 	if !rhsKN && !rhsIsBatchNK(rp, p.nBatch, p.nContract) {
-		return nil
+		return false, false
 	}
-	return &ynnDot{tasks: ynnPlanF32Kept(p.m, p.n, p.k, ynnISA == 512, !rhsKN), kn: kn}
+	return !rhsKN, true
 }
 
 // xlaDotLayout is the layout XLA:CPU's pipeline gives dot p's operands
@@ -371,9 +453,13 @@ func rhsIsBatchNK(perm []int, nb, nc int) bool {
 
 // uniformKStep returns the K block of a plan whose tasks are all FMA
 // chains (tile_k 1) over the same blocks, else 0.
-func (y *ynnDot) uniformKStep() int {
-	ks := y.tasks[0].kstep
-	for _, t := range y.tasks {
+func (y *ynnDot) uniformKStep() int { return uniformChainStep(y.tasks) }
+
+// uniformChainStep returns the K block of tasks that are all FMA chains
+// (tile_k 1) over the same blocks, else 0.
+func uniformChainStep(tasks []ynnTask) int {
+	ks := tasks[0].kstep
+	for _, t := range tasks {
 		if t.tk != 1 || !t.fma || t.kstep != ks {
 			return 0
 		}
@@ -478,11 +564,7 @@ func (y *ynnDot) runGeneral(par, nb, m, n, k int, a []float32, la gemmLayout, b 
 		t.i0, t.i1, t.j0, t.j1 = 0, m, 0, n
 		tasks = []ynnTask{t}
 	}
-	for _, t := range tasks {
-		mi, nj := t.i1-t.i0, t.j1-t.j0
-		tmp := make([]float32, nb*mi*nj)
-		av := a[t.i0*la.rs:]
-		bv := b[t.j0*lb.cs:]
+	ynnEachTask(tasks, nb, m, n, a, la, b, lb, c, func(t ynnTask, mi, nj int, av, bv, tmp []float32) {
 		switch {
 		case !t.fma:
 			ynnMulAdd(nb, mi, nj, k, t.kstep, av, la, bv, lb, tmp)
@@ -491,6 +573,18 @@ func (y *ynnDot) runGeneral(par, nb, m, n, k int, a []float32, la gemmLayout, b 
 		default:
 			y.lanes(par, t, nb, mi, nj, k, av, la, bv, lb, tmp)
 		}
+	})
+}
+
+// ynnEachTask runs each task's rows and columns of the [nb, m, n] product
+// into a zeroed [nb, rows, cols] block (run gets the task's corner of a
+// and b) and copies the block into c.
+func ynnEachTask[T float32 | float64](tasks []ynnTask, nb, m, n int, a []T, la gemmLayout, b []T, lb gemmLayout, c []T,
+	run func(t ynnTask, mi, nj int, av, bv, tmp []T)) {
+	for _, t := range tasks {
+		mi, nj := t.i1-t.i0, t.j1-t.j0
+		tmp := make([]T, nb*mi*nj)
+		run(t, mi, nj, a[t.i0*la.rs:], b[t.j0*lb.cs:], tmp)
 		for bi := 0; bi < nb; bi++ {
 			for i := 0; i < mi; i++ {
 				copy(c[bi*m*n+(t.i0+i)*n+t.j0:][:nj], tmp[(bi*mi+i)*nj:][:nj])
@@ -609,15 +703,15 @@ func ynnCombine(tk int, lane [][]float32, c []float32, first bool) {
 // ynnMulAdd is a task on the AVX kernels of an AVX2 host, which multiply
 // and then add: per K block of kstep, each element's chain from zero of
 // rounded products, added to c.
-func ynnMulAdd(nb, m, n, k, kstep int, a []float32, la gemmLayout, b []float32, lb gemmLayout, c []float32) {
+func ynnMulAdd[T float32 | float64](nb, m, n, k, kstep int, a []T, la gemmLayout, b []T, lb gemmLayout, c []T) {
 	for bi := 0; bi < nb; bi++ {
 		for i := 0; i < m; i++ {
 			for j := 0; j < n; j++ {
-				var acc float32
+				var acc T
 				for lo := 0; lo < k; lo += kstep {
-					var s float32
+					var s T
 					for p := lo; p < min(k, lo+kstep); p++ {
-						s += float32(a[bi*la.bs+i*la.rs+p*la.cs] * b[bi*lb.bs+p*lb.rs+j*lb.cs])
+						s += T(a[bi*la.bs+i*la.rs+p*la.cs] * b[bi*lb.bs+p*lb.rs+j*lb.cs])
 					}
 					if lo == 0 {
 						acc = s

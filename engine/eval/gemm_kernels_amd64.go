@@ -263,6 +263,20 @@ func gemmAVX512F64(kc int, a, b *float64, ldb int, c *float64, ldc int)
 //go:noescape
 func gemmAVX512F64A(kc int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 
+// gemmAVX512F64S is gemmAVX512F64 storing the tile instead of adding it to C: each
+// element becomes its chain plus +0, the value the add gives on a zeroed C,
+// and C is never read. kc > 0. Needs AVX-512F.
+//
+//go:noescape
+func gemmAVX512F64S(kc int, a, b *float64, ldb int, c *float64, ldc int)
+
+// gemmAVX512F64AS is gemmAVX512F64A storing the tile instead of adding it to C: each
+// element becomes its chain plus +0, the value the add gives on a zeroed C,
+// and C is never read. kc > 0. Needs AVX-512F.
+//
+//go:noescape
+func gemmAVX512F64AS(kc int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
+
 // gemmAVX512F64R4 adds the 4×16 product of the packed 4×kc panel at a and
 // the kc×16 block of B at b (rows ldb elements apart) to the tile of C at c
 // (rows ldc elements apart). kc > 0. Needs AVX-512F.
@@ -275,6 +289,20 @@ func gemmAVX512F64R4(kc int, a, b *float64, ldb int, c *float64, ldc int)
 //
 //go:noescape
 func gemmAVX512F64R4A(kc int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
+
+// gemmAVX512F64R4S is gemmAVX512F64R4 storing the tile instead of adding it to C: each
+// element becomes its chain plus +0, the value the add gives on a zeroed C,
+// and C is never read. kc > 0. Needs AVX-512F.
+//
+//go:noescape
+func gemmAVX512F64R4S(kc int, a, b *float64, ldb int, c *float64, ldc int)
+
+// gemmAVX512F64R4AS is gemmAVX512F64R4A storing the tile instead of adding it to C: each
+// element becomes its chain plus +0, the value the add gives on a zeroed C,
+// and C is never read. kc > 0. Needs AVX-512F.
+//
+//go:noescape
+func gemmAVX512F64R4AS(kc int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 
 // gemmAVX512F64R8 adds the 8×16 product of the packed 8×kc panel at a and
 // the kc×16 block of B at b (rows ldb elements apart) to the tile of C at c
@@ -289,6 +317,20 @@ func gemmAVX512F64R8(kc int, a, b *float64, ldb int, c *float64, ldc int)
 //go:noescape
 func gemmAVX512F64R8A(kc int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 
+// gemmAVX512F64R8S is gemmAVX512F64R8 storing the tile instead of adding it to C: each
+// element becomes its chain plus +0, the value the add gives on a zeroed C,
+// and C is never read. kc > 0. Needs AVX-512F.
+//
+//go:noescape
+func gemmAVX512F64R8S(kc int, a, b *float64, ldb int, c *float64, ldc int)
+
+// gemmAVX512F64R8AS is gemmAVX512F64R8A storing the tile instead of adding it to C: each
+// element becomes its chain plus +0, the value the add gives on a zeroed C,
+// and C is never read. kc > 0. Needs AVX-512F.
+//
+//go:noescape
+func gemmAVX512F64R8AS(kc int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
+
 // gemmAVX2F64 adds the 6×8 product of the packed 6×kc panel at a and
 // the kc×8 block of B at b (rows ldb elements apart) to the tile of C at c
 // (rows ldc elements apart). kc > 0. Needs AVX2 and FMA.
@@ -301,6 +343,20 @@ func gemmAVX2F64(kc int, a, b *float64, ldb int, c *float64, ldc int)
 //
 //go:noescape
 func gemmAVX2F64A(kc int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
+
+// gemmAVX2F64S is gemmAVX2F64 storing the tile instead of adding it to C: each
+// element becomes its chain plus +0, the value the add gives on a zeroed C,
+// and C is never read. kc > 0. Needs AVX2 and FMA.
+//
+//go:noescape
+func gemmAVX2F64S(kc int, a, b *float64, ldb int, c *float64, ldc int)
+
+// gemmAVX2F64AS is gemmAVX2F64A storing the tile instead of adding it to C: each
+// element becomes its chain plus +0, the value the add gives on a zeroed C,
+// and C is never read. kc > 0. Needs AVX2 and FMA.
+//
+//go:noescape
+func gemmAVX2F64AS(kc int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 
 // gemmAVX2F64R2 adds the 2×8 product of the packed 2×kc panel at a and
 // the kc×8 block of B at b (rows ldb elements apart) to the tile of C at c
@@ -315,6 +371,20 @@ func gemmAVX2F64R2(kc int, a, b *float64, ldb int, c *float64, ldc int)
 //go:noescape
 func gemmAVX2F64R2A(kc int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
 
+// gemmAVX2F64R2S is gemmAVX2F64R2 storing the tile instead of adding it to C: each
+// element becomes its chain plus +0, the value the add gives on a zeroed C,
+// and C is never read. kc > 0. Needs AVX2 and FMA.
+//
+//go:noescape
+func gemmAVX2F64R2S(kc int, a, b *float64, ldb int, c *float64, ldc int)
+
+// gemmAVX2F64R2AS is gemmAVX2F64R2A storing the tile instead of adding it to C: each
+// element becomes its chain plus +0, the value the add gives on a zeroed C,
+// and C is never read. kc > 0. Needs AVX2 and FMA.
+//
+//go:noescape
+func gemmAVX2F64R2AS(kc int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
+
 // gemmAVX2F64R4 adds the 4×8 product of the packed 4×kc panel at a and
 // the kc×8 block of B at b (rows ldb elements apart) to the tile of C at c
 // (rows ldc elements apart). kc > 0. Needs AVX2 and FMA.
@@ -327,3 +397,17 @@ func gemmAVX2F64R4(kc int, a, b *float64, ldb int, c *float64, ldc int)
 //
 //go:noescape
 func gemmAVX2F64R4A(kc int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)
+
+// gemmAVX2F64R4S is gemmAVX2F64R4 storing the tile instead of adding it to C: each
+// element becomes its chain plus +0, the value the add gives on a zeroed C,
+// and C is never read. kc > 0. Needs AVX2 and FMA.
+//
+//go:noescape
+func gemmAVX2F64R4S(kc int, a, b *float64, ldb int, c *float64, ldc int)
+
+// gemmAVX2F64R4AS is gemmAVX2F64R4A storing the tile instead of adding it to C: each
+// element becomes its chain plus +0, the value the add gives on a zeroed C,
+// and C is never read. kc > 0. Needs AVX2 and FMA.
+//
+//go:noescape
+func gemmAVX2F64R4AS(kc int, a *float64, lda int, b *float64, ldb int, c *float64, ldc int)

@@ -48,6 +48,12 @@ var (
 		withShort(shortKernel(6, 16, gemmAVX2F32S, gemmAVX2F32AS, true),
 			shortKernel(2, 16, gemmAVX2F32R2S, gemmAVX2F32R2AS, true), shortKernel(4, 16, gemmAVX2F32R4S, gemmAVX2F32R4AS, true)))
 
+	_ = withStores(simdF64,
+		withShort(shortKernel(12, 16, gemmAVX512F64S, gemmAVX512F64AS, false),
+			shortKernel(4, 16, gemmAVX512F64R4S, gemmAVX512F64R4AS, false), shortKernel(8, 16, gemmAVX512F64R8S, gemmAVX512F64R8AS, false)),
+		withShort(shortKernel(6, 8, gemmAVX2F64S, gemmAVX2F64AS, false),
+			shortKernel(2, 8, gemmAVX2F64R2S, gemmAVX2F64R2AS, false), shortKernel(4, 8, gemmAVX2F64R4S, gemmAVX2F64R4AS, false)))
+
 	f32Kernel = append(simdF32, genericKernel[float32]())[0]
 	f64Kernel = append(simdF64, genericKernel[float64]())[0]
 

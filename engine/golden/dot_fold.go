@@ -12,7 +12,7 @@ import (
 // compare.
 var dotFoldOff = os.Getenv("GOLDTRACE_NO_DOT_FOLD") == "1"
 
-// foldDotTransposes lets each f32 dot that XLA:CPU hands to YNNPACK read a
+// foldDotTransposes lets each f32 or f64 dot that XLA:CPU hands to YNNPACK read a
 // transpose feeding it (and nothing else) from the transpose's source, its
 // dimension numbers mapped through the permutation, as XLA's
 // TransposeFolding does, when the folded dot has the same YNNPACK plan

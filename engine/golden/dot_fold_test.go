@@ -61,6 +61,11 @@ ENTRY main {
   w = f32[32,8,6] parameter(1)
   wt = f32[32,6,8] transpose(w), dimensions={0,2,1}
   ROOT d = f32[10,6,8] dot(x, wt), lhs_contracting_dims={1}, rhs_contracting_dims={0}`, false},
+		{"f64 x @ w.T", `
+  x = f64[64,1100] parameter(0)
+  w = f64[48,1100] parameter(1)
+  wt = f64[1100,48] transpose(w), dimensions={1,0}
+  ROOT d = f64[64,48] dot(x, wt), lhs_contracting_dims={1}, rhs_contracting_dims={0}`, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -106,12 +111,20 @@ ENTRY main {
 	}
 }
 
-// normalF32Args draws an f32 argument of normal values for each of m's
-// entry parameters.
+// normalF32Args draws an argument of normal values for each of m's entry
+// parameters: f64 for an f64 parameter, else f32.
 func normalF32Args(m *hlo.Module, seed int64) []*tensor.Tensor {
 	r := rand.New(rand.NewSource(seed))
 	var args []*tensor.Tensor
 	for _, p := range m.Entry.Params {
+		if p.Shape.Elem == dtype.F64 {
+			x := tensor.New(dtype.F64, p.Shape.Dims)
+			for i := range x.F64() {
+				x.F64()[i] = r.NormFloat64()
+			}
+			args = append(args, x)
+			continue
+		}
 		x := tensor.New(dtype.F32, p.Shape.Dims)
 		for i := range x.F32() {
 			x.F32()[i] = float32(r.NormFloat64())
