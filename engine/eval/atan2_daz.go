@@ -176,6 +176,11 @@ func fixSubnormalPaths[F float](op string, y, x, o []F) {
 		}
 		return
 	}
+	if op == "remainder" && f32 {
+		f32s := func(v []F) []float32 { return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(v))), len(v)) }
+		remainderRawF32(f32s(y), f32s(x), f32s(o))
+		return
+	}
 	for i := range o {
 		if op == "atan2" {
 			if f32 {
@@ -203,6 +208,35 @@ func fixCbrtSubnormals(x, o []float32) {
 	for i, v := range x {
 		if b := math.Float32bits(v) & 0x7fffffff; b != 0 && b < 0x00800000 {
 			o[i] = math.Float32frombits(cbrtOfSubnormalF32)
+		}
+	}
+}
+
+// remainderRawF32 sets o[i] to subnormalPath's remainder of a[i] and b[i]
+// (glibc's exact fmodf of the raw operands), the common case inline: for
+// finite a and a normal finite b whose exponents are at most 23 apart, the
+// quotient |a|/|b| is below 2^24, so float64's division truncates to the
+// right integer q (a quotient just under an integer n is at least 2^-24
+// below it, 2^-48 of n, far above float64's rounding), and q·|b| (48 bits)
+// and |a| - q·|b| (a multiple of |b|'s last bit, below |b|) are exact.
+func remainderRawF32(a, b, o []float32) {
+	i := remainderVecF32(a, b, o)
+	remainderRawF32Scalar(a[i:], b[i:], o[i:])
+}
+
+// remainderRawF32Scalar is remainderRawF32 one element at a time.
+func remainderRawF32Scalar(a, b, o []float32) {
+	for i := range o {
+		x, y := a[i], b[i]
+		bx, by := math.Float32bits(x)&0x7fffffff, math.Float32bits(y)&0x7fffffff
+		if by >= 0x00800000 && by < 0x7f800000 && bx < 0x7f800000 && bx>>23 <= by>>23+23 {
+			xf, yf := float64(math.Float32frombits(bx)), float64(math.Float32frombits(by))
+			r := float32(xf - math.Trunc(xf/yf)*yf)
+			o[i] = math.Float32frombits(math.Float32bits(r) | math.Float32bits(x)&0x80000000)
+			continue
+		}
+		if r, ok := subnormalPath("remainder", float64(x), float64(y), true); ok {
+			o[i] = float32(r)
 		}
 	}
 }

@@ -102,3 +102,59 @@ func TestFmodF32MatchesMathMod(t *testing.T) {
 		}
 	}
 }
+
+// remainderRawF32 (vector groups and the inline scalar case) against
+// subnormalPath's remainder, one element at a time, bit for bit: pairs of
+// close magnitude (the inline case: exponents 0 to 23 apart, quotients just
+// under and at integers, both signs, subnormal dividends), groups of eight
+// with one lane off the inline case (far exponents, zero, subnormal,
+// infinite or NaN operands), and ragged tails.
+func TestRemainderRawF32MatchesScalarPath(t *testing.T) {
+	rng := rand.New(rand.NewSource(5))
+	const n = 1 << 16
+	a, b := make([]float32, n+5), make([]float32, n+5)
+	odd := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.NaN()), 1e-40, -3e-39,
+		math.MaxFloat32, math.SmallestNonzeroFloat32}
+	for i := range a {
+		y := float32(math.Ldexp(1+rng.Float64(), rng.Intn(200)-100))
+		var x float32
+		switch rng.Intn(4) {
+		case 0:
+			x = y * float32(rng.Intn(1<<24)) // exact multiples and their rounding
+		case 1:
+			x = math.Nextafter32(y*float32(rng.Intn(1000)+1), 0)
+		case 2:
+			x = float32(math.Ldexp(rng.Float64(), rng.Intn(24)+int(math.Ilogb(float64(y)))))
+		default:
+			x = float32(math.Ldexp(rng.Float64(), -126-rng.Intn(20))) // subnormal or tiny
+		}
+		if rng.Intn(2) == 0 {
+			x = -x
+		}
+		if rng.Intn(2) == 0 {
+			y = -y
+		}
+		a[i], b[i] = x, y
+		if i%64 == 7 {
+			if rng.Intn(2) == 0 {
+				a[i] = odd[rng.Intn(len(odd))]
+			} else {
+				b[i] = odd[rng.Intn(len(odd))]
+			}
+		}
+		if i%64 == 9 {
+			a[i] = y * 0x1p30 // quotient past 2^24
+		}
+	}
+	for _, m := range []int{n + 5, n, 13, 8, 3} {
+		got := make([]float32, m)
+		remainderRawF32(a[:m], b[:m], got)
+		for i := range got {
+			r, ok := subnormalPath("remainder", float64(a[i]), float64(b[i]), true)
+			if want := float32(r); !ok || math.Float32bits(got[i]) != math.Float32bits(want) {
+				t.Fatalf("len %d: remainder(%v (%#x), %v (%#x)) = %#x, scalar path %#x", m, a[i], math.Float32bits(a[i]),
+					b[i], math.Float32bits(b[i]), math.Float32bits(got[i]), math.Float32bits(want))
+			}
+		}
+	}
+}
