@@ -240,3 +240,41 @@ def test_f64_decomposed_dot_matches_xla(x64, name, fn, ashape, bshape):
     got = np.asarray(goldtrace.golden(text, a, b)[0])
     bad = got.view(np.uint64) != want.view(np.uint64)
     assert not bad.any(), f"{name}: {int(bad.sum())} of {want.size} elements differ from jax"
+
+
+# Many small products (jax.vmap of a matmul, batched einsums) run eight
+# products at a time across the vector lanes or one output row vector at a
+# time, without a GEMM set-up per product; each element keeps its order:
+# YNNPACK's for the dots it takes, the GEMM's kc chains for XLA's own
+# (max(m, k, n) < 8). NaN operands go product by product.
+SMALL_BATCHED = [
+    ("bmm", (4096, 3, 3), (4096, 3, 3)),
+    ("bmm", (1000, 4, 4), (1000, 4, 1)),
+    ("bmm", (2048, 2, 64), (2048, 64, 2)),
+    ("bmm", (512, 64, 16), (512, 16, 16)),
+    ("bmm", (777, 8, 8), (777, 8, 8)),
+    ("bmm", (300, 5, 37), (300, 37, 11)),
+    ("bmm", (256, 33, 20), (256, 20, 24)),
+    ("rot", (1024, 3, 3), (1024, 64, 3)),
+]
+SMALL_FNS = {
+    "bmm": jax.vmap(lambda a, b: a @ b),
+    "rot": lambda r, p: jnp.einsum("bij,bnj->bni", r, p),
+}
+
+
+@pytest.mark.parametrize("nan", [False, True], ids=["finite", "nan"])
+@pytest.mark.parametrize("kind,ashape,bshape", SMALL_BATCHED, ids=lambda v: "x".join(map(str, v)) if isinstance(v, tuple) else v)
+def test_batched_small_dots_match_xla(kind, ashape, bshape, nan):
+    rng = np.random.default_rng(hash((kind, ashape, bshape)) % 2**32)
+    a = rng.standard_normal(ashape).astype(np.float32)
+    b = rng.standard_normal(bshape).astype(np.float32)
+    if nan:
+        a.reshape(-1)[rng.integers(0, a.size, 5)] = np.nan
+        b.reshape(-1)[rng.integers(0, b.size, 5)] = np.inf
+    fn = SMALL_FNS[kind]
+    text = jax.jit(fn).lower(a, b).as_text(dialect="hlo")
+    want = np.asarray(jax.jit(fn)(a, b))
+    got = np.asarray(goldtrace.golden(text, a, b)[0])
+    same = (got.view(np.uint32) == want.view(np.uint32)) | (np.isnan(got) & np.isnan(want))
+    assert same.all(), f"{kind} {ashape}x{bshape}: {int((~same).sum())} of {want.size} elements differ from jax"

@@ -254,6 +254,18 @@ func dotInF32(ev *Evaluator, par int, p *dotPlan, ldims, rdims []int64, lhs, rhs
 			return c
 		}
 	}
+	if p.b > 1 && ynnISA != 0 && takesSmall(p.b, p.m, p.n, p.k) {
+		// Many small products: the GEMM's own sums (kc-deep FMA chains
+		// from +0, blocks added in order) as one task of the batched
+		// small-product path, without a GEMM set-up per product.
+		kn := kernelFor[float32]()
+		y := &ynnDot{tasks: []ynnTask{{i1: p.m, j1: p.n, tk: 1, kstep: kn.kc, fma: true}}, kn: kn}
+		c := ev.newF32sOver(p.b * p.m * p.n)
+		if y.runTiny(par, p.b, p.m, p.n, p.k, a, la, b, lb, c) {
+			return c
+		}
+		ev.freeF32s(c)
+	}
 	c := ev.newF32sOver(p.b * p.m * p.n) // the GEMM sets every element
 	if p.m > 1 && p.n > 1 && gemmBF16Pairs(par, p.b, p.m, p.n, p.k, kernelFor[float32]().kc, bf16Src{f32: a, l: la}, bf16Src{f32: b, l: lb}, c) {
 		ev.noteFlushFree(c)

@@ -26,8 +26,28 @@ import (
 // operands every NaN is the default one (Inf*0, Inf-Inf), so a batch
 // element whose operands hold a NaN goes the general way instead.
 
-// ynnTinyMax bounds m, n and k of the dots taken here.
-const ynnTinyMax = 16
+// ynnTinyMax bounds m, n and k of the products always taken here (a
+// single product of at most ynnTinyMax³ included); ynnSmallWork bounds
+// m·n·k of the larger ones taken when batched (nb > 1), whose per-product
+// GEMM set-up (packing, the K-block loop, a parallel loop per product)
+// cost more than their arithmetic: jax.vmap of [64,16]x[16,16] or
+// [2,64]x[64,2] over thousands of pairs ran 1.2-2.9x XLA:CPU's time.
+const (
+	ynnTinyMax   = 16
+	ynnSmallWork = 1 << 15
+)
+
+// takesSmall reports whether products of m x k x n, nb of them, take the
+// batched small-product path.
+func takesSmall(nb, m, n, k int) bool {
+	if m == 0 || n == 0 || k == 0 || nb == 0 {
+		return false
+	}
+	if m <= ynnTinyMax && n <= ynnTinyMax && k <= ynnTinyMax {
+		return true
+	}
+	return nb > 1 && m*n*k <= ynnSmallWork
+}
 
 // ynnTinyOff disables the path (tests compare against runGeneral);
 // GOLDTRACE_YNN_TINY=0 does the same.
@@ -45,10 +65,10 @@ func (y *ynnDot) run(par, nb, m, n, k int, a []float32, la gemmLayout, b []float
 	}
 }
 
-// runTiny is run for m, n, k up to ynnTinyMax on FMA plans; false when it
-// does not apply.
+// runTiny is run for small products (takesSmall) on FMA plans; false when
+// it does not apply.
 func (y *ynnDot) runTiny(par, nb, m, n, k int, a []float32, la gemmLayout, b []float32, lb gemmLayout, c []float32) bool {
-	if ynnTinyOff || m > ynnTinyMax || n > ynnTinyMax || k > ynnTinyMax || m == 0 || n == 0 || k == 0 || nb == 0 {
+	if ynnTinyOff || !takesSmall(nb, m, n, k) {
 		return false
 	}
 	for _, t := range y.tasks {
@@ -64,20 +84,28 @@ func (y *ynnDot) runTiny(par, nb, m, n, k int, a []float32, la gemmLayout, b []f
 	y.kn.parallelFor(min(par, chunks), chunks, func(_ *gemmWork[float32], it int) {
 		b0, b1 := it*nb/chunks, (it+1)*nb/chunks
 		if ynnTinyVectors && !ynnTinyScalar {
-			var a32 [ynnTinyMax * ynnTinyMax]float32
-			var bp [ynnTinyMax * ynnTinyW]float32
 			// Row-major operands whose B rows are whole vectors are read
 			// in place (vmap'd 8x8 products had spent more time copying
-			// them than multiplying).
+			// them than multiplying); others are copied, B's rows
+			// padded to whole vectors.
 			inPlace := la.cs == 1 && lb.cs == 1 && n%8 == 0
+			if !inPlace && m*k+k*n+m*n <= ynnLanesMax {
+				// Eight products at a time across the vector lanes.
+				b0 = y.runLanes(b0, b1, m, n, k, a, la, b, lb, c)
+			}
+			w := roundUp(n, 8)
+			var a32, bp []float32
+			if !inPlace && b0 < b1 {
+				a32, bp = make([]float32, m*k), make([]float32, k*w)
+			}
 			for bi := b0; bi < b1; bi++ {
 				cb := c[bi*m*n : (bi+1)*m*n]
 				ab, bb := a[bi*la.bs:], b[bi*lb.bs:]
-				av, lda, bv, ldb := a32[:], k, bp[:], ynnTinyW
+				av, lda, bv, ldb := a32, k, bp, w
 				switch {
 				case inPlace && !rowsHoldNaN(ab, m, k, la.rs) && !rowsHoldNaN(bb, k, n, lb.rs):
 					av, lda, bv, ldb = ab, la.rs, bb, lb.rs
-				case inPlace || !ynnTinyLoad32(a32[:], bp[:], m, n, k, ab, la, bb, lb):
+				case inPlace || !ynnTinyLoad32(a32, bp, w, m, n, k, ab, la, bb, lb):
 					y.runGeneral(1, 1, m, n, k, ab, la, bb, lb, cb)
 					continue
 				}
@@ -88,19 +116,70 @@ func (y *ynnDot) runTiny(par, nb, m, n, k int, a []float32, la gemmLayout, b []f
 			sseAfterAVX()
 			return
 		}
-		var ad, bd [ynnTinyMax * ynnTinyMax]float64
+		ad, bd := make([]float64, m*k), make([]float64, n*k)
 		for bi := b0; bi < b1; bi++ {
 			cb := c[bi*m*n : (bi+1)*m*n]
-			if !ynnTinyLoad(ad[:], bd[:], m, n, k, a[bi*la.bs:], la, b[bi*lb.bs:], lb) {
+			if !ynnTinyLoad(ad, bd, m, n, k, a[bi*la.bs:], la, b[bi*lb.bs:], lb) {
 				y.runGeneral(1, 1, m, n, k, a[bi*la.bs:], la, b[bi*lb.bs:], lb, cb)
 				continue
 			}
 			for _, t := range y.tasks {
-				ynnTinyTask(t, n, k, ad[:], bd[:], cb)
+				ynnTinyTask(t, n, k, ad, bd, cb)
 			}
 		}
 	})
 	return true
+}
+
+// ynnLanesMax bounds the floats of one product (A, B and C) that runLanes
+// takes: eight products' worth stay in the L1 cache.
+const ynnLanesMax = 768
+
+// runLanes computes products b0, b0+8, ... of [b0, b1) eight at a time
+// (ynnLanesTaskVec), each group's operands gathered element-major. A NaN
+// in a product's operands reaches at least one of its results (a chain
+// that reads a NaN ends NaN), so a product with a NaN result is redone by
+// runGeneral, as runTiny does with products holding a NaN: NaN payloads
+// are the GEMM's. It returns the first product it left (fewer than eight
+// remain).
+func (y *ynnDot) runLanes(b0, b1, m, n, k int, a []float32, la gemmLayout, b []float32, lb gemmLayout, c []float32) int {
+	as, bs, cs := make([]float32, 8*m*k), make([]float32, 8*k*n), make([]float32, 8*m*n)
+	gather := func(dst, src []float32, l gemmLayout, rows, cols int) {
+		if l.cs == 1 && l.rs == cols {
+			for e, x := range src[:rows*cols] {
+				dst[e*8] = x
+			}
+			return
+		}
+		for i := 0; i < rows; i++ {
+			for p := 0; p < cols; p++ {
+				dst[(i*cols+p)*8] = src[i*l.rs+p*l.cs]
+			}
+		}
+	}
+	for ; b0+8 <= b1; b0 += 8 {
+		for l := 0; l < 8; l++ {
+			gather(as[l:], a[(b0+l)*la.bs:], la, m, k)
+			gather(bs[l:], b[(b0+l)*lb.bs:], lb, k, n)
+		}
+		for _, t := range y.tasks {
+			ynnLanesTaskVec(t, n, k, as, bs, cs)
+		}
+		for l := 0; l < 8; l++ {
+			bi := b0 + l
+			cb := c[bi*m*n : (bi+1)*m*n]
+			nan := false
+			for e := range cb {
+				x := cs[e*8+l]
+				nan = nan || x != x
+				cb[e] = x
+			}
+			if nan {
+				y.runGeneral(1, 1, m, n, k, a[bi*la.bs:], la, b[bi*lb.bs:], lb, cb)
+			}
+		}
+	}
+	return b0
 }
 
 // rowsHoldNaN reports whether any of the rows×cols elements of x, rows rs
@@ -116,14 +195,10 @@ func rowsHoldNaN(x []float32, rows, cols, rs int) bool {
 	return false
 }
 
-// ynnTinyW is the row stride of B in ynnTinyLoad32's copy: room for an
-// 8-column vector starting at any column below ynnTinyMax.
-const ynnTinyW = ynnTinyMax + 8
-
 // ynnTinyLoad32 copies one batch element's A row-major into a32 (row i at
-// i*k) and B row-major into bp (row p at p*ynnTinyW, zero past column n);
-// false when either holds a NaN.
-func ynnTinyLoad32(a32, bp []float32, m, n, k int, a []float32, la gemmLayout, b []float32, lb gemmLayout) bool {
+// i*k) and B row-major into bp (row p at p*w, w = n rounded up to whole
+// vectors, zero past column n); false when either holds a NaN.
+func ynnTinyLoad32(a32, bp []float32, w, m, n, k int, a []float32, la gemmLayout, b []float32, lb gemmLayout) bool {
 	ok := true
 	for i := 0; i < m; i++ {
 		row := a32[i*k : (i+1)*k]
@@ -134,7 +209,7 @@ func ynnTinyLoad32(a32, bp []float32, m, n, k int, a []float32, la gemmLayout, b
 		}
 	}
 	for p := 0; p < k; p++ {
-		row := bp[p*ynnTinyW : (p+1)*ynnTinyW]
+		row := bp[p*w : (p+1)*w]
 		for j := 0; j < n; j++ {
 			x := b[p*lb.rs+j*lb.cs]
 			ok = ok && x == x

@@ -6,3 +6,6 @@ package eval
 const ynnTinyVectors = false
 
 func ynnTinyTaskVec(t ynnTask, n, k int, a []float32, lda int, bp []float32, ldb int, c []float32) {}
+
+// ynnLanesTaskVec: never called in this build (ynnTinyVectors is false).
+func ynnLanesTaskVec(t ynnTask, n, k int, as, bs, cs []float32) {}
