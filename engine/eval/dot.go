@@ -31,6 +31,9 @@ type dotPlan struct {
 	// nBatch, nLhsFree and nContract count the dims in each group of the
 	// permutations.
 	nBatch, nLhsFree, nContract int
+	// eigen, when set, is the order of an f32 dot XLA:CPU runs as an
+	// Eigen contraction (dot_f32_eigen.go); dotInF32 takes it.
+	eigen *f32EigenPlan
 }
 
 func planDot(lhs, rhs []int64, dn *hlo.DotDimensionNumbers) (*dotPlan, error) {
@@ -135,15 +138,18 @@ func evalDot(ev *Evaluator, in *hlo.Instruction, args []Value) (Value, error) {
 		lhsIn, rhsIn = in.Operands[0], in.Operands[1]
 	}
 	if class == classF32 {
+		p.eigen = eigenF32Route(p, lhs.Type, rhs.Type, out.Elem, lhsIn, rhsIn)
 		if c, ok := dotBF16F32(ev, par, p, lhs, rhs, out.Elem, lhsIn, rhsIn); ok {
 			return ArrayValue(adoptF32(out.Elem, out.Dims, c)), nil
 		}
 		ynn = ynnRoute(p, lhs.Type, rhs.Type, out.Elem, lhsIn, rhsIn)
-		if c, ok := dotBF16Pairs(ev, par, p, lhs, rhs, out.Elem, ynn); ok {
-			return ArrayValue(adoptF32(out.Elem, out.Dims, c)), nil
-		}
-		if c, ok := dotHalfF32(ev, par, p, lhs, rhs, ynn); ok {
-			return ArrayValue(adoptF32(out.Elem, out.Dims, c)), nil
+		if p.eigen == nil {
+			if c, ok := dotBF16Pairs(ev, par, p, lhs, rhs, out.Elem, ynn); ok {
+				return ArrayValue(adoptF32(out.Elem, out.Dims, c)), nil
+			}
+			if c, ok := dotHalfF32(ev, par, p, lhs, rhs, ynn); ok {
+				return ArrayValue(adoptF32(out.Elem, out.Dims, c)), nil
+			}
 		}
 	}
 	if t := dotS8(ev, par, p, lhs, rhs, out); t != nil {
@@ -219,6 +225,19 @@ func dotInF32(ev *Evaluator, par int, p *dotPlan, ldims, rdims []int64, lhs, rhs
 	a, la := asMatrices(lhs, ldims, p.lhsPerm, p.nBatch, p.nLhsFree, p.m, p.k)
 	b, lb := asMatrices(rhs, rdims, p.rhsPerm, p.nBatch, p.nContract, p.k, p.n)
 	if c, ok := gemvOrdered(p, a, la, b, lb); ok {
+		return c
+	}
+	if p.eigen != nil && ynn == nil {
+		c := ev.newF32sOver(p.b * p.m * p.n) // every element is set
+		if e := ev.takeDotEpilogue(); e != nil && p.b == 1 {
+			// As runOverTiles, where one kernel sums every element.
+			if kn := p.eigen.oneKernel(p.m, p.n, p.k); kn != nil && kn.runOverTiles(par, p.m, p.n, p.k, a, la, b, lb, c,
+				func(r0, r1, c0, c1 int) { e.tile(c, r0, r1, c0, c1) }) {
+				e.ran = true
+				return c
+			}
+		}
+		dotF32Eigen(par, p.b, p.m, p.n, p.k, a, la, b, lb, c, p.eigen)
 		return c
 	}
 	if ynn != nil {
