@@ -255,10 +255,7 @@ func ynnTinyTask(t ynnTask, n, k int, ad, bd []float64, c []float32) {
 			var acc float32
 			first := true
 			for lo := 0; lo < k; {
-				hi := min(km, lo+t.kstep)
-				if lo >= km {
-					hi = k
-				}
+				hi := t.blockEnd(lo, km, k)
 				var s float32
 				switch tk {
 				case 1:
@@ -279,6 +276,15 @@ func ynnTinyTask(t ynnTask, n, k int, ad, bd []float64, c []float32) {
 			c[i*n+j] = acc
 		}
 	}
+}
+
+// blockEnd is the end of the task's K block starting at lo: kstep deep
+// below km (k rounded down to a multiple of tk), then the rest of K.
+func (t ynnTask) blockEnd(lo, km, k int) int {
+	if lo >= km {
+		return k
+	}
+	return min(km, lo+t.kstep)
 }
 
 // ynnTinyChain is the FMA chain from +0 over a[p]*b[p] for p = lo, lo+step,

@@ -21,7 +21,6 @@ func ynnTinyTaskVec(t ynnTask, n, k int, a []float32, lda int, bp []float32, ldb
 		ynnTinyOneBlockVec(t, n, k, a, lda, bp, ldb, c)
 		return
 	}
-	var zero archsimd.Float32x8
 	var out [8]float32
 	for j0 := t.j0; j0 < t.j1; j0 += 8 {
 		cols := min(8, t.j1-j0)
@@ -30,10 +29,7 @@ func ynnTinyTaskVec(t ynnTask, n, k int, a []float32, lda int, bp []float32, ldb
 			var acc archsimd.Float32x8
 			first := true
 			for lo := 0; lo < k; {
-				hi := min(km, lo+t.kstep)
-				if lo >= km {
-					hi = k
-				}
+				hi := t.blockEnd(lo, km, k)
 				var l0, l1, l2, l3 archsimd.Float32x8
 				for p := lo; p < hi; p += tk {
 					l0 = archsimd.BroadcastFloat32x8(ar[p]).MulAdd(archsimd.LoadFloat32x8Slice(bp[p*ldb+j0:]), l0)
@@ -53,17 +49,7 @@ func ynnTinyTaskVec(t ynnTask, n, k int, a []float32, lda int, bp []float32, ldb
 						l3 = archsimd.BroadcastFloat32x8(ar[p+3]).MulAdd(archsimd.LoadFloat32x8Slice(bp[(p+3)*ldb+j0:]), l3)
 					}
 				}
-				// Each lane as the GEMM leaves it in its cleared lane
-				// storage: +0 plus the chain.
-				var s archsimd.Float32x8
-				switch tk {
-				case 1:
-					s = zero.Add(l0)
-				case 2:
-					s = zero.Add(l0).Add(zero.Add(l1))
-				default:
-					s = zero.Add(l0).Add(zero.Add(l1)).Add(zero.Add(l2).Add(zero.Add(l3)))
-				}
+				s := ynnLaneSum8(tk, l0, l1, l2, l3)
 				if first {
 					acc, first = s, false
 				} else {
@@ -88,17 +74,13 @@ func ynnTinyTaskVec(t ynnTask, n, k int, a []float32, lda int, bp []float32, ldb
 func ynnLanesTaskVec(t ynnTask, n, k int, as, bs, cs []float32) {
 	tk := t.tk
 	km := k - k%tk
-	var zero archsimd.Float32x8
 	ld := func(s []float32, i int) archsimd.Float32x8 { return archsimd.LoadFloat32x8((*[8]float32)(s[8*i:])) }
 	for i := t.i0; i < t.i1; i++ {
 		for j := t.j0; j < t.j1; j++ {
 			var acc archsimd.Float32x8
 			first := true
 			for lo := 0; lo < k; {
-				hi := min(km, lo+t.kstep)
-				if lo >= km {
-					hi = k
-				}
+				hi := t.blockEnd(lo, km, k)
 				var s archsimd.Float32x8
 				switch {
 				case tk == 1:
@@ -106,7 +88,7 @@ func ynnLanesTaskVec(t ynnTask, n, k int, as, bs, cs []float32) {
 					for p := lo; p < hi; p++ {
 						l0 = ld(as, i*k+p).MulAdd(ld(bs, p*n+j), l0)
 					}
-					s = zero.Add(l0)
+					s = ynnLaneSum8(1, l0, l0, l0, l0)
 				default:
 					var l0, l1, l2, l3 archsimd.Float32x8
 					for p := lo; p < hi; p += tk {
@@ -121,11 +103,7 @@ func ynnLanesTaskVec(t ynnTask, n, k int, as, bs, cs []float32) {
 							l3 = ld(as, i*k+p+3).MulAdd(ld(bs, (p+3)*n+j), l3)
 						}
 					}
-					if tk == 2 {
-						s = zero.Add(l0).Add(zero.Add(l1))
-					} else {
-						s = zero.Add(l0).Add(zero.Add(l1)).Add(zero.Add(l2).Add(zero.Add(l3)))
-					}
+					s = ynnLaneSum8(tk, l0, l1, l2, l3)
 				}
 				if first {
 					acc, first = s, false
@@ -146,17 +124,8 @@ func ynnLanesTaskVec(t ynnTask, n, k int, as, bs, cs []float32) {
 func ynnTinyOneBlockVec(t ynnTask, n, k int, a []float32, lda int, bp []float32, ldb int, c []float32) {
 	tk := t.tk
 	km := k - k%tk
-	var zero archsimd.Float32x8
 	ldb8 := func(p, j int) archsimd.Float32x8 { return archsimd.LoadFloat32x8((*[8]float32)(bp[p*ldb+j:])) }
-	combine := func(l0, l1, l2, l3 archsimd.Float32x8) archsimd.Float32x8 {
-		switch tk {
-		case 1:
-			return zero.Add(l0)
-		case 2:
-			return zero.Add(l0).Add(zero.Add(l1))
-		}
-		return zero.Add(l0).Add(zero.Add(l1)).Add(zero.Add(l2).Add(zero.Add(l3)))
-	}
+	combine := func(l0, l1, l2, l3 archsimd.Float32x8) archsimd.Float32x8 { return ynnLaneSum8(tk, l0, l1, l2, l3) }
 	var out [8]float32
 	for j0 := t.j0; j0 < t.j1; j0 += 8 {
 		cols := min(8, t.j1-j0)
@@ -210,4 +179,18 @@ func ynnTinyOneBlockVec(t ynnTask, n, k int, a []float32, lda int, bp []float32,
 			copy(c[i*n+j0:i*n+j0+cols], out[:cols])
 		}
 	}
+}
+
+// ynnLaneSum8 adds a K block's tk lanes as the GEMM leaves them, each in
+// its cleared lane storage (+0 plus the chain): s0, s0+s1, or
+// (s0+s1)+(s2+s3).
+func ynnLaneSum8(tk int, l0, l1, l2, l3 archsimd.Float32x8) archsimd.Float32x8 {
+	var zero archsimd.Float32x8
+	switch tk {
+	case 1:
+		return zero.Add(l0)
+	case 2:
+		return zero.Add(l0).Add(zero.Add(l1))
+	}
+	return zero.Add(l0).Add(zero.Add(l1)).Add(zero.Add(l2).Add(zero.Add(l3)))
 }
