@@ -228,17 +228,7 @@ func dotInF32(ev *Evaluator, par int, p *dotPlan, ldims, rdims []int64, lhs, rhs
 		return c
 	}
 	if p.eigen != nil && ynn == nil {
-		c := ev.newF32sOver(p.b * p.m * p.n) // every element is set
-		if e := ev.takeDotEpilogue(); e != nil && p.b == 1 {
-			// As runOverTiles, where one kernel sums every element.
-			if kn := p.eigen.oneKernel(p.m, p.n, p.k); kn != nil && kn.runOverTiles(par, p.m, p.n, p.k, a, la, b, lb, c,
-				func(r0, r1, c0, c1 int) { e.tile(c, r0, r1, c0, c1) }) {
-				e.ran = true
-				return c
-			}
-		}
-		dotF32Eigen(par, p.b, p.m, p.n, p.k, a, la, b, lb, c, p.eigen)
-		return c
+		return dotF32EigenEval(ev, par, p, a, la, b, lb)
 	}
 	if ynn != nil {
 		// A B kept across loop steps is packed once for YNNPACK's K

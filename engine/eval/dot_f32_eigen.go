@@ -219,7 +219,9 @@ func (t eigenTraits) threads(m, n, k, dev int) int {
 	return min(dev, max(1, int(th)))
 }
 
-// threadsByK is numThreadsInnerDim.
+// threadsByK is numThreadsInnerDim: even thread counts, 3000 cycles per
+// thread (jaxlib's Eigen; the c64 model's 4000 and every count from 2 send
+// 5847×30×2 to one thread where jax shards it over K).
 func (t eigenTraits) threadsByK(m, n, k, dev int) int {
 	sz, pk := float64(t.size), float64(t.packet)
 	compute := t.bandwidth(true, m, n, k) * float64(m) * float64(n) / pk
@@ -227,8 +229,8 @@ func (t eigenTraits) threadsByK(m, n, k, dev int) int {
 	totalPar := float64(k) * per
 	red := float64(m) * float64(n) * (eigenLoadCycles*2 + eigenLoadCycles + 1.0/pk)
 	best, minCost := 1, totalPar
-	for nt := 2; nt <= dev; nt++ {
-		c := totalPar/float64(nt) + 100000 + float64(nt)*(red+4000)
+	for nt := 2; nt <= dev; nt += 2 {
+		c := totalPar/float64(nt) + 100000 + float64(nt)*(red+3000)
 		if c < minCost {
 			best, minCost = nt, c
 		}
@@ -415,24 +417,50 @@ func dotF32Eigen(par, nb, m, n, k int, a []float32, la gemmLayout, bm []float32,
 	}
 }
 
-// oneKernel returns the GEMM kernel that sums every element of an m×n×k
-// product of plan pl on its own (runOver over the whole K), or nil: when
-// the contraction is sharded over K, its K parts are not uniform or some
-// row or column is summed apart (f32EigenEdges).
-func (pl *f32EigenPlan) oneKernel(m, n, k int) *gemmKernel[float32] {
-	kn := kernelFor[float32]()
+// uniformStep returns the depth of the K blocks every element of an
+// m×n×k product of plan pl sums in (each an FMA chain from +0, added to the
+// element in order, the last one the remainder), or 0: when the
+// contraction is sharded over K, its K parts are not uniform or some row
+// or column is summed apart (f32EigenEdges).
+func (pl *f32EigenPlan) uniformStep(m, n, k int) int {
 	if pl.naive {
-		return kn.withKC(k)
+		return k
 	}
 	if len(pl.segs) != 1 {
-		return nil
+		return 0
 	}
 	s := pl.segs[0]
 	runs := s.runs()
 	if len(runs) != 1 || (n > 1 && n%s.cb == 1) || (m > 1 && m%s.rb == 1) {
-		return nil
+		return 0
 	}
-	return kn.withKC(runs[0].kc)
+	return runs[0].kc
+}
+
+// dotF32EigenEval computes dot p (viewed as a and b) in the order of its
+// plan p.eigen: where every element sums in uniform K blocks, a product
+// whose consumer runs on its tiles does so (dot_epilogue.go) and many
+// small products take the batched small-product path (dot_ynn_tiny.go).
+func dotF32EigenEval(ev *Evaluator, par int, p *dotPlan, a []float32, la gemmLayout, b []float32, lb gemmLayout) []float32 {
+	c := ev.newF32sOver(p.b * p.m * p.n) // every element is set
+	if ks := p.eigen.uniformStep(p.m, p.n, p.k); ks > 0 {
+		kn := kernelFor[float32]()
+		if e := ev.takeDotEpilogue(); e != nil && p.b == 1 {
+			if kn.withKC(ks).runOverTiles(par, p.m, p.n, p.k, a, la, b, lb, c,
+				func(r0, r1, c0, c1 int) { e.tile(c, r0, r1, c0, c1) }) {
+				e.ran = true
+				return c
+			}
+		}
+		if p.b > 1 && takesSmall(p.b, p.m, p.n, p.k) {
+			y := &ynnDot{tasks: []ynnTask{{i1: p.m, j1: p.n, tk: 1, kstep: ks, fma: true}}, kn: kn}
+			if y.runTiny(par, p.b, p.m, p.n, p.k, a, la, b, lb, c) {
+				return c
+			}
+		}
+	}
+	dotF32Eigen(par, p.b, p.m, p.n, p.k, a, la, b, lb, c, p.eigen)
+	return c
 }
 
 // f32EigenEdges recomputes the elements of slice s that oneDNN sums apart:

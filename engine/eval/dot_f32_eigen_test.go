@@ -23,6 +23,7 @@ func TestPlanF32EigenMeasured(t *testing.T) {
 		{1024, 1024, 4096, []f32EigenSeg{{0, 4096, 320, 768, 216}}},
 		{40, 193, 2552, []f32EigenSeg{{0, 2552, 320, 192, 24}}},
 		{49, 2, 641, []f32EigenSeg{{0, 641, 320, 2, 24}}},
+		{30, 2, 5847, []f32EigenSeg{{0, 2928, 296, 2, 24}, {2928, 5847, 296, 2, 24}}},
 	} {
 		got := planF32Eigen(tc.rows, tc.cols, tc.k, 2)
 		if got.naive || !reflect.DeepEqual(got.segs, tc.want) {
