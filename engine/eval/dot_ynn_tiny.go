@@ -30,11 +30,13 @@ import (
 // single product of at most ynnTinyMax³ included); ynnSmallWork bounds
 // m·n·k of the larger ones taken when batched (nb > 1), whose per-product
 // GEMM set-up (packing, the K-block loop, a parallel loop per product)
-// cost more than their arithmetic: jax.vmap of [64,16]x[16,16] or
-// [2,64]x[64,2] over thousands of pairs ran 1.2-2.9x XLA:CPU's time.
+// cost more than their arithmetic: jax.vmap of [2,64]x[64,2] or of
+// [3,3]x[3,64] over thousands of pairs ran 2.2-2.9x XLA:CPU's time. Past
+// it the GEMM's register tiles win: the row kernel sums each row's chain
+// alone (vmap of 32³ products: 96 ms here against 18 on the GEMM).
 const (
 	ynnTinyMax   = 16
-	ynnSmallWork = 1 << 15
+	ynnSmallWork = 1 << 13
 )
 
 // takesSmall reports whether products of m x k x n, nb of them, take the
