@@ -355,10 +355,13 @@ func (s f32EigenSeg) runs() []kRun {
 // eigenF32Route returns the plan of an f32 dot (or a bf16/f16 one computed
 // in f32) that XLA:CPU runs as an Eigen contraction or its naive loop, or
 // nil: YNNPACK's dots, matrix-vector products and contractions of depth
-// at most 1 (XLA makes those a multiply) stay elsewhere. Only builds with
-// the assembly FMA kernels (ynnISA != 0) take it.
+// at most 1 (XLA makes those a multiply) stay elsewhere. Only AVX-512
+// hosts with the assembly FMA kernels (ynnISA 512) take it: on an AVX2
+// host (bench/avx2only) oneDNN runs other kernels, whose sums depend on
+// the element's place in its tile (an 8×8×16 product is mostly two lanes
+// over even and odd k, a 20×30×40 one mostly one chain), not modelled.
 func eigenF32Route(p *dotPlan, lt, rt, ot dtype.Type, lhsIn, rhsIn *hlo.Instruction) *f32EigenPlan {
-	if ynnISA == 0 || ynnOrderDisabled || f32EigenOff {
+	if ynnISA != 512 || ynnOrderDisabled || f32EigenOff {
 		return nil
 	}
 	switch {
