@@ -1027,6 +1027,10 @@ func contractRanks(add *hlo.Instruction) (int, int) {
 		v := 0
 		switch {
 		case x.Opcode == "constant" || (x.Opcode == "broadcast" && len(x.Operands) == 1 && isConstantTree(x.Operands[0])):
+		case x.Opcode == "custom-call" && x.CustomCallTarget == eval.FMATarget && len(x.Operands) == 3:
+			// An add contracted already: in the loop body it is still
+			// the multiply and the add (LLVM fuses them after ranking).
+			v = max(max(rank(x.Operands[0]), rank(x.Operands[1]))+1, rank(x.Operands[2])) + 1
 		case !rankedElementwise[x.Opcode] && !contractOps[x.Opcode] && x.Opcode != "negate":
 			if _, ok := loads[k]; !ok {
 				loads[k] = len(loads) + 1
