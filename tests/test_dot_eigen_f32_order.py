@@ -138,3 +138,14 @@ def test_mse_adam_step_probe():
         return m2, v2, w - 1e-3 * m2 / (jnp.sqrt(v2) + 1e-8)
 
     _compare(step, w, x, y, m, v)
+
+
+@pytest.mark.parametrize("m,k,n", [(7, 7450, 5), (6, 7687, 6)])
+def test_c64_sharded_over_k_at_the_threshold(m, k, n):
+    """numThreadsInnerDim charges 3000 cycles per thread: these c64 products,
+    just past the threshold, are two K slices in jax (dot_c64_eigen.go had
+    4000: 97-100% differed)."""
+    rng = np.random.default_rng(m * k + n)
+    a = (rng.standard_normal((m, k)) + 1j * rng.standard_normal((m, k))).astype(np.complex64)
+    b = (rng.standard_normal((k, n)) + 1j * rng.standard_normal((k, n))).astype(np.complex64)
+    _compare(lambda a, b: a @ b, a, b)

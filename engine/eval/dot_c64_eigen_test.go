@@ -243,6 +243,7 @@ func TestComplexDotEigenPlan(t *testing.T) {
 		{25, 15, 1098, "threads=1 [0,1098):280/15"},
 		{327, 4, 82, "threads=1 [0,82):82/4"},
 		{2, 276, 550, "threads=2 [0,550):320/96"},
+		{7, 5, 7450, "threads=2 [0,3728):320/5 [3728,7450):320/5"},
 	} {
 		p := planC64Eigen(c.m, c.n, c.k, 2)
 		got := fmt.Sprintf("threads=%d", p.threads)
