@@ -1141,6 +1141,16 @@ prog("fma-gru-update-tanh",
 prog("fma-gelu-tanh-vjp", lambda a, c: jax.vjp(jax.nn.gelu, a)[1](c)[0],
      lambda rng: (normal(rng, (64, 256)), normal(rng, (64, 256))))
 
+# A negated product in an add (golden/xla_rewrites.go negatedProduct): with a negative constant
+# factor the sign moves into it and the two products rank as usual (the exact gelu's backward,
+# 20% of elements differed); otherwise the add is other - P, fusing other when it is a product.
+prog("fma-gelu-erf-vjp", lambda a, c: jax.vjp(lambda x: jax.nn.gelu(x, approximate=False), a)[1](c)[0],
+     lambda rng: (normal(rng, (64, 256)), normal(rng, (64, 256))))
+prog("fma-negated-product-plus-product", lambda a, b, c, d: (-(a * b * 0.7) + c * d, -(a * b) + c * jnp.exp(d)),
+     lambda rng: tuple(normal(rng, (64, 256)) for _ in range(4)))
+prog("fma-negated-product-plus-value", lambda a, b, c, d: (-(a * b) + c, d + -(c * b * 0.7), -(a * jnp.exp(d) * 0.7) + c * 0.5),
+     lambda rng: tuple(normal(rng, (64, 256)) for _ in range(4)))
+
 # jnp.var divides in a select on n > ddof, a constant predicate XLA folds away: var + eps then
 # contracts the 1/n product into an FMA (batch norm's rsqrt(var + eps)).
 prog("fma-var-plus-eps", lambda x: jnp.var(x, 0) + 1e-5, lambda rng: (normal(rng, (96, 256)),))

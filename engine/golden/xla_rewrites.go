@@ -842,9 +842,16 @@ func (r *xlaRewriter) contract(in *hlo.Instruction) (*hlo.Instruction, error) {
 	for _, slot := range slots {
 		x := in.Operands[slot]
 		var chain []*hlo.Instruction
+		negated := false
 		for {
 			if contractOps[x.Opcode] && len(x.Operands) == 1 && r.oneUse(x) {
 				chain = append(chain, x)
+				x = x.Operands[0]
+				continue
+			}
+			// A negated product contracts too (r.negatedProduct).
+			if r.negatedProduct(x, in.Operands[1-slot]) {
+				negated = !negated
 				x = x.Operands[0]
 				continue
 			}
@@ -865,6 +872,9 @@ func (r *xlaRewriter) contract(in *hlo.Instruction) (*hlo.Instruction, error) {
 		}
 		a := r.cloneChain(chain, x.Operands[0])
 		b := r.cloneChain(chain, x.Operands[1])
+		if negated {
+			a = r.emit("negate", a.Shape, a)
+		}
 		c := in.Operands[1-slot]
 		if in.Opcode == "subtract" {
 			if slot == 0 { // x*y - c = fma(x, y, -c)
@@ -878,6 +888,66 @@ func (r *xlaRewriter) contract(in *hlo.Instruction) (*hlo.Instruction, error) {
 		return f, nil
 	}
 	return nil, nil
+}
+
+// negatedProduct reports whether x, an operand of an add whose other
+// operand is other (nil: any), is a negated product that contracts, as
+// measured on jax 0.10.2: LLVM moves the sign of -(P) into a negative
+// constant factor of P when it has one (the tanh-free gelu's backward,
+// -(x·(-0.564)·e·0.707) + erfc·0.5: then the add of two products ranks as
+// any other); otherwise the add is other - P, which fuses other when it is
+// a product and P when it is not (-(a·b·0.7) + c·d fuses c·d; -(a·b) + c
+// is fma(-a, b, c)).
+func (r *xlaRewriter) negatedProduct(x, other *hlo.Instruction) bool {
+	if x.Opcode != "negate" || len(x.Operands) != 1 || !r.oneUse(x) || x.Shape.Elem != x.Operands[0].Shape.Elem {
+		return false
+	}
+	if signAbsorbed(x.Operands[0]) {
+		return true
+	}
+	return other != nil && !r.product(other)
+}
+
+// signAbsorbed reports whether the product p has a negative scalar
+// constant factor (through its multiplies) that takes a negation.
+func signAbsorbed(p *hlo.Instruction) bool {
+	for depth := 0; p.Opcode == "multiply" && len(p.Operands) == 2 && depth < 16; depth++ {
+		var next *hlo.Instruction
+		for _, o := range p.Operands {
+			if v, ok := scalarConstValue(o); ok {
+				if v < 0 {
+					return true
+				}
+				continue
+			}
+			if o.Opcode == "multiply" && next == nil {
+				next = o
+			}
+		}
+		if next == nil {
+			return false
+		}
+		p = next
+	}
+	return false
+}
+
+// scalarConstValue is the value of a scalar constant, or of a broadcast of
+// one.
+func scalarConstValue(x *hlo.Instruction) (float64, bool) {
+	for (x.Opcode == "broadcast" || x.Opcode == "reshape") && len(x.Operands) == 1 {
+		x = x.Operands[0]
+	}
+	if x.Opcode != "constant" || x.Literal == nil || x.Literal.Tensor == nil || x.Literal.Tensor.NumElements() != 1 {
+		return 0, false
+	}
+	switch t := x.Literal.Tensor; t.Type {
+	case dtype.F32:
+		return float64(t.F32()[0]), true
+	case dtype.F64:
+		return t.F64()[0], true
+	}
+	return 0, false
 }
 
 func equalShapeDims(a, b *hlo.Instruction) bool {
@@ -1004,7 +1074,7 @@ func rankedLower(add *hlo.Instruction) bool {
 // product reports whether x is a single-use multiply, directly or through
 // single-use contractOps links (worth ranking only when both operands are).
 func (r *xlaRewriter) product(x *hlo.Instruction) bool {
-	for contractOps[x.Opcode] && len(x.Operands) == 1 && r.oneUse(x) {
+	for (contractOps[x.Opcode] || r.negatedProduct(x, nil) && signAbsorbed(x.Operands[0])) && len(x.Operands) == 1 && r.oneUse(x) {
 		x = x.Operands[0]
 	}
 	return x.Opcode == "multiply" && r.oneUse(x)
