@@ -431,16 +431,24 @@ func ynnPreferred(in *hlo.Instruction) bool {
 	return false
 }
 
-// ynnSupported is YnnMatcher::IsOpSupported for in.
+// ynnSupported is YnnMatcher::IsOpSupported for in, after layout
+// assignment: XLA:CPU gives every op its default layout there (a
+// transpose becomes a copy of its own), so the layout an unoptimized
+// module writes is no bar, except to a bitcast, whose meaning it is. What
+// that layout does before layout assignment (TreeReductionRewriter's
+// split, engine/golden/ynn_layout.go) the golden driver rewrites first.
 func ynnSupported(in *hlo.Instruction) bool {
 	s := in.Shape
-	if !s.IsArray() || !descendingLayout(s) {
+	if !s.IsArray() || in.FrontendAttrs[YNNOffAttr] != "" {
 		return false
 	}
 	for _, o := range in.Operands {
-		if !o.Shape.IsArray() || !descendingLayout(o.Shape) {
+		if !o.Shape.IsArray() {
 			return false
 		}
+	}
+	if in.Opcode == "bitcast" && len(in.Operands) == 1 && (!descendingLayout(s) || !descendingLayout(in.Operands[0].Shape)) {
+		return false
 	}
 	switch in.Opcode {
 	case "constant":
@@ -761,6 +769,21 @@ func ynnScalarConst(x *hlo.Instruction) (float64, bool) {
 	}
 	return v, true
 }
+
+// YNNOffAttr, a frontend attribute the golden driver sets on an op that
+// XLA's passes before layout assignment keep out of YNNPACK's reach
+// (engine/golden/ynn_layout.go), whatever the fusion rules say.
+const YNNOffAttr = "goldtrace.ynn_off"
+
+// YNNTakesReduce reports whether YNNPACK takes reduce in (its type,
+// reducer and size) once its layouts are the default ones.
+func YNNTakesReduce(in *hlo.Instruction) bool {
+	return in.Opcode == "reduce" && ynnSupported(in)
+}
+
+// DescendingLayout reports whether s has the default (row-major) layout,
+// or none.
+func DescendingLayout(s hlo.Shape) bool { return descendingLayout(s) }
 
 // YNNElementwise reports whether opcode is an elementwise op YNNPACK
 // fusions take, with its operand count.

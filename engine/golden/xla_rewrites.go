@@ -121,6 +121,11 @@ func xlaRewrites(m *hlo.Module) error {
 		if err := r.rewrite(c, r.simplify); err != nil {
 			return err
 		}
+		if !optimized {
+			if err := r.layoutPasses(c, before); err != nil {
+				return err
+			}
+		}
 		r.ynn = nil
 		if !ynnNumericsOff && (ynnComps[c] || !optimized) {
 			if err := r.ynnRewrites(c, ynnComps[c], before); err != nil {
@@ -142,6 +147,10 @@ func xlaRewrites(m *hlo.Module) error {
 		foldDotTransposes(c)
 		forwardLocalTuples(c)
 		pruneDead(c, before)
+		if err := r.hoistTransposes(c, before); err != nil {
+			return err
+		}
+		r.sunk = nil
 	}
 	return nil
 }
@@ -204,6 +213,9 @@ type xlaRewriter struct {
 	// ynn is the computation's YNNPACK fusions (ynn.go): their ops take
 	// YNNPACK's numerics and never contract.
 	ynn *ynnPlan
+	// sunk are the transposes ReshapeMover's model sank (ynn_layout.go),
+	// hoisted back once the fusions are rewritten.
+	sunk map[*hlo.Instruction]bool
 }
 
 func (r *xlaRewriter) newName(base string) string {
