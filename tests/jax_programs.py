@@ -1151,6 +1151,23 @@ prog("fma-negated-product-plus-product", lambda a, b, c, d: (-(a * b * 0.7) + c 
 prog("fma-negated-product-plus-value", lambda a, b, c, d: (-(a * b) + c, d + -(c * b * 0.7), -(a * jnp.exp(d) * 0.7) + c * 0.5),
      lambda rng: tuple(normal(rng, (64, 256)) for _ in range(4)))
 
+# Layer norm and batch norm backward: a product both summed by a YNNPACK reduce and added into
+# the gradient is materialized for the reduce and copied into the loop fusion, where it has one
+# use and contracts (golden/xla_rewrites.go copiedForLoop; 23-40% of elements differed).
+def _ln(x, g, b, var=False):
+    m = x.mean(-1, keepdims=True)
+    v = x.var(-1, keepdims=True) if var else ((x - m) ** 2).mean(-1, keepdims=True)
+    return (x - m) * jax.lax.rsqrt(v + 1e-5) * g + b
+
+
+prog("fma-layernorm-backward", jax.grad(lambda x, g, b: jnp.sum(_ln(x, g, b) ** 2)),
+     lambda rng: (normal(rng, (64, 1024)), normal(rng, (1024,)), normal(rng, (1024,))))
+prog("fma-layernorm-var-backward", jax.grad(lambda x, g, b: jnp.sum(_ln(x, g, b, var=True))),
+     lambda rng: (normal(rng, (64, 1024)), normal(rng, (1024,)), normal(rng, (1024,))))
+prog("fma-batchnorm-backward", jax.grad(lambda x, g, b: jnp.sum(((x - x.mean((0, 1, 2))) * jax.lax.rsqrt(
+    x.var((0, 1, 2)) + 1e-5) * g + b) ** 2)),
+     lambda rng: (normal(rng, (4, 16, 16, 64)), normal(rng, (64,)), normal(rng, (64,))))
+
 # jnp.var divides in a select on n > ddof, a constant predicate XLA folds away: var + eps then
 # contracts the 1/n product into an FMA (batch norm's rsqrt(var + eps)).
 prog("fma-var-plus-eps", lambda x: jnp.var(x, 0) + 1e-5, lambda rng: (normal(rng, (96, 256)),))

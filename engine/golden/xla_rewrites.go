@@ -853,29 +853,30 @@ func (r *xlaRewriter) contract(in *hlo.Instruction) (*hlo.Instruction, error) {
 	}
 	for _, slot := range slots {
 		x := in.Operands[slot]
+		reader := in
 		var chain []*hlo.Instruction
 		negated := false
 		for {
 			if contractOps[x.Opcode] && len(x.Operands) == 1 && r.oneUse(x) {
 				chain = append(chain, x)
-				x = x.Operands[0]
+				reader, x = x, x.Operands[0]
 				continue
 			}
 			// A negated product contracts too (r.negatedProduct).
 			if r.negatedProduct(x, in.Operands[1-slot]) {
 				negated = !negated
-				x = x.Operands[0]
+				reader, x = x, x.Operands[0]
 				continue
 			}
 			// XLA folds a select on a constant predicate away before fusing
 			// (jnp.var's n > ddof: var + eps contracts its 1/n product).
 			if s := eval.YNNSelected(x); s != nil && r.oneUse(x) && s.Shape.Elem == t && equalShapeDims(s, x) {
-				x = s
+				reader, x = x, s
 				continue
 			}
 			break
 		}
-		if x.Opcode != "multiply" || x.Shape.Elem != t || !r.oneUse(x) || len(x.Operands) != 2 || r.ynn.isMember(x) ||
+		if x.Opcode != "multiply" || x.Shape.Elem != t || !(r.oneUse(x) || r.copiedForLoop(x, reader)) || len(x.Operands) != 2 || r.ynn.isMember(x) ||
 			r.products[productKey(x)] > 1 && !r.mergedOneUse[productKey(x)] || foldsIntoSelect64(x, r.oneLiveUse) {
 			continue
 		}
@@ -900,6 +901,33 @@ func (r *xlaRewriter) contract(in *hlo.Instruction) (*hlo.Instruction, error) {
 		return f, nil
 	}
 	return nil, nil
+}
+
+// copiedForLoop reports whether XLA gives the loop fusion of reader its own
+// copy of product x: every other reader of x is in a YNNPACK fusion, which
+// reads x materialized, so the loop fusion's copy has one use (a layer
+// norm's backward sums g·rsqrt in a YNNPACK reduce and adds it to the
+// gradient).
+func (r *xlaRewriter) copiedForLoop(x, reader *hlo.Instruction) bool {
+	if r.ynn == nil || r.isNew(x) {
+		return false
+	}
+	others := 0
+	for _, u := range r.c.Instructions {
+		if u == reader {
+			continue
+		}
+		for _, o := range u.Operands {
+			if o != x {
+				continue
+			}
+			if !r.ynn.isMember(u) && (u.Opcode != "custom-call" || u.CustomCallTarget != eval.YNNTarget) {
+				return false
+			}
+			others++
+		}
+	}
+	return others > 0
 }
 
 // negatedProduct reports whether x, an operand of an add whose other
