@@ -1025,7 +1025,7 @@ func planFusion(c *hlo.Computation) *fusionPlan {
 					for _, d := range r.Dimensions {
 						reduced[d] = true
 					}
-					chunked, rows := ynnRowChunking(in.Shape.Dims, reduced, ynnFusedProducer(r, computationUses(c)))
+					chunked, rows := ynnRowChunking(in.Shape.Dims, reduced, ynnChunk, ynnFusedProducer(r, computationUses(c)))
 					// (f64 YNNPACK rows run unfused, reduce_ynn.go, as do
 					// rows YNNPACK splits otherwise, reduce_ynn_general.go)
 					if kind != ynnF64 && (kind == ynnNone || rows) {

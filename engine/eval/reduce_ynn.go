@@ -40,9 +40,13 @@ package eval
 // acc2.
 //
 // f32 sums over any reduced dimensions take those calls
-// (reduce_ynn_general.go). Not covered (the reduce keeps the evaluator's
-// own order): f64 columns and f64 rows
-// past 65536 (f64 rows run sum_k1_fp64's 8-lane order, ynnRowKernel64), rows of bf16 converted to f32 inside the fusion longer than
+// (reduce_ynn_general.go). f64 sums (jax_enable_x64) take the same
+// schedule with f64's tile (16384 elements) and kernels: sum_k1_fp64 is 8
+// lanes (ynnRowKernel64), sum_kn_fp64 is sum_kn_fp32's column order on
+// 8-lane vectors (read from its machine code; ynnColKernelT serves both),
+// fitted bit for bit on ~150 random shapes (tests/test_ynn_f64.py). Not
+// covered (the reduce keeps the evaluator's own order): rows of bf16
+// converted to f32 inside the fusion longer than
 // 32768 (shorter ones run sum_k1_bf16_fp32's order: 32-element vectors give
 // lane l elements 2l+1 then 2l, partials of 128, blocks of 512, Kahan every
 // 2048) and bf16 columns. The elementwise
@@ -104,19 +108,14 @@ func ynnSumOrder(r *hlo.Instruction, uses func(*hlo.Instruction) int) ynnKind {
 		}
 		reduced[d] = true
 	}
-	// f32 sums of any reduced set take ynnSumGeneral; the bf16 and f64
+	// f32 and f64 sums of any reduced set take ynnSumGeneralT; the bf16
 	// kernels are fitted on rows only.
 	_, red, inner, ok := reducedBlock(x.Shape.Dims, reduced)
 	if !ok {
 		inner, red = 0, 0
 	}
 	if x.Shape.Elem == dtype.F64 {
-		// Rows only, up to four chunks (measured; columns and longer rows
-		// are split in ways not fitted).
-		if inner != 1 || red > 4*ynnChunk64 {
-			return ynnNone
-		}
-		return ynnF64
+		return ynnF64 // any reduced set (ynnSumGeneralT with the f64 kernels)
 	}
 	hint := r.FrontendAttrs[YNNSumAttr] // the golden driver's fusion prediction (engine/golden/ynn.go)
 	if hint == "bf16" && x.Opcode != "convert" {
@@ -170,16 +169,8 @@ func (ev *Evaluator) ynnUseCount(in *hlo.Instruction) int {
 func reduceAddYNN(ev *Evaluator, in *hlo.Instruction, x, init *tensor.Tensor, reduced []bool, outDims []int64) *tensor.Tensor {
 	kind := ynnSumOrder(in, ev.ynnUseCount)
 	if kind == ynnF64 && x.Type == dtype.F64 && init.Type == dtype.F64 {
-		_, red, _, _ := reducedBlock(x.Dims, reduced)
-		xs, i0 := x.F64(), init.F64()[0]
 		out := tensor.New(dtype.F64, outDims)
-		o := out.F64()
-		parallelForWork(len(o), len(xs), func(lo, hi int) {
-			sseAfterAVX()
-			for g := lo; g < hi; g++ {
-				o[g] = ynnSumRow64(i0, xs[int64(g)*red:int64(g+1)*red])
-			}
-		})
+		ynnSumGeneralT(ynnSum64, x.F64(), x.Dims, reduced, init.F64()[0], out.F64(), ev.ynnProducerOf(in))
 		return out
 	}
 	if x.Type != dtype.F32 || init.Type != dtype.F32 || kind == ynnNone || kind == ynnF64 {
@@ -190,7 +181,7 @@ func reduceAddYNN(ev *Evaluator, in *hlo.Instruction, x, init *tensor.Tensor, re
 	o := out.F32()
 	outer, red, inner, ok := reducedBlock(x.Dims, reduced)
 	producer := ev.ynnProducerOf(in)
-	if chunked, rows := ynnRowChunking(x.Dims, reduced, producer); ok && inner == 1 && rows {
+	if chunked, rows := ynnRowChunking(x.Dims, reduced, ynnChunk, producer); ok && inner == 1 && rows {
 		parallelForWork(int(outer), int(outer*red), func(lo, hi int) {
 			sseAfterAVX()
 			for g := lo; g < hi; g++ {
@@ -212,7 +203,7 @@ func reduceAddYNN(ev *Evaluator, in *hlo.Instruction, x, init *tensor.Tensor, re
 // (chunked true), not ok when the reduced block's split is another (several
 // dimensions of more than ynnChunk elements together), or the reduced
 // dimensions are not trailing.
-func ynnRowChunking(dims []int64, reduced []bool, producer bool) (chunked, ok bool) {
+func ynnRowChunking(dims []int64, reduced []bool, tile int64, producer bool) (chunked, ok bool) {
 	rows, k, nred := int64(1), int64(1), 0
 	for d, e := range dims {
 		switch {
@@ -225,10 +216,10 @@ func ynnRowChunking(dims []int64, reduced []bool, producer bool) (chunked, ok bo
 			nred++
 		}
 	}
-	if k <= ynnChunk {
+	if k <= tile {
 		return false, true
 	}
-	return ynnRowsParallel(rows, k, producer), nred == 1
+	return ynnRowsParallel(rows, k, tile, producer), nred == 1
 }
 
 // ynnSumRow is init plus the sum of xs in YNNPACK's row order. A row
@@ -478,18 +469,11 @@ func ynnRowKernel64(xs []float64) float64 {
 		return p
 	}
 	k, i := len(xs), 0
-	for ; k-i >= 128; i += 128 {
-		b := partial(xs[i:])
-		for j := 1; j < 4; j++ {
-			p := partial(xs[i+32*j:])
-			for l := range b {
-				b[l] += p[l]
-			}
-		}
-		for l := range acc0 {
-			acc0[l] += b[l]
-		}
-		if (i+128)%1024 == 0 {
+	for k-i >= 128 {
+		// Blocks of 128 up to the next Kahan step (or the last whole block).
+		nb := min((k-i)/128, (1024-i%1024)/128)
+		ynnBlocks128x64(xs[i:], nb, &acc0)
+		if i += 128 * nb; i%1024 == 0 {
 			kahan()
 		}
 	}
@@ -526,30 +510,57 @@ func ynnRowKernel64(xs []float64) float64 {
 	return t[0]
 }
 
-// ynnColScratch holds one tile's column accumulators.
-type ynnColScratch struct {
-	acc0, acc1, acc2, err [1024]float32
+// ynnBlocks128x64Go adds nblk blocks of 128 elements of xs into acc as
+// ynnRowKernel64's first loop does: each block's four 32-element partials
+// (((0+v0)+v1)+v2)+v3 added as ((p0+p1)+p2)+p3.
+func ynnBlocks128x64Go(xs []float64, nblk int, acc *[8]float64) {
+	for i := 0; i < 128*nblk; i += 128 {
+		var b [8]float64
+		for j := 0; j < 4; j++ {
+			v := xs[i+32*j : i+32*j+32]
+			for l := range b {
+				p := (((0 + v[l]) + v[8+l]) + v[16+l]) + v[24+l]
+				if j == 0 {
+					b[l] = p
+				} else {
+					b[l] += p
+				}
+			}
+		}
+		for l := range acc {
+			acc[l] += b[l]
+		}
+	}
 }
+
+// ynnColScratchT holds one tile's column accumulators.
+type ynnColScratchT[T ynnFloat] struct {
+	acc0, acc1, acc2, err [1024]T
+}
+
+type ynnColScratch = ynnColScratchT[float32]
 
 // ynnSumColumns adds to o[c] (c from c0, len(o) columns) the sum of column
 // c0+c of the red×inner block xs in YNNPACK's column order.
 func ynnSumColumns(xs []float32, red, inner, c0 int, o []float32, s *ynnColScratch) {
 	chunk := ynnChunk / inner
 	for r0 := 0; r0 < red; r0 += chunk {
-		ynnColKernel(xs, min(chunk, red-r0), inner, r0, c0, o, s)
+		ynnColKernelT(ynnColGroups, xs, min(chunk, red-r0), inner, r0, c0, o, s)
 	}
 }
 
-// ynnColKernel is one call of YNNPACK's column-sum kernel over rows
-// r0..r0+k of xs, columns c0..c0+len(o), added into o.
-func ynnColKernel(xs []float32, k, inner, r0, c0 int, o []float32, s *ynnColScratch) {
+// ynnColKernelT is one call of YNNPACK's column-sum kernel over rows
+// r0..r0+k of xs, columns c0..c0+len(o), added into o; grp adds groups of
+// four rows (ynnColGroups). sum_kn_fp64 is sum_kn_fp32's order on 8-lane
+// vectors (read from its machine code), so one kernel serves both.
+func ynnColKernelT[T ynnFloat](grp func(xs []T, inner, ngroups int, acc0, acc1 []T), xs []T, k, inner, r0, c0 int, o []T, s *ynnColScratchT[T]) {
 	n := len(o)
-	row := func(r int) []float32 {
+	row := func(r int) []T {
 		b := (r0+r)*inner + c0
 		return xs[b : b+n]
 	}
 	if k <= 4 {
-		var r1, r2 []float32
+		var r1, r2 []T
 		if k > 1 {
 			r1 = row(1)
 		}
@@ -558,7 +569,7 @@ func ynnColKernel(xs []float32, k, inner, r0, c0 int, o []float32, s *ynnColScra
 		}
 		a := row(0)
 		for c := range o {
-			var g float32
+			var g T
 			if k == 4 {
 				g = (((0 + a[c]) + r1[c]) + r2[c]) + row(3)[c]
 			} else {
@@ -585,7 +596,7 @@ func ynnColKernel(xs []float32, k, inner, r0, c0 int, o []float32, s *ynnColScra
 	for k-i >= 4 {
 		// Groups of four rows up to the next Kahan step (every 256 rows).
 		ng := min((k-i)/4, (256-i%256)/4)
-		ynnColGroups(xs[(r0+i)*inner+c0:], inner, ng, acc0, acc1)
+		grp(xs[(r0+i)*inner+c0:], inner, ng, acc0, acc1)
 		if i += 4 * ng; i%256 == 0 {
 			ynnKahanN(acc1, acc2, err)
 		}
@@ -619,7 +630,7 @@ func ynnColKernel(xs []float32, k, inner, r0, c0 int, o []float32, s *ynnColScra
 // ynnColGroupsGo adds ngroups groups of four rows (stride inner) of xs
 // into acc0 as (((0+r0)+r1)+r2)+r3, moving acc0 into acc1 after every
 // fourth group. The caller starts it at a multiple of 16 rows.
-func ynnColGroupsGo(xs []float32, inner, ngroups int, acc0, acc1 []float32) {
+func ynnColGroupsGo[T ynnFloat](xs []T, inner, ngroups int, acc0, acc1 []T) {
 	n := len(acc0)
 	acc1 = acc1[:n]
 	for g := 0; g < ngroups; g++ {
@@ -638,7 +649,7 @@ func ynnColGroupsGo(xs []float32, inner, ngroups int, acc0, acc1 []float32) {
 }
 
 // ynnKahanN is ynnKahan on slices: acc2 += acc1 compensated, acc1 cleared.
-func ynnKahanN(acc1, acc2, err []float32) {
+func ynnKahanN[T ynnFloat](acc1, acc2, err []T) {
 	for c := range acc1 {
 		y := acc1[c] - err[c]
 		t := acc2[c] + y

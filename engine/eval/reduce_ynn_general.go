@@ -57,6 +57,23 @@ import (
 
 const ynnTileArea = 32768 // elements of f32: YNNPACK's 128 KiB tile
 
+// ynnFloat is an element type YNNPACK sums: f32, or f64 (whose kernels,
+// sum_k1_fp64 and sum_kn_fp64, and tile of 128 KiB, 16384 elements, take
+// the same schedule).
+type ynnFloat interface{ float32 | float64 }
+
+// ynnSumKernels is one element type's YNNPACK sum: its tile and kernels.
+type ynnSumKernels[T ynnFloat] struct {
+	tile int64                                            // elements in YNNPACK's 128 KiB tile
+	row  func([]T) T                                      // one row-kernel call
+	grp  func(xs []T, inner, ngroups int, acc0, acc1 []T) // the column kernel's groups of four rows
+}
+
+var (
+	ynnSum32 = ynnSumKernels[float32]{ynnTileArea, ynnRowKernel, ynnColGroups}
+	ynnSum64 = ynnSumKernels[float64]{ynnChunk64, ynnRowKernel64, ynnColGroups64}
+)
+
 // ynnTasks is the task count YNNPACK's schedule aims at: twice XLA's
 // intra-op threads, 1 when there is one thread (then nothing is parallel).
 func ynnTasks() int64 {
@@ -66,7 +83,7 @@ func ynnTasks() int64 {
 	return 1
 }
 
-// ynnBox is a strided view of a float32 array, dimensions innermost first.
+// ynnBox is a strided view of an array, dimensions innermost first.
 type ynnBox struct {
 	off  int
 	ext  []int64
@@ -74,9 +91,9 @@ type ynnBox struct {
 }
 
 // ynnSumSplits is step 1: the split factor of each dimension (innermost first).
-func ynnSumSplits(ext []int64) []int64 {
+func ynnSumSplits(ext []int64, tile int64) []int64 {
 	s := make([]int64, len(ext))
-	left := int64(ynnTileArea)
+	left := tile
 	for i, e := range ext {
 		s[i] = max(min(e, left), 1)
 		left = max(left/s[i], 1)
@@ -87,8 +104,8 @@ func ynnSumSplits(ext []int64) []int64 {
 // ynnRowsParallel reports whether YNNPACK sums rows of k elements, beside
 // rows others, as chunks of 32768 in partials of their own (step 2) rather
 // than in one kernel call.
-func ynnRowsParallel(rows, k int64, producer bool) bool {
-	return k > ynnTileArea && (producer || rows < ynnTasks())
+func ynnRowsParallel(rows, k, tile int64, producer bool) bool {
+	return k > tile && (producer || rows < ynnTasks())
 }
 
 // ynnProducerOps are the elementwise ops XLA puts in a YNNPACK fusion.
@@ -115,7 +132,7 @@ func ynnFusedProducer(r *hlo.Instruction, uses func(*hlo.Instruction) int) bool 
 	if x.Opcode == "multiply" && len(x.Operands) == 2 && x.Operands[0] == x.Operands[1] && uses(x) == 1 {
 		x, want = x.Operands[0], 2 // read twice by the square
 	}
-	if uses(x) != want || !x.Shape.IsArray() || x.Shape.Elem != dtype.F32 {
+	if uses(x) != want || !x.Shape.IsArray() || x.Shape.Elem != dtype.F32 && x.Shape.Elem != dtype.F64 {
 		return false
 	}
 	return ynnProducerOps[x.Opcode] || x.Opcode == "custom-call" && x.CustomCallTarget == YNNTarget
@@ -257,6 +274,11 @@ func (ev *Evaluator) ynnProducerOf(r *hlo.Instruction) bool {
 // ynnSumGeneral is init plus the sum of x (row-major dims) over the reduced
 // dimensions in YNNPACK's order, into out (the kept dimensions, row-major).
 func ynnSumGeneral(xs []float32, dims []int64, reduced []bool, init float32, out []float32, producer bool) {
+	ynnSumGeneralT(ynnSum32, xs, dims, reduced, init, out, producer)
+}
+
+// ynnSumGeneralT is ynnSumGeneral with kernels ks.
+func ynnSumGeneralT[T ynnFloat](ks ynnSumKernels[T], xs []T, dims []int64, reduced []bool, init T, out []T, producer bool) {
 	// YNNPACK's order, extent-1 dimensions dropped.
 	var ext, strd []int64
 	var red []bool
@@ -274,7 +296,7 @@ func ynnSumGeneral(xs []float32, dims []int64, reduced []bool, init float32, out
 		return
 	}
 	ostr := denseOutStrides(ext, red)
-	split := ynnSumSplits(ext)
+	split := ynnSumSplits(ext, ks.tile)
 	part := make([]bool, len(ext))
 	var anySplit bool
 	tasks := int64(1)
@@ -291,7 +313,7 @@ func ynnSumGeneral(xs []float32, dims []int64, reduced []bool, init float32, out
 	}
 	box := ynnBox{0, ext, strd}
 	if !anySplit {
-		ynnKernelPass(xs, box, red, out, ostr, 0, true)
+		ynnKernelPass(ks, xs, box, red, out, ostr, 0, true)
 		return
 	}
 	// The partials: kept dimensions, and each split reduced dimension with
@@ -317,7 +339,7 @@ func ynnSumGeneral(xs []float32, dims []int64, reduced []bool, init float32, out
 		mstr[i] = mn
 		mn *= mext[i]
 	}
-	mid := make([]float32, mn)
+	mid := make([]T, mn)
 	// The stage-1 output seen by one tile: kept dimensions at mid's strides.
 	cstr := make([]int64, len(ext))
 	for i := range ext {
@@ -344,7 +366,7 @@ func ynnSumGeneral(xs []float32, dims []int64, reduced []bool, init float32, out
 			sub.ext[i] = min(split[i], ext[i]-p*split[i])
 			coff += p * mstr[mpos[i]]
 		}
-		ynnKernelPass(xs, sub, red, mid[coff:], cstr, 0, parallel)
+		ynnKernelPass(ks, xs, sub, red, mid[coff:], cstr, 0, parallel)
 	}
 	if ntiles >= 4 {
 		parallelForWork(int(ntiles), len(xs), func(lo, hi int) {
@@ -360,7 +382,7 @@ func ynnSumGeneral(xs []float32, dims []int64, reduced []bool, init float32, out
 	}
 	// The second reduce over the partials, tiled by its own split factors
 	// where a kept dimension inner to a reduced one is split.
-	msplit := ynnSumSplits(mext)
+	msplit := ynnSumSplits(mext, ks.tile)
 	var tdims []int
 	keptSplit := false
 	for i := range mext {
@@ -373,7 +395,7 @@ func ynnSumGeneral(xs []float32, dims []int64, reduced []bool, init float32, out
 	}
 	mostr := denseOutStrides(mext, mred)
 	if len(tdims) == 0 {
-		ynnKernelPass(mid, ynnBox{0, mext, mstr}, mred, out, mostr, 0, true)
+		ynnKernelPass(ks, mid, ynnBox{0, mext, mstr}, mred, out, mostr, 0, true)
 		return
 	}
 	// Tiles in index order, outermost slowest: tdims is innermost first.
@@ -384,7 +406,7 @@ func ynnSumGeneral(xs []float32, dims []int64, reduced []bool, init float32, out
 			sub.off += int(idx[j] * msplit[i] * mstr[i])
 			sub.ext[i] = min(msplit[i], mext[i]-idx[j]*msplit[i])
 		}
-		ynnKernelPass(mid, sub, mred, out, mostr, 0, true)
+		ynnKernelPass(ks, mid, sub, mred, out, mostr, 0, true)
 		j := 0
 		for ; j < len(tdims); j++ {
 			i := tdims[j]
@@ -420,7 +442,7 @@ type ynnLoop struct{ ext, as, cs int64 }
 // ynnKernelPass adds the sum of box over its reduced dimensions into c
 // (c[coff + Σ index·cstr] for the kept ones) as one call of YNNPACK's
 // reduce implementation does (step 4).
-func ynnKernelPass(xs []float32, box ynnBox, red []bool, c []float32, cstr []int64, coff int, parallel bool) {
+func ynnKernelPass[T ynnFloat](ks ynnSumKernels[T], xs []T, box ynnBox, red []bool, c []T, cstr []int64, coff int, parallel bool) {
 	k1, n, k2 := int64(1), int64(1), int64(1)
 	var sn, sk2 int64
 	var keptLoops, redLoops []ynnLoop
@@ -463,9 +485,9 @@ func ynnKernelPass(xs []float32, box ynnBox, red []bool, c []float32, cstr []int
 		nr *= l.ext
 	}
 	run := func(lo, hi int) {
-		var s *ynnColScratch
+		var s *ynnColScratchT[T]
 		if cols {
-			s = new(ynnColScratch)
+			s = new(ynnColScratchT[T])
 		}
 		sseAfterAVX()
 		for t := int64(lo); t < int64(hi); t++ {
@@ -491,12 +513,12 @@ func ynnKernelPass(xs []float32, box ynnBox, red []bool, c []float32, cstr []int
 				for j := int64(0); j < k2; j++ {
 					aj := a + j*sk2
 					if cols {
-						ynnColKernel(xs[aj:], int(k1), int(sn), 0, int(n0), c[cb+n0:cb+n1], s)
+						ynnColKernelT(ks.grp, xs[aj:], int(k1), int(sn), 0, int(n0), c[cb+n0:cb+n1], s)
 						continue
 					}
 					for i := n0; i < n1; i++ {
 						ri := aj + i*sn
-						c[cb+i] += ynnRowKernel(xs[ri : ri+k1])
+						c[cb+i] += ks.row(xs[ri : ri+k1])
 					}
 				}
 			}
@@ -511,7 +533,7 @@ func ynnKernelPass(xs []float32, box ynnBox, red []bool, c []float32, cstr []int
 	if tasks == 1 && !cols && n >= 4 {
 		// One output block: split its rows instead.
 		parallelForWork(int(n), work, func(lo, hi int) {
-			ynnKernelRows(xs, box.off, k1, k2, sk2, sn, redLoops, c[coff:], int64(lo), int64(hi))
+			ynnKernelRows(ks, xs, box.off, k1, k2, sk2, sn, redLoops, c[coff:], int64(lo), int64(hi))
 		})
 		return
 	}
@@ -520,7 +542,7 @@ func ynnKernelPass(xs []float32, box ynnBox, red []bool, c []float32, cstr []int
 
 // ynnKernelRows is ynnKernelPass's row-kernel loop for outputs lo..hi of a
 // pass without kept loops.
-func ynnKernelRows(xs []float32, off int, k1, k2, sk2, sn int64, redLoops []ynnLoop, c []float32, lo, hi int64) {
+func ynnKernelRows[T ynnFloat](ks ynnSumKernels[T], xs []T, off int, k1, k2, sk2, sn int64, redLoops []ynnLoop, c []T, lo, hi int64) {
 	sseAfterAVX()
 	nr := int64(1)
 	for _, l := range redLoops {
@@ -537,7 +559,7 @@ func ynnKernelRows(xs []float32, off int, k1, k2, sk2, sn int64, redLoops []ynnL
 			aj := a + j*sk2
 			for i := lo; i < hi; i++ {
 				ri := aj + i*sn
-				c[i] += ynnRowKernel(xs[ri : ri+k1])
+				c[i] += ks.row(xs[ri : ri+k1])
 			}
 		}
 	}

@@ -78,3 +78,69 @@ func ynnColGroups(xs []float32, inner, ngroups int, acc0, acc1 []float32) {
 		}
 	}
 }
+
+// ynnColGroups64 is ynnColGroups for f64 (sum_kn_fp64's order), 8 columns
+// a vector (two 4-lane halves on AVX2).
+func ynnColGroups64(xs []float64, inner, ngroups int, acc0, acc1 []float64) {
+	n := len(acc0)
+	if !ynnVector || n < 4 {
+		ynnColGroupsGo(xs, inner, ngroups, acc0, acc1)
+		return
+	}
+	nv := n &^ 3
+	acc1 = acc1[:n]
+	zero := archsimd.BroadcastFloat64x4(0)
+	st := 4 * inner
+	for c := 0; c < nv; c += 4 {
+		a0 := archsimd.LoadFloat64x4((*[4]float64)(acc0[c : c+4]))
+		a1 := archsimd.LoadFloat64x4((*[4]float64)(acc1[c : c+4]))
+		for g := 0; g < ngroups; g++ {
+			q := g*st + c
+			r0 := archsimd.LoadFloat64x4((*[4]float64)(xs[q : q+4]))
+			r1 := archsimd.LoadFloat64x4((*[4]float64)(xs[q+inner : q+inner+4]))
+			r2 := archsimd.LoadFloat64x4((*[4]float64)(xs[q+2*inner : q+2*inner+4]))
+			r3 := archsimd.LoadFloat64x4((*[4]float64)(xs[q+3*inner : q+3*inner+4]))
+			a0 = a0.Add(zero.Add(r0).Add(r1).Add(r2).Add(r3))
+			if g%4 == 3 {
+				a1, a0 = a1.Add(a0), zero
+			}
+		}
+		a0.Store((*[4]float64)(acc0[c : c+4]))
+		a1.Store((*[4]float64)(acc1[c : c+4]))
+	}
+	archsimd.ClearAVXUpperBits()
+	for c := nv; c < n; c++ {
+		ynnColGroupsGo(xs[c:], inner, ngroups, acc0[c:c+1], acc1[c:c+1])
+	}
+}
+
+// ynnBlocks128x64 is ynnBlocks128x64Go a vector at a time: sum_k1_fp64's
+// 8 lanes as two 4-lane halves.
+func ynnBlocks128x64(xs []float64, nblk int, acc *[8]float64) {
+	if !ynnVector || nblk == 0 {
+		ynnBlocks128x64Go(xs, nblk, acc)
+		return
+	}
+	xs = xs[:128*nblk]
+	lo := archsimd.LoadFloat64x4((*[4]float64)(acc[0:4]))
+	hi := archsimd.LoadFloat64x4((*[4]float64)(acc[4:8]))
+	zero := archsimd.BroadcastFloat64x4(0)
+	ld := func(q int) archsimd.Float64x4 { return archsimd.LoadFloat64x4((*[4]float64)(xs[q : q+4])) }
+	for off := 0; off < len(xs); off += 128 {
+		var blo, bhi archsimd.Float64x4
+		for j := 0; j < 4; j++ {
+			q := off + 32*j
+			plo := zero.Add(ld(q)).Add(ld(q + 8)).Add(ld(q + 16)).Add(ld(q + 24))
+			phi := zero.Add(ld(q + 4)).Add(ld(q + 12)).Add(ld(q + 20)).Add(ld(q + 28))
+			if j == 0 {
+				blo, bhi = plo, phi
+			} else {
+				blo, bhi = blo.Add(plo), bhi.Add(phi)
+			}
+		}
+		lo, hi = lo.Add(blo), hi.Add(bhi)
+	}
+	lo.Store((*[4]float64)(acc[0:4]))
+	hi.Store((*[4]float64)(acc[4:8]))
+	archsimd.ClearAVXUpperBits()
+}

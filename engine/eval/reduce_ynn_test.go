@@ -176,5 +176,17 @@ func TestYNNSumGeneralExact(t *testing.T) {
 				t.Fatalf("%v over %v: output %d got %v, want %v", sh.dims, sh.reduced, i, got[i], want[i]+1)
 			}
 		}
+		// The f64 kernels and tile (16384 elements: other splits).
+		xs64 := make([]float64, len(xs))
+		for i, v := range xs {
+			xs64[i] = float64(v)
+		}
+		got64 := make([]float64, len(want))
+		ynnSumGeneralT(ynnSum64, xs64, sh.dims, sh.reduced, 1, got64, len(want)%2 == 0)
+		for i := range got64 {
+			if got64[i] != want[i]+1 {
+				t.Fatalf("f64 %v over %v: output %d got %v, want %v", sh.dims, sh.reduced, i, got64[i], want[i]+1)
+			}
+		}
 	}
 }

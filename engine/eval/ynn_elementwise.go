@@ -23,7 +23,9 @@ import (
 // tanh, erf (FMA of the result with c1 and c0), rsqrt (1/sqrt), logistic
 // (1/(exp(-x)+1), each step rounded), maximum, minimum (MAXPS/MINPS: the
 // second operand unless the first is strictly greater/smaller, so a NaN
-// first operand is dropped), negate (0 - x: negate of +0 is +0).
+// first operand is dropped), negate (0 - x: negate of +0 is +0). An op on
+// f64 arrays (YNNPACK's fp64 kernels, ynn_math64.go) gives its scalars as
+// 16 hex digits of f64 bits.
 const YNNTarget = "__goldtrace$ynn"
 
 func init() { RegisterCustomCall(YNNTarget, evalYNNElementwise) }
@@ -32,10 +34,18 @@ func init() { RegisterCustomCall(YNNTarget, evalYNNElementwise) }
 type YNNOp struct {
 	Op         string
 	In, C0, C1 float32
+	// F64 marks an op on f64 arrays (YNNPACK's fp64 kernels, ynn_math64.go),
+	// whose scalars are In64, C064, C164 (16 hex digits of f64 bits in
+	// backend_config).
+	F64              bool
+	In64, C064, C164 float64
 }
 
 // Config is the op's backend_config.
 func (o YNNOp) Config() string {
+	if o.F64 {
+		return fmt.Sprintf("op=%s;in=%016x;c0=%016x;c1=%016x", o.Op, math.Float64bits(o.In64), math.Float64bits(o.C064), math.Float64bits(o.C164))
+	}
 	return fmt.Sprintf("op=%s;in=%x;c0=%x;c1=%x", o.Op, math.Float32bits(o.In), math.Float32bits(o.C0), math.Float32bits(o.C1))
 }
 
@@ -49,6 +59,28 @@ func ParseYNNOp(s string) (YNNOp, error) {
 		}
 		if k == "op" {
 			o.Op = v
+			continue
+		}
+		if len(v) == 16 {
+			// f64 bits: an op on f64 arrays.
+			b, err := strconv.ParseUint(v, 16, 64)
+			if err != nil {
+				return o, fmt.Errorf("bad %s backend_config %q: %v", YNNTarget, s, err)
+			}
+			if !o.F64 {
+				o.F64, o.In64, o.C164 = true, 1, 1
+			}
+			f := math.Float64frombits(b)
+			switch k {
+			case "in":
+				o.In64 = f
+			case "c0":
+				o.C064 = f
+			case "c1":
+				o.C164 = f
+			default:
+				return o, fmt.Errorf("bad %s backend_config %q", YNNTarget, s)
+			}
 			continue
 		}
 		b, err := strconv.ParseUint(v, 16, 32)
@@ -113,6 +145,9 @@ func evalYNNElementwise(ev *Evaluator, in *hlo.Instruction, args []Value) (Value
 	o, err := ParseYNNOp(in.BackendConfig)
 	if err != nil {
 		return Value{}, err
+	}
+	if o.F64 && in.Shape.Elem == dtype.F64 && in.Shape.IsArray() {
+		return evalYNNElementwise64(in, o, args)
 	}
 	if in.Shape.Elem != dtype.F32 || !in.Shape.IsArray() {
 		return Value{}, fmt.Errorf("result must be an f32 array, got %v", in.Shape.Elem)

@@ -27,6 +27,9 @@ import (
 //     that one use.
 //   - Nothing contracts into an FMA: YNNPACK's multiply_add kernel rounds
 //     the product (xlaRewriter.contract leaves fusion members alone).
+//   - f64 members (jax_enable_x64) take YNNPACK's fp64 kernels the same way
+//     (exp, expm1, log, log1p, tanh, erf, rsqrt, negate, maximum, minimum;
+//     eval.YNNOp64), their folded scalars composed in double.
 //
 // Computations of an optimized module's __ynn_fusion instructions are
 // fusions as they stand. GOLDTRACE_NO_YNN_NUMERICS=1 turns this off, to
@@ -113,6 +116,13 @@ func (p *ynnPlan) specs(c *hlo.Computation) {
 		return us[0]
 	}
 	f32 := func(in *hlo.Instruction) bool { return in.Shape.IsArray() && in.Shape.Elem == dtype.F32 }
+	// f64 members (jax_enable_x64) run YNNPACK's fp64 kernels where
+	// eval.YNNOp64 has one; their folds compose in double, unrounded.
+	f64 := func(in *hlo.Instruction) bool {
+		return in.Shape.IsArray() && in.Shape.Elem == dtype.F64 && eval.YNNOp64(ynnUnaryName(in))
+	}
+	float := func(in *hlo.Instruction) bool { return f32(in) || in.Shape.IsArray() && in.Shape.Elem == dtype.F64 }
+	sameType := func(a, b *hlo.Instruction) bool { return a.Shape.Elem == b.Shape.Elem }
 	// Output folds first: a scalar multiply folded into a result is no
 	// longer a link of another op's input chain.
 	folded := map[*hlo.Instruction]bool{}
@@ -123,7 +133,7 @@ func (p *ynnPlan) specs(c *hlo.Computation) {
 	outs := map[*hlo.Instruction]outFold{}
 	for _, in := range c.Instructions {
 		name, f := ynnUnaryName(in), p.member[in]
-		if f == nil || !f32(in) {
+		if f == nil || !f32(in) && !f64(in) {
 			continue
 		}
 		switch name {
@@ -136,7 +146,7 @@ func (p *ynnPlan) specs(c *hlo.Computation) {
 		v := in
 		for {
 			w := oneUser(v)
-			if w == nil || p.member[w] != f || !f32(w) {
+			if w == nil || p.member[w] != f || !float(w) || !sameType(w, in) {
 				break
 			}
 			a, b, x, ok := ynnScalarArith(w)
@@ -151,10 +161,10 @@ func (p *ynnPlan) specs(c *hlo.Computation) {
 	}
 	// inputFold walks the scalar multiplies, divides and negations feeding
 	// an op inside its fusion: the operand they start from, their product.
-	inputFold := func(in *hlo.Instruction) (*hlo.Instruction, float32) {
+	inputFold := func(in *hlo.Instruction) (*hlo.Instruction, float64) {
 		f := p.member[in]
 		x, a := in.Operands[0], 1.0
-		for p.member[x] == f && !folded[x] && f32(x) {
+		for p.member[x] == f && !folded[x] && float(x) && sameType(x, in) {
 			fa, fb, y, ok := ynnScalarArith(x)
 			if !ok || fb != 0 {
 				break
@@ -162,11 +172,35 @@ func (p *ynnPlan) specs(c *hlo.Computation) {
 			a *= fa
 			x = y
 		}
-		return x, float32(a)
+		return x, a
 	}
 	for _, in := range c.Instructions {
 		f := p.member[in]
-		if f == nil || !f32(in) || folded[in] {
+		if f == nil || folded[in] {
+			continue
+		}
+		if f64(in) {
+			name := ynnUnaryName(in)
+			op := eval.YNNOp{Op: name, In: 1, C1: 1, F64: true, In64: 1, C164: 1}
+			x := in.Operands[0]
+			if name != "tanh" && name != "negate" && name != "rsqrt" {
+				x, op.In64 = inputFold(in)
+			}
+			o, ok := outs[in]
+			if !ok {
+				o = outFold{in, 0, 1} // rsqrt, negate: no folds
+			}
+			op.C064, op.C164 = o.c0, o.c1
+			p.spec[o.last] = ynnSpec{op, []*hlo.Instruction{x}}
+			continue
+		}
+		if in.Shape.IsArray() && in.Shape.Elem == dtype.F64 && (in.Opcode == "maximum" || in.Opcode == "minimum") {
+			if a, b, ok := ynnMinMaxOperands(in); ok {
+				p.spec[in] = ynnSpec{eval.YNNOp{Op: in.Opcode, In: 1, C1: 1, F64: true, In64: 1, C164: 1}, []*hlo.Instruction{a, b}}
+			}
+			continue
+		}
+		if !f32(in) {
 			continue
 		}
 		switch name := ynnUnaryName(in); name {
@@ -174,7 +208,9 @@ func (p *ynnPlan) specs(c *hlo.Computation) {
 			op := eval.YNNOp{Op: name, In: 1, C1: 1}
 			x := in.Operands[0]
 			if name != "tanh" {
-				x, op.In = inputFold(in)
+				var a float64
+				x, a = inputFold(in)
+				op.In = float32(a)
 			}
 			o := outs[in]
 			op.C0, op.C1 = float32(o.c0), float32(o.c1)
@@ -184,18 +220,26 @@ func (p *ynnPlan) specs(c *hlo.Computation) {
 		}
 		switch in.Opcode {
 		case "maximum", "minimum":
-			if eval.YNNIdentityOperand(in) != nil {
-				break // XLA's simplifier drops it: x itself, NaN included
+			if a, b, ok := ynnMinMaxOperands(in); ok {
+				p.spec[in] = ynnSpec{eval.YNNOp{Op: in.Opcode, In: 1, C1: 1}, []*hlo.Instruction{a, b}}
 			}
-			a, b := in.Operands[0], in.Operands[1]
-			_, ka := eval.YNNScalarConst(a)
-			_, kb := eval.YNNScalarConst(b)
-			if ka && !kb {
-				a, b = b, a // XLA's simplifier puts the constant second
-			}
-			p.spec[in] = ynnSpec{eval.YNNOp{Op: in.Opcode, In: 1, C1: 1}, []*hlo.Instruction{a, b}}
 		}
 	}
+}
+
+// ynnMinMaxOperands are the operands of maximum/minimum in in the order
+// YNNPACK's kernel takes them, not ok when XLA's simplifier drops in.
+func ynnMinMaxOperands(in *hlo.Instruction) (a, b *hlo.Instruction, ok bool) {
+	if len(in.Operands) != 2 || eval.YNNIdentityOperand(in) != nil {
+		return nil, nil, false // XLA's simplifier drops it: x itself, NaN included
+	}
+	a, b = in.Operands[0], in.Operands[1]
+	_, ka := eval.YNNScalarConst(a)
+	_, kb := eval.YNNScalarConst(b)
+	if ka && !kb {
+		a, b = b, a // XLA's simplifier puts the constant second
+	}
+	return a, b, true
 }
 
 // ynnUnaryName is the YNNTarget op of a unary HLO opcode, "" for others.
