@@ -209,6 +209,9 @@ type xlaRewriter struct {
 	c    *hlo.Computation
 	out  []*hlo.Instruction
 	uses map[*hlo.Instruction]int
+	// readers lists each instruction's readers in c as the pass began
+	// (made when copiedForLoop first asks).
+	readers map[*hlo.Instruction][]*hlo.Instruction
 
 	// ynn is the computation's YNNPACK fusions (ynn.go): their ops take
 	// YNNPACK's numerics and never contract.
@@ -257,7 +260,7 @@ func useCounts(c *hlo.Computation) map[*hlo.Instruction]int {
 // replacement takes over the name of the instruction it replaces, so that
 // intermediates keep the names of the module that was given.
 func (r *xlaRewriter) rewrite(c *hlo.Computation, f func(in *hlo.Instruction) (*hlo.Instruction, error)) error {
-	r.c, r.out, r.uses = c, nil, useCounts(c)
+	r.c, r.out, r.uses, r.readers = c, nil, useCounts(c), nil
 	repl := map[*hlo.Instruction]*hlo.Instruction{}
 	for _, in := range c.Instructions {
 		remap(in.Operands, repl)
@@ -279,7 +282,7 @@ func (r *xlaRewriter) rewrite(c *hlo.Computation, f func(in *hlo.Instruction) (*
 	if nv, ok := repl[c.Root]; ok {
 		c.Root = nv
 	}
-	r.c, r.out, r.uses = nil, nil, nil
+	r.c, r.out, r.uses, r.readers = nil, nil, nil, nil
 	return nil
 }
 
@@ -912,20 +915,23 @@ func (r *xlaRewriter) copiedForLoop(x, reader *hlo.Instruction) bool {
 	if r.ynn == nil || r.isNew(x) {
 		return false
 	}
+	if r.readers == nil {
+		r.readers = map[*hlo.Instruction][]*hlo.Instruction{}
+		for _, u := range r.c.Instructions {
+			for _, o := range u.Operands {
+				r.readers[o] = append(r.readers[o], u)
+			}
+		}
+	}
 	others := 0
-	for _, u := range r.c.Instructions {
+	for _, u := range r.readers[x] {
 		if u == reader {
 			continue
 		}
-		for _, o := range u.Operands {
-			if o != x {
-				continue
-			}
-			if !r.ynn.isMember(u) && (u.Opcode != "custom-call" || u.CustomCallTarget != eval.YNNTarget) {
-				return false
-			}
-			others++
+		if !r.ynn.isMember(u) && (u.Opcode != "custom-call" || u.CustomCallTarget != eval.YNNTarget) {
+			return false
 		}
+		others++
 	}
 	return others > 0
 }
