@@ -8,8 +8,8 @@ import (
 	"testing"
 )
 
-// TestYNNMath64VectorMatchesScalar holds the vector exp family of
-// ynn_math64 to the scalar kernels bit for bit (NaNs as NaNs), with and
+// TestYNNMath64VectorMatchesScalar holds the vector kernels of
+// ynn_math64 to the scalar ones bit for bit (NaNs as NaNs), with and
 // without folded scalars, on values across the range and special ones.
 func TestYNNMath64VectorMatchesScalar(t *testing.T) {
 	if !ynnVectorOK {
@@ -17,7 +17,9 @@ func TestYNNMath64VectorMatchesScalar(t *testing.T) {
 	}
 	r := rand.New(rand.NewSource(5))
 	specials := []float64{0, math.Copysign(0, -1), math.Inf(1), math.Inf(-1), math.NaN(), 1e-310, -1e-310,
-		0x1p-1022, 709.78, 709.79, -709.09, -709.08, -745.2, 1e-300, 1, -1, 300, 150, -150, 1e300, -1e300}
+		0x1p-1022, 709.78, 709.79, -709.09, -709.08, -745.2, 1e-300, 1, -1, 300, 150, -150, 1e300, -1e300,
+		0.9, -0.9, 0.8999999999999999, 5.93, -5.93, 3, -3, 1e-160, 1.5e-154, math.Sqrt2, 0.7071067811865476,
+		-0.5, -1 + 1e-16, math.MaxFloat64, 0x1p-1021}
 	xs := make([]float64, 4099)
 	for i := range xs {
 		if i < len(specials) {
@@ -25,12 +27,18 @@ func TestYNNMath64VectorMatchesScalar(t *testing.T) {
 			continue
 		}
 		xs[i] = r.NormFloat64() * math.Pow(10, 3*r.Float64()-1)
+		if i%3 == 0 {
+			xs[i] = math.Abs(xs[i]) * math.Pow(10, 600*r.Float64()-300) // log's range
+		}
 	}
 	same := func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) || a != a && b != b }
 	for _, o := range []YNNOp{
 		{Op: "exp", In64: 1, C164: 1}, {Op: "exp", In64: -1.0 / 3, C164: 0.3},
 		{Op: "expm1", In64: 1, C164: 1}, {Op: "expm1", In64: 2, C164: -0.5},
 		{Op: "tanh", In64: 1, C164: 1}, {Op: "tanh", In64: 1, C064: 0.5, C164: 0.5},
+		{Op: "log", In64: 1, C164: 1}, {Op: "log", In64: 3, C164: -0.25},
+		{Op: "log1p", In64: 1, C164: 1}, {Op: "log1p", In64: -0.5, C164: 2},
+		{Op: "erf", In64: 1, C164: 1}, {Op: "erf", In64: 0.7, C064: 0.5, C164: 0.5},
 	} {
 		o.F64 = true
 		got := make([]float64, len(xs))
