@@ -161,3 +161,44 @@ def test_ynn_f64_fusion_matches_jax(name, form):
     fn, shape, scale = FUSIONS[name]
     x = np.random.default_rng(len(name)).standard_normal(shape) * scale
     _check(fn, [x], form, name)
+
+
+# Non-overlapping f64 sum reduce-windows (average pools): YNNPACK's reduce
+# over the window dims of a reshaped view (engine/golden/ynn_reduce_window.go)
+# with the f64 sum's order.
+def _pool(window, pad="VALID"):
+    return lambda x: jax.lax.reduce_window(x, 0.0, jax.lax.add, window, window, pad)
+
+
+def _padded_avg2(x):
+    x = jnp.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)))
+    return jax.lax.reduce_window(x, 0.0, jax.lax.add, (1, 2, 2, 1), (1, 2, 2, 1), "VALID") * 0.25
+
+
+def _pool_x(seed, shape, specials=False):
+    x = np.random.default_rng(seed).standard_normal(shape)
+    if specials:
+        flat = x.reshape(-1)
+        flat[::97] = -0.0
+        flat[5::997] = np.nan
+        flat[11::1009] = np.inf
+        flat[13::1013] = 1e-310
+    return x
+
+
+POOLS = {
+    "avg2x2_padded_nhwc": (_padded_avg2, (8, 56, 56, 64), False),
+    "sum2x2_valid_nhwc": (_pool((1, 2, 2, 1)), (4, 64, 64, 32), False),
+    "sum3x3_cropped": (_pool((1, 3, 3, 1)), (4, 100, 100, 16), False),
+    "sum2x2_same_odd": (_pool((1, 2, 2, 1), "SAME"), (4, 63, 63, 16), False),
+    "sum2x2_nchw": (_pool((1, 1, 2, 2)), (8, 32, 56, 56), False),
+    "sum4_last_axis": (_pool((1, 4)), (512, 4096), False),
+    "sum4x4_specials": (_pool((1, 4, 4, 1)), (4, 64, 64, 32), True),
+}
+
+
+@pytest.mark.parametrize("form", ["lowered", "opt"])
+@pytest.mark.parametrize("name", list(POOLS))
+def test_ynn_f64_pool_matches_jax(name, form):
+    fn, shape, specials = POOLS[name]
+    _check(fn, [_pool_x(len(name), shape, specials)], form, name)
