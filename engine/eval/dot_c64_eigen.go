@@ -524,26 +524,7 @@ func c64AddSlices(parts [][]complex64) {
 			}
 		}
 	}
-	n := len(parts)
-	ranges := (n + 3) / 4
-	for r := 0; r < ranges; r++ {
-		d := 4 * r
-		size := min(4, n-d)
-		if size == 4 {
-			add(parts[d], parts[d+1], parts[d+2], parts[d+3])
-			continue
-		}
-		for i := 1; i < size; i++ {
-			add(parts[d], parts[d+i])
-		}
-	}
-	r := 1
-	for ; r+2 < ranges; r += 3 {
-		add(parts[0], parts[4*r], parts[4*(r+1)], parts[4*(r+2)])
-	}
-	for ; r < ranges; r++ {
-		add(parts[0], parts[4*r])
-	}
+	eigenAddSliceTree(parts, add)
 }
 
 // dotC64EigenApplies reports whether a dot of plan p with these element
@@ -705,3 +686,31 @@ func c64PackBuf(n int) []float32 {
 }
 
 func c64PackRelease(v []float32) { c64PackPool.Put(&v) }
+
+// eigenAddSliceTree adds parts[1:] into parts[0] in evalShardedByInnerDim's
+// tree: ranges of 4 slices into their first (add(d, s1, s2, s3), or one at
+// a time for a shorter last range), then the ranges' firsts into parts[0],
+// three at a time the same way. add(d, s...) adds s into d as the element
+// type's Eigen kernel does; the f32 and c64 models share this order.
+func eigenAddSliceTree[T any](parts [][]T, add func(d []T, s ...[]T)) {
+	n := len(parts)
+	ranges := (n + 3) / 4
+	for r := 0; r < ranges; r++ {
+		d := 4 * r
+		size := min(4, n-d)
+		if size == 4 {
+			add(parts[d], parts[d+1], parts[d+2], parts[d+3])
+			continue
+		}
+		for i := 1; i < size; i++ {
+			add(parts[d], parts[d+i])
+		}
+	}
+	r := 1
+	for ; r+2 < ranges; r += 3 {
+		add(parts[0], parts[4*r], parts[4*(r+1)], parts[4*(r+2)])
+	}
+	for ; r < ranges; r++ {
+		add(parts[0], parts[4*r])
+	}
+}

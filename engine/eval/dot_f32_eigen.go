@@ -578,24 +578,5 @@ func addSlicesF32(par int, parts [][]float32) {
 			}
 		})
 	}
-	n := len(parts)
-	ranges := (n + 3) / 4
-	for r := 0; r < ranges; r++ {
-		d := 4 * r
-		size := min(4, n-d)
-		if size == 4 {
-			add(parts[d], parts[d+1], parts[d+2], parts[d+3])
-			continue
-		}
-		for i := 1; i < size; i++ {
-			add(parts[d], parts[d+i])
-		}
-	}
-	r := 1
-	for ; r+2 < ranges; r += 3 {
-		add(parts[0], parts[4*r], parts[4*(r+1)], parts[4*(r+2)])
-	}
-	for ; r < ranges; r++ {
-		add(parts[0], parts[4*r])
-	}
+	eigenAddSliceTree(parts, add)
 }
